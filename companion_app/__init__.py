@@ -1,0 +1,1 @@
+"""tableref: companion_app."""

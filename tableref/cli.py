@@ -1,0 +1,183 @@
+"""The ``tableref`` command line (``shared/contract.md``).
+
+Every command prints readable text, or one JSON object with ``--json``; exit status 0 on
+success, 1 for unreadable or invalid input (one line on stderr, ``{"error": ...}`` on
+stdout under ``--json``), 2 for bad usage. A user never sees a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from rules import blokus
+from rules.records import GAMES, InvalidInput, blokus_setup, game_of, parse_record
+from rules.scoring import ScoreSheet
+from rules.sgf import to_sgf
+
+from . import report
+
+
+class Failure(Exception):
+    """An input problem to report in one line: ``code`` for scripts, ``message`` for people."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise Failure("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise Failure("bad_json", f"{path} is not a UTF-8 JSON file") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise Failure("bad_json", f"{path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+
+
+def _is_json_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip()
+    except OSError as e:
+        raise Failure("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
+    return head[:1] in (b"{", b"[") or path.lower().endswith(".json")
+
+
+def _last_pieces(values: list[str]) -> dict[str, str]:
+    out = {}
+    for value in values or ():
+        colour, sep, piece = value.replace(":", "=").partition("=")
+        if not sep or colour not in blokus.COLOURS or piece not in blokus.SHAPES:
+            raise Failure("bad_last_piece", f"--last-piece {value!r}: expected COLOUR=PIECE, e.g. B=1 "
+                                            f"(colours {' '.join(blokus.COLOURS)}, pieces {' '.join(blokus.SHAPES)})")
+        out[colour] = piece
+    return out
+
+
+# --- commands --------------------------------------------------------------------------
+
+def cmd_check(args: argparse.Namespace) -> tuple[dict, str]:
+    record = parse_record(_read_json(args.record))
+    match = blokus.new_match(record.setup)
+    for move in record.moves:
+        match = match.play(move)
+    sheet = blokus.score(match.position, record.setup, blokus.match_last_pieces(match))
+    if args.sgf:
+        try:
+            Path(args.sgf).write_text(to_sgf(match, record.setup), encoding="utf-8")
+        except OSError as e:
+            raise Failure("unwritable_file", f"cannot write {args.sgf}: {e.strerror or e}") from None
+    doc = report.check_json(match, sheet)
+    return doc, report.check_text(match, sheet)
+
+
+def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:
+    last = _last_pieces(args.last_piece)
+    if _is_json_file(args.input):
+        doc = _read_json(args.input)
+        game_of(doc, args.game)
+        setup = blokus_setup(doc, args.variant)
+        try:
+            decomposition = blokus.decompose(doc.get("board"), setup)
+        except ValueError as e:
+            raise Failure("bad_state", str(e)) from None
+        sheet = blokus.score(decomposition.position, setup, last, decomposition.flags)
+        return sheet.to_json(), report.score_text(sheet)
+    from vision.photo import score_photo
+
+    result = score_photo(args.input, args.game, args.variant, last, args.debug_dir, args.calibration)
+    return result.to_json(), report.photo_text(result)
+
+
+def cmd_read(args: argparse.Namespace) -> tuple[dict, str]:
+    from vision.photo import read_photo
+
+    reading = read_photo(args.image, args.game, args.debug_dir, args.calibration)
+    return reading.to_state_json(), report.reading_text(reading)
+
+
+def cmd_serve(args: argparse.Namespace) -> tuple[dict, str] | None:
+    from companion_app.server import serve
+
+    serve(args)
+    return None
+
+
+# --- parsing and dispatch --------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tableref", description="Referee and scorekeeper for board games seen by a camera.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, run: Callable, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+        p.set_defaults(run=run)
+        return p
+
+    p = add("check", cmd_check, "replay a game record JSON: a verdict for every move, final scores")
+    p.add_argument("record")
+    p.add_argument("--sgf", metavar="FILE", help="also write the game as a Pentobi .blksgf file")
+
+    p = add("score", cmd_score, "score a finished board from a photo or a state JSON")
+    p.add_argument("input")
+    p.add_argument("--game", choices=GAMES, default="blokus")
+    p.add_argument("--variant", choices=blokus.VARIANTS)
+    p.add_argument("--last-piece", action="append", metavar="COLOUR=PIECE",
+                   help="the piece a colour placed last (S3), e.g. B=1; repeatable")
+    p.add_argument("--calibration", metavar="FILE")
+    p.add_argument("--debug-dir", metavar="DIR")
+
+    p = add("read", cmd_read, "read a board state from a photo")
+    p.add_argument("image")
+    p.add_argument("--game", choices=GAMES, required=True)
+    p.add_argument("--calibration", metavar="FILE")
+    p.add_argument("--debug-dir", metavar="DIR")
+
+    p = add("serve", cmd_serve, "live referee and the tablet page")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--camera", type=int, metavar="N")
+    source.add_argument("--video", metavar="FILE")
+    source.add_argument("--frames", metavar="DIR")
+    source.add_argument("--demo", action="store_true", help="a bundled demo game, no camera needed")
+    p.add_argument("--game", choices=GAMES, default="blokus")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this computer only)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--data", metavar="DIR", help="data folder for game sessions")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        out = args.run(args)
+    except (Failure, InvalidInput) as e:
+        return _fail(args, e.code, e.message)
+    except Exception as e:  # a reader error or a bug: one line, never a traceback
+        if os.environ.get("TABLEREF_DEBUG"):
+            raise
+        code = getattr(e, "code", "internal_error")
+        return _fail(args, code, getattr(e, "message", None) or f"internal error: {e}")
+    if out is not None:
+        doc, text = out
+        print(json.dumps(doc) if args.json else text)
+    return 0
+
+
+def _fail(args: argparse.Namespace, code: str, message: str) -> int:
+    print(f"tableref: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps({"error": {"code": code, "message": message}}))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
