@@ -1,0 +1,143 @@
+"""The command line as outside tools use it: exit codes, JSON shapes, one-line errors."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rules import blokus
+from rules.placement import random_playout
+from rules.records import record_json
+from tableref.cli import main
+
+
+@pytest.fixture(scope="module")
+def played():
+    return random_playout(blokus.rules(), np.random.default_rng(21))
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path, name, doc):
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return str(path)
+
+
+def test_check_legal_game(tmp_path, capsys, played):
+    record = write(tmp_path, "game.json", record_json(played, blokus.Setup()))
+    code, out, err = run(capsys, "check", record, "--json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert len(doc["moves"]) == len(played.turns)
+    assert all(m["legal"] and m["reasons"] == [] for m in doc["moves"])
+    assert doc["moves"][0] == {"index": 0, "legal": True, "reasons": [], "colour": "B",
+                               "piece": played.turns[0].piece, "pass": False}
+    expected = blokus.score(played.position, last_piece=blokus.match_last_pieces(played)).to_json()
+    assert doc["scores"] == expected
+    assert doc["game_over"] is True
+
+
+def test_check_flags_illegal_move_with_reason(tmp_path, capsys, played):
+    rec = record_json(played, blokus.Setup())
+    rec["moves"][6]["cells"] = rec["moves"][2]["cells"]  # overlap
+    code, out, _ = run(capsys, "check", write(tmp_path, "bad.json", rec), "--json")
+    doc = json.loads(out)
+    assert code == 0
+    first_bad = next(m for m in doc["moves"] if not m["legal"])
+    assert first_bad["index"] == 6 and "overlap" in first_bad["reasons"]
+    assert first_bad["details"][0]["rule"] == "B1"
+
+
+def test_check_text_and_sgf(tmp_path, capsys, played):
+    sgf = tmp_path / "game.blksgf"
+    code, out, _ = run(capsys, "check", write(tmp_path, "g.json", record_json(played, blokus.Setup())),
+                       "--sgf", str(sgf))
+    assert code == 0
+    assert "0 flagged" in out and "place  player" in out
+    text = sgf.read_text()
+    assert text.startswith("(;FF[4]") and "GM[Blokus]" in text
+    first = played.turns[0].move
+    from rules.sgf import point
+    assert f";1[{','.join(point(c) for c in first.cells)}]" in text
+    assert point((19, 0)) == "a1" and point((0, 19)) == "t20"
+
+
+def test_sgf_game_names():
+    from rules.sgf import to_sgf
+
+    m = blokus.new_match(blokus.Setup(variant="two-player"))
+    assert "GM[Blokus Two-Player]" in to_sgf(m, blokus.Setup(variant="two-player"))
+    assert "GM[Blokus Three-Player]" in to_sgf(m, blokus.Setup(variant="three-player-shared"))
+
+
+def test_score_state(tmp_path, capsys, played):
+    state = write(tmp_path, "state.json", {"game": "blokus", "board": blokus.board_rows(played.position)})
+    code, out, _ = run(capsys, "score", state, "--game", "blokus", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["players"] == blokus.score(played.position).to_json()["players"]
+    code, out, _ = run(capsys, "score", state, "--game", "blokus", "--variant", "two-player")
+    assert code == 0 and "Player 1" in out
+
+
+def test_score_last_piece_option(tmp_path, capsys):
+    from tests.test_rules_blokus import full_board_for
+
+    rows = blokus.board_rows(full_board_for("B"))
+    state = write(tmp_path, "s.json", {"game": "blokus", "board": rows})
+    _, out, _ = run(capsys, "score", state, "--json")
+    assert json.loads(out)["players"][0]["score"] == 15
+    assert json.loads(out)["undecided"][0]["rule"] == "S3"
+    _, out, _ = run(capsys, "score", state, "--json", "--last-piece", "B=1")
+    assert json.loads(out)["players"][0]["score"] == 20
+
+
+BAD = [
+    ("malformed.json", "{not json", "bad_json"),
+    ("short.json", {"game": "blokus", "board": ["." * 20] * 3}, "bad_state"),
+    ("letters.json", {"game": "blokus", "board": ["Q" + "." * 19] + ["." * 20] * 19}, "bad_state"),
+    ("other.json", {"game": "gemblo", "cells": {}}, "wrong_game"),
+    ("nogame.json", {"board": []}, "unknown_game"),
+]
+
+
+@pytest.mark.parametrize("name, doc, code", BAD)
+def test_score_bad_input(tmp_path, capsys, name, doc, code):
+    status, out, err = run(capsys, "score", write(tmp_path, name, doc), "--game", "blokus", "--json")
+    assert status == 1
+    assert json.loads(out)["error"]["code"] == code
+    assert err.startswith("tableref: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("rec, code", [
+    ({"game": "blokus", "moves": [{"colour": "X", "cells": [[0, 0]]}]}, "unknown_colour"),
+    ({"game": "blokus", "moves": [{"colour": "B", "cells": "a1"}]}, "bad_move"),
+    ({"game": "blokus", "moves": "none"}, "bad_format"),
+    ({"game": "blokus", "variant": "seven", "moves": []}, "bad_setup"),
+    ({"game": "gemblo", "moves": []}, "unsupported_game"),
+])
+def test_check_bad_records(tmp_path, capsys, rec, code):
+    status, out, err = run(capsys, "check", write(tmp_path, "r.json", rec), "--json")
+    assert status == 1 and json.loads(out)["error"]["code"] == code and "Traceback" not in err
+
+
+def test_off_board_cells_in_a_record_are_a_rule_violation(tmp_path, capsys):
+    rec = {"game": "blokus", "moves": [{"colour": "B", "cells": [[0, 0], [0, -1]]}]}
+    _, out, _ = run(capsys, "check", write(tmp_path, "r.json", rec), "--json")
+    assert "off_board" in json.loads(out)["moves"][0]["reasons"]
+
+
+def test_usage_error_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "tableref.cli", "check"], capture_output=True, text=True)
+    assert proc.returncode == 2
+
+
+def test_missing_file_is_one_line(capsys):
+    status, out, err = run(capsys, "check", "/nonexistent/record.json")
+    assert status == 1 and err.strip() == "tableref: cannot read /nonexistent/record.json: No such file or directory"
