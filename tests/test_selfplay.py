@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from rules import blokus
-from rules.placement import Move, play_all, random_playout
+from rules.placement import Move, check_placement, legal_placements, play_all, random_playout
 
 RULES = blokus.rules()
 N, DIAG, EDGE = 20, ((1, 1), (1, -1), (-1, 1), (-1, -1)), ((1, 0), (-1, 0), (0, 1), (0, -1))
@@ -115,3 +115,14 @@ def test_random_illegal_change_is_flagged_at_that_move(seed, at, kind):
     judged = play_all(RULES, moves[:k] + [new])
     assert all(t.legal for t in judged.turns[:k])
     assert expected in [v.code for v in judged.turns[k].violations]
+
+
+def test_generation_matches_brute_force_checking():
+    """Every placement the generator offers is legal, and it misses none."""
+    for seed, n in [(1, 0), (2, 10), (3, 40), (4, 70)]:
+        m = random_playout(RULES, np.random.default_rng(seed), n)
+        for colour in blokus.COLOURS:
+            fast = {mask for _, mask in legal_placements(RULES, m.position, colour)}
+            slow = {mask for piece, mask in RULES.table.masks
+                    if not check_placement(RULES, m.position, colour, RULES.board.cells_of(mask))[1]}
+            assert fast == slow, (seed, colour)
