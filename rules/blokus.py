@@ -8,7 +8,8 @@ from typing import Mapping, Sequence
 from .board import Board
 from .lattice import SQUARE, Cell
 from .pieces import PieceSet
-from .placement import Match, PlacementRules, Position, Reason
+from .placement import Decomposition, Match, PlacementRules, Position, Reason
+from .placement import decompose as placement_decompose
 from .scoring import ColourScore, Flag, ScoreSheet, Undecided, rank_players
 
 SIZE = 20
@@ -95,6 +96,11 @@ class Setup:
             if missing:
                 raise ValueError(f"no player holds colour(s) {', '.join(sorted(missing))}")
 
+    def settings_json(self) -> dict:
+        """The settings that differ from the rules file's defaults, as a record stores them."""
+        return {k: v for k, v in (("fixed_corners", self.fixed_corners), ("neutral", self.neutral))
+                if v != Setup.__dataclass_fields__[k].default}
+
     @property
     def three_player(self) -> bool:
         return self.variant.startswith("three-player")
@@ -171,77 +177,9 @@ def board_rows(pos: Position) -> list[str]:
     return ["".join(row) for row in grid]
 
 
-@dataclass(frozen=True)
-class Decomposition:
-    """A board state read as pieces, with what it proves against the rules."""
-
-    position: Position
-    flags: tuple[Flag, ...]
-
-
 def decompose(rows: Sequence[str], setup: Setup = Setup()) -> Decomposition:
-    """Split a finished (or any) board into pieces per colour.
-
-    Pieces of one colour never share an edge (B5), so each edge-connected region of one
-    colour is one piece. Regions that are not a piece or repeat one are flagged (B2/B5),
-    and so is a colour whose pieces are not chained corner to corner from a corner (B3/B4).
-    """
-    from .placement import Placed
-
-    cells = parse_board(rows)
-    b, ps, r = board(), pieces(), rules(setup)
-    placed: list[Placed] = []
-    flags: list[Flag] = []
-    for colour in COLOURS:
-        mine = b.mask(c for c, col in cells.items() if col == colour)
-        seen: set[str] = set()
-        parts = b.components(mine)
-        for part in parts:
-            shape = b.cells_of(part)
-            pid = ps.identify(shape)
-            if pid is None:
-                flags.append(Flag("B2", "not_a_piece", tuple(shape),
-                                  f"{len(shape)} {COLOUR_NAMES[colour].lower()} squares joined along edges are not "
-                                  "one piece (a shape outside the set, or pieces touching along an edge, B5)"))
-            elif pid in seen:
-                flags.append(Flag("B2", "piece_already_used", tuple(shape),
-                                  f"{COLOUR_NAMES[colour]} piece {pid} appears twice"))
-                pid = None
-            else:
-                seen.add(pid)
-            placed.append(Placed(colour, pid, part))
-        if colour not in r.unchecked:
-            flags.extend(_chain_flags(r, colour, parts))
-    pos = Position()
-    for p in placed:
-        pos = pos.add(b, p.colour, p.piece, p.mask)
-    return Decomposition(pos, tuple(flags))
-
-
-def _chain_flags(r: PlacementRules, colour: str, parts: list[int]) -> list[Flag]:
-    b = r.board
-    if not parts:
-        return []
-    reached = [i for i, m in enumerate(parts) if m & r.starts[colour]]
-    name = COLOUR_NAMES[colour]
-    if not reached:
-        every = tuple(c for m in parts for c in b.cells_of(m))
-        return [Flag("B3", "first_not_in_corner", every, f"no {name.lower()} piece covers a start corner")]
-    frontier = list(reached)
-    reached_set = set(reached)
-    while frontier:
-        i = frontier.pop()
-        touch = b.grow(parts[i], b.contact_mask)
-        for j, m in enumerate(parts):
-            if j not in reached_set and touch & m:
-                reached_set.add(j)
-                frontier.append(j)
-    loose = [m for j, m in enumerate(parts) if j not in reached_set]
-    if not loose:
-        return []
-    cells = tuple(c for m in loose for c in b.cells_of(m))
-    return [Flag("B4", "no_corner_contact", cells,
-                 f"{len(loose)} {name.lower()} piece(s) not chained corner to corner to a corner piece")]
+    """Split a finished (or any) board into pieces per colour (see :func:`placement.decompose`)."""
+    return placement_decompose(rules(setup), parse_board(rows), COLOUR_NAMES)
 
 
 # --- scoring ---------------------------------------------------------------------------
@@ -287,3 +225,14 @@ def random_game_state(rng, n_moves: int | None = None, setup: Setup = Setup()) -
     from .placement import random_playout
 
     return board_rows(random_playout(rules(setup), rng, n_moves).position)
+
+
+def score_match(match: Match, setup: Setup) -> ScoreSheet:
+    """Final scores of a played game: the move history decides S3."""
+    return score(match.position, setup, match_last_pieces(match))
+
+
+def score_state(state: Mapping, setup: Setup, last_piece: Mapping[str, str] | None = None) -> ScoreSheet:
+    """Scores of a board state document (``{"game": "blokus", "board": [...]}``)."""
+    d = decompose(state.get("board"), setup)
+    return score(d.position, setup, last_piece, d.flags)

@@ -15,6 +15,7 @@ from typing import Iterable, Mapping, Sequence
 from .board import Board, bits
 from .lattice import Cell
 from .pieces import PieceSet
+from .scoring import Flag
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,75 @@ def _generate(rules: PlacementRules, pos: Position, colour: str):
                 if not m & forbidden and m not in seen:
                     seen.add(m)
                     yield piece, m
+
+
+# --- reading a board as pieces -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decomposition:
+    """A board state read as pieces, with what it proves against the rules."""
+
+    position: Position
+    flags: tuple[Flag, ...]
+
+
+def decompose(rules: PlacementRules, cells: Mapping[Cell, str], names: Mapping[str, str]) -> Decomposition:
+    """Split a board (cell -> colour) into pieces per colour.
+
+    Pieces of one colour never share an edge, so each edge-connected region of one colour
+    is one piece. Regions that are not a piece or repeat one are flagged, and so is a
+    colour whose pieces are not chained (corner or bridge) to a piece on a start cell.
+    """
+    board, placed, flags = rules.board, [], []
+    for colour in rules.colours:
+        parts = board.components(board.mask(c for c, col in cells.items() if col == colour))
+        seen: set[str] = set()
+        for part in parts:
+            shape = board.cells_of(part)
+            pid = rules.pieces.identify(shape)
+            checked = colour not in rules.unchecked  # a freely laid colour may lie any way
+            if checked and pid is None:
+                flags.append(_flag(rules, "not_a_piece", shape, f"{len(shape)} {names[colour].lower()} cells "
+                                   "joined along edges are not one piece (a shape outside the set, or pieces "
+                                   "of one colour touching along an edge)"))
+            elif checked and pid in seen:
+                flags.append(_flag(rules, "piece_already_used", shape, f"{names[colour]} piece {pid} appears twice"))
+                pid = None
+            seen.add(pid)
+            placed.append(Placed(colour, pid, part))
+        if colour not in rules.unchecked:
+            flags.extend(_chain_flags(rules, colour, parts, names[colour]))
+    pos = Position()
+    for p in placed:
+        pos = pos.add(board, p.colour, p.piece, p.mask)
+    return Decomposition(pos, tuple(flags))
+
+
+def _flag(rules: PlacementRules, step: str, cells, message: str) -> Flag:
+    reason = rules.reasons[step]
+    return Flag(reason.rule, reason.code, tuple(cells), message)
+
+
+def _chain_flags(rules: PlacementRules, colour: str, parts: list[int], name: str) -> list[Flag]:
+    board = rules.board
+    if not parts:
+        return []
+    reached = {i for i, m in enumerate(parts) if m & rules.starts[colour]}
+    if not reached:
+        every = [c for m in parts for c in board.cells_of(m)]
+        return [_flag(rules, "first", every, f"no {name.lower()} piece covers its start")]
+    frontier = list(reached)
+    while frontier:
+        touch = board.grow(parts[frontier.pop()], board.contact_mask)
+        for j, m in enumerate(parts):
+            if j not in reached and touch & m:
+                reached.add(j)
+                frontier.append(j)
+    loose = [m for j, m in enumerate(parts) if j not in reached]
+    if not loose:
+        return []
+    return [_flag(rules, "connect", [c for m in loose for c in board.cells_of(m)],
+                  f"{len(loose)} {name.lower()} piece(s) not connected to the colour's start piece")]
 
 
 # --- turns -----------------------------------------------------------------------------

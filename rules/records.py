@@ -6,12 +6,14 @@ code and a one-line message, which the command line turns into exit status 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
-from . import blokus
+from . import blokus, gemblo
 from .placement import Match, Move
 
 GAMES = ("blokus", "gemblo", "geometrius", "equilibrix")
+PLACEMENT_GAMES: dict[str, ModuleType] = {"blokus": blokus, "gemblo": gemblo}
 
 
 class InvalidInput(ValueError):
@@ -24,8 +26,12 @@ class InvalidInput(ValueError):
 @dataclass(frozen=True)
 class Record:
     game: str
-    setup: blokus.Setup
+    setup: Any  # the game module's Setup
     moves: tuple[Move, ...]
+
+    @property
+    def module(self) -> ModuleType:
+        return PLACEMENT_GAMES[self.game]
 
 
 def _expect(cond: bool, code: str, message: str) -> None:
@@ -33,44 +39,58 @@ def _expect(cond: bool, code: str, message: str) -> None:
         raise InvalidInput(code, message)
 
 
+def _cell(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(type(x) is int for x in value)
+
+
 def game_of(doc: Any, expected: str | None = None) -> str:
+    """The document's game, checked against the one asked for and what is supported."""
     _expect(isinstance(doc, dict), "bad_format", "expected a JSON object")
     game = doc.get("game")
     _expect(game in GAMES, "unknown_game", f"unknown game {game!r} (one of {', '.join(GAMES)})")
     if expected is not None:
         _expect(game == expected, "wrong_game", f"this is a {game} file, not {expected}")
-    _expect(game == "blokus", "unsupported_game", f"{game} is not supported yet")
+    _expect(game in PLACEMENT_GAMES, "unsupported_game", f"{game} is not supported yet")
     return game
 
 
-def blokus_setup(doc: dict, variant: str | None = None) -> blokus.Setup:
-    """The table's setup from a record or state document (CLI options override)."""
-    variant = variant or doc.get("variant") or "classic"
+def setup_of(game: str, doc: dict, variant: str | None = None) -> Any:
+    """The table's setup from a record or state document (a CLI option overrides the variant)."""
+    module = PLACEMENT_GAMES[game]
+    variant = variant or doc.get("variant") or module.VARIANTS[0]
     settings = doc.get("settings") or {}
     _expect(isinstance(settings, dict), "bad_format", "'settings' must be an object")
-    players = doc.get("players") or ()
-    _expect(isinstance(players, list) or players == (), "bad_format", "'players' must be a list")
+    players = doc.get("players") or []
+    _expect(isinstance(players, list), "bad_format", "'players' must be a list")
     parsed_players = []
     for i, p in enumerate(players):
         _expect(isinstance(p, dict) and isinstance(p.get("colours"), list), "bad_format",
                 f"player {i} needs a 'colours' list")
         for c in p["colours"]:
-            _expect(c in blokus.COLOURS, "unknown_colour", f"player {i}: unknown colour {c!r} (use B Y R G)")
+            _expect(c in module.COLOURS, "unknown_colour",
+                    f"player {i}: unknown colour {c!r} (use {' '.join(module.COLOURS)})")
         parsed_players.append((str(p.get("name") or f"Player {i + 1}"), tuple(p["colours"])))
     starts = doc.get("starts") or {}
-    _expect(isinstance(starts, dict), "bad_format", "'starts' must be an object of colour: [row, col]")
-    for colour, corner in starts.items():
-        _expect(isinstance(corner, list) and len(corner) == 2 and all(type(x) is int for x in corner),
-                "bad_format", f"start of {colour!r} must be [row, col]")
+    _expect(isinstance(starts, dict) and all(_cell(v) for v in starts.values()), "bad_format",
+            "'starts' must map a colour to a cell, e.g. {\"R\": [19, 19]}")
+    options: dict[str, Any] = {"variant": variant, "players": tuple(parsed_players),
+                               "starts": {c: tuple(v) for c, v in starts.items()}}
+    if game == "blokus":
+        options["fixed_corners"] = bool(settings.get("fixed_corners", False))
+        options["neutral"] = settings.get("neutral", "G")
+    else:
+        options["rotated_4p"] = bool(settings.get("rotated_4p", False))
+        five = settings.get("five_player_starts")
+        if five is not None:
+            _expect(isinstance(five, list) and all(_cell(c) for c in five) and len(five) == 5, "bad_format",
+                    "'five_player_starts' must list five [q, r] cells")
+            options["five_player_starts"] = tuple(tuple(c) for c in five)
+        if "costs" in settings:
+            _expect(isinstance(settings["costs"], dict), "bad_format", "'costs' must map piece ids to numbers")
+            options["costs"] = dict(settings["costs"])
     try:
-        return blokus.Setup(
-            variant=variant,
-            players=tuple(parsed_players),
-            fixed_corners=bool(settings.get("fixed_corners", False)),
-            starts={c: tuple(v) for c, v in starts.items()},
-            neutral=settings.get("neutral", "G"),
-        )
-    except ValueError as e:
+        return module.Setup(**options)
+    except (ValueError, TypeError) as e:
         raise InvalidInput("bad_setup", str(e)) from None
 
 
@@ -83,23 +103,22 @@ def parse_move(raw: Any, index: int, colours: tuple[str, ...]) -> Move:
     cells = raw.get("cells")
     _expect(isinstance(cells, list) and len(cells) > 0, "bad_move",
             f"move {index} needs a non-empty 'cells' list or \"pass\": true")
-    for cell in cells:
-        _expect(isinstance(cell, list) and len(cell) == 2 and all(type(x) is int for x in cell),
-                "bad_move", f"move {index}: each cell must be [row, col] integers")
+    _expect(all(_cell(c) for c in cells), "bad_move", f"move {index}: each cell must be a pair of integers")
     return Move(colour, tuple(tuple(c) for c in cells))
 
 
 def parse_record(doc: Any, expected_game: str | None = None) -> Record:
     game = game_of(doc, expected_game)
-    setup = blokus_setup(doc)
+    setup = setup_of(game, doc)
     moves = doc.get("moves")
     _expect(isinstance(moves, list), "bad_format", "a record needs a 'moves' list")
-    return Record(game, setup, tuple(parse_move(m, i, blokus.COLOURS) for i, m in enumerate(moves)))
+    colours = PLACEMENT_GAMES[game].COLOURS
+    return Record(game, setup, tuple(parse_move(m, i, colours) for i, m in enumerate(moves)))
 
 
-def record_json(match: Match, setup: blokus.Setup) -> dict:
-    """A match as the contract's game record (the live session's export)."""
-    return {
+def record_json(match: Match, setup: Any) -> dict:
+    """A match as the contract's game record (a live session's export)."""
+    doc = {
         "game": match.rules.game,
         "variant": setup.variant,
         "players": [{"name": n, "colours": list(c)} for n, c in setup.player_list],
@@ -108,6 +127,9 @@ def record_json(match: Match, setup: blokus.Setup) -> dict:
             else {"colour": t.move.colour, "cells": [list(c) for c in t.move.cells]}
             for t in match.turns
         ],
-        **({"starts": {c: list(v) for c, v in setup.starts.items()}} if setup.starts else {}),
-        **({"settings": {"fixed_corners": True}} if setup.fixed_corners else {}),
     }
+    if setup.starts:
+        doc["starts"] = {c: list(v) for c, v in setup.starts.items()}
+    if setup.settings_json():
+        doc["settings"] = setup.settings_json()
+    return doc

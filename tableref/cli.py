@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from rules import blokus
-from rules.records import GAMES, InvalidInput, blokus_setup, game_of, parse_record
+from rules import blokus, gemblo
+from rules.records import GAMES, PLACEMENT_GAMES, InvalidInput, game_of, parse_record, setup_of
 from rules.scoring import ScoreSheet
 from rules.sgf import to_sgf
 
@@ -66,30 +66,34 @@ def _last_pieces(values: list[str]) -> dict[str, str]:
 
 def cmd_check(args: argparse.Namespace) -> tuple[dict, str]:
     record = parse_record(_read_json(args.record))
-    match = blokus.new_match(record.setup)
+    match = record.module.new_match(record.setup)
     for move in record.moves:
         match = match.play(move)
-    sheet = blokus.score(match.position, record.setup, blokus.match_last_pieces(match))
+    sheet = record.module.score_match(match, record.setup)
     if args.sgf:
+        if record.game != "blokus":
+            raise Failure("bad_usage", "--sgf writes Blokus games only (Pentobi's .blksgf)")
         try:
             Path(args.sgf).write_text(to_sgf(match, record.setup), encoding="utf-8")
         except OSError as e:
             raise Failure("unwritable_file", f"cannot write {args.sgf}: {e.strerror or e}") from None
-    doc = report.check_json(match, sheet)
-    return doc, report.check_text(match, sheet)
+    names = record.module.COLOUR_NAMES
+    return report.check_json(match, sheet), report.check_text(match, sheet, names)
 
 
 def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:
     last = _last_pieces(args.last_piece)
     if _is_json_file(args.input):
         doc = _read_json(args.input)
-        game_of(doc, args.game)
-        setup = blokus_setup(doc, args.variant)
+        game = game_of(doc, args.game)
+        module = PLACEMENT_GAMES[game]
+        if args.variant and args.variant not in module.VARIANTS:
+            raise Failure("bad_variant", f"{game} has no variant {args.variant!r} (one of {', '.join(module.VARIANTS)})")
+        setup = setup_of(game, doc, args.variant)
         try:
-            decomposition = blokus.decompose(doc.get("board"), setup)
+            sheet = module.score_state(doc, setup, last)
         except ValueError as e:
             raise Failure("bad_state", str(e)) from None
-        sheet = blokus.score(decomposition.position, setup, last, decomposition.flags)
         return sheet.to_json(), report.score_text(sheet)
     from vision.photo import score_photo
 
@@ -130,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("score", cmd_score, "score a finished board from a photo or a state JSON")
     p.add_argument("input")
     p.add_argument("--game", choices=GAMES, default="blokus")
-    p.add_argument("--variant", choices=blokus.VARIANTS)
+    p.add_argument("--variant", help="blokus: " + ", ".join(blokus.VARIANTS) + "; gemblo: " + ", ".join(gemblo.VARIANTS))
     p.add_argument("--last-piece", action="append", metavar="COLOUR=PIECE",
                    help="the piece a colour placed last (S3), e.g. B=1; repeatable")
     p.add_argument("--calibration", metavar="FILE")

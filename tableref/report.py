@@ -1,7 +1,8 @@
 """Verdicts and score sheets as contract JSON and as text a person reads at the table."""
 from __future__ import annotations
 
-from rules.blokus import COLOUR_NAMES
+from typing import Mapping
+
 from rules.placement import Match, Turn
 from rules.scoring import ScoreSheet
 
@@ -26,8 +27,8 @@ def check_json(match: Match, sheet: ScoreSheet) -> dict:
             "game_over": match.over}
 
 
-def turn_text(turn: Turn) -> str:
-    who = COLOUR_NAMES.get(turn.move.colour, turn.move.colour)
+def turn_text(turn: Turn, names: Mapping[str, str]) -> str:
+    who = names.get(turn.move.colour, turn.move.colour)
     what = "passes" if turn.move.passed else (turn.piece or "?")
     line = f"{turn.index:4d}  {who:<7} {what:<7} "
     if turn.legal:
@@ -36,9 +37,9 @@ def turn_text(turn: Turn) -> str:
                             for v in turn.violations)
 
 
-def check_text(match: Match, sheet: ScoreSheet) -> str:
+def check_text(match: Match, sheet: ScoreSheet, names: Mapping[str, str]) -> str:
     illegal = sum(not t.legal for t in match.turns)
-    lines = [turn_text(t) for t in match.turns]
+    lines = [turn_text(t, names) for t in match.turns]
     lines.append("")
     lines.append(f"{len(match.turns)} moves, {illegal} flagged; game {'over' if match.over else 'not over'}")
     return "\n".join(lines) + "\n\n" + score_text(sheet)

@@ -120,7 +120,7 @@ def test_score_bad_input(tmp_path, capsys, name, doc, code):
     ({"game": "blokus", "moves": [{"colour": "B", "cells": "a1"}]}, "bad_move"),
     ({"game": "blokus", "moves": "none"}, "bad_format"),
     ({"game": "blokus", "variant": "seven", "moves": []}, "bad_setup"),
-    ({"game": "gemblo", "moves": []}, "unsupported_game"),
+    ({"game": "geometrius", "moves": []}, "unsupported_game"),
 ])
 def test_check_bad_records(tmp_path, capsys, rec, code):
     status, out, err = run(capsys, "check", write(tmp_path, "r.json", rec), "--json")
@@ -141,3 +141,27 @@ def test_usage_error_exit_2():
 def test_missing_file_is_one_line(capsys):
     status, out, err = run(capsys, "check", "/nonexistent/record.json")
     assert status == 1 and err.strip() == "tableref: cannot read /nonexistent/record.json: No such file or directory"
+
+
+def test_gemblo_check_and_score(tmp_path, capsys):
+    from rules import gemblo
+
+    setup = gemblo.Setup(variant="3p")
+    played = random_playout(gemblo.rules(setup), np.random.default_rng(2))
+    rec = record_json(played, setup)
+    code, out, _ = run(capsys, "check", write(tmp_path, "g.json", rec), "--json")
+    doc = json.loads(out)
+    assert code == 0 and all(m["legal"] for m in doc["moves"])
+    assert doc["scores"] == gemblo.score(played.position, setup).to_json()
+    rec["moves"][4]["cells"] = rec["moves"][1]["cells"]
+    _, out, _ = run(capsys, "check", write(tmp_path, "bad.json", rec), "--json")
+    assert "overlap" in json.loads(out)["moves"][4]["reasons"]
+    state = {"game": "gemblo", "variant": "3p", "cells": gemblo.cells_json(played.position)}
+    code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--game", "gemblo", "--json")
+    assert code == 0 and json.loads(out)["players"] == doc["scores"]["players"]
+    code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--game", "gemblo",
+                       "--variant", "classic", "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "bad_variant"
+    state["cells"]["40,0"] = "C"
+    code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--game", "gemblo", "--json")
+    assert code == 1 and "off the 463-cell board" in json.loads(out)["error"]["message"]

@@ -1,0 +1,133 @@
+"""What happened on the table between two stable boards seen by the camera.
+
+The live referee only sees board states, not moves: a hand comes in, the hand leaves, the
+board holds still and is read. This module turns "the match so far" plus "the board now" into
+moves the session can judge with :meth:`Match.play`. Usually one colour has a few new cells:
+one placement. Players are quick, so two placements may fall between two stable boards; a
+player may take a piece back (often right after the referee flags it) or nudge it (a take-back
+and a new placement). Anything else -- a piece recoloured, an old piece gone, more than two
+pieces at once -- is reported as unexplained with its cells: the referee asks the table instead
+of guessing. Pure: nothing here does I/O or changes its inputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Sequence
+
+from .blokus import board_rows, parse_board
+from .lattice import Cell
+from .placement import Match, Move
+
+# At most this many placements, and this many take-backs, between two stable boards.
+# More than that is far likelier a misread or a bumped table than play.
+MOST_PER_STEP = 2
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The explanation of a board change: undo ``taken_back`` placements, then play ``moves``.
+
+    When ``unexplained_cells`` is not empty the change is not explained at all (no moves, no
+    take-back): those are the cells that differ from the match.
+    """
+
+    moves: tuple[Move, ...] = ()
+    taken_back: int = 0
+    unexplained_cells: tuple[Cell, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.moves or self.taken_back or self.unexplained_cells)
+
+
+def observe(match: Match, rows: Sequence[str]) -> Observed:
+    """Explain the stable board ``rows`` (20 strings) as moves after ``match``."""
+    board = match.rules.board
+    seen = parse_board(rows)
+    laid = parse_board(board_rows(match.position))
+    changed = sorted(c for c in seen.keys() | laid.keys() if seen.get(c) != laid.get(c))
+    if not changed:
+        return Observed()
+    unexplained = Observed(unexplained_cells=tuple(changed))
+    if any(c in seen and c in laid for c in changed):
+        return unexplained  # a colour turned into another: a misread or a swap, not play
+    gone = board.mask(c for c in changed if c in laid)
+    count = _placements_covering(match, gone)
+    if count > MOST_PER_STEP:
+        return unexplained
+    before = take_back(match, count)
+    still = parse_board(board_rows(before.position))
+    pieces = [
+        (colour, tuple(board.cells_of(part)))
+        for colour in match.rules.colours
+        for part in board.components(board.mask(c for c, col in seen.items() if col == colour and c not in still))
+    ]
+    if len(pieces) > MOST_PER_STEP:
+        return unexplained
+    return Observed(_in_play_order(before, pieces), count)
+
+
+def _placements_covering(match: Match, gone: int) -> int:
+    """How many of the last placements must be undone so that every cell in ``gone`` is free."""
+    count = 0
+    for placed in reversed(match.position.placed):
+        if not gone:
+            break
+        gone &= ~placed.mask
+        count += 1
+    return count
+
+
+def _in_play_order(match: Match, pieces: list[tuple[str, tuple[Cell, ...]]]) -> tuple[Move, ...]:
+    """The pieces as moves, in the order that breaks the fewest rules.
+
+    Two quick placements leave no trace of their order; the kindest reading is the one a
+    referee would accept, and among equally good ones the turn order from the colour to move.
+    """
+    colours = match.rules.colours
+    first = colours.index(match.colour_to_move)
+
+    def cost(order: tuple[tuple[str, tuple[Cell, ...]], ...]) -> tuple[int, tuple[int, ...]]:
+        m, broken = match, 0
+        for colour, cells in order:
+            m = m.play(Move(colour, cells))
+            broken += sum(not v.warning for v in m.turns[-1].violations)
+        return broken, tuple((colours.index(colour) - first) % len(colours) for colour, _ in order)
+
+    best = min(permutations(pieces), key=cost)
+    return tuple(Move(colour, cells) for colour, cells in best)
+
+
+def take_back(match: Match, placements: int) -> Match:
+    """The match as it was before its last ``placements`` pieces were laid.
+
+    Turns after the first removed piece go too (a pass recorded after it may no longer be
+    due); the rest is replayed, so every verdict is the one the match gave the first time.
+    """
+    if placements <= 0:
+        return match
+    keep = len(match.position.placed) - placements
+    out = Match(match.rules)
+    for turn in match.turns:
+        after = out.play(turn.move)
+        if len(after.position.placed) > keep:
+            break
+        out = after
+    return out
+
+
+def passes_due(match: Match) -> list[str]:
+    """Colours, from the one to move on, that have no legal placement and so pass.
+
+    The engine lets a colour without a legal placement be skipped; this names them so the
+    page can say "Yellow passes". Every colour of the rotation when the game is over.
+    """
+    rotation = match.rules.rotation
+    out = []
+    for step in range(len(rotation)):
+        colour = rotation[(match.to_move + step) % len(rotation)]
+        if match.can_place(colour):
+            break
+        out.append(colour)
+    return out
