@@ -46,23 +46,18 @@ class Board:
         cells = tuple(sorted(tuple(c) for c in cells))
         index = {c: i for i, c in enumerate(cells)}
 
-        def at(c: Cell, d: Cell) -> int:
-            return index.get((c[0] + d[0], c[1] + d[1]), -1)
-
         edge, contact, contact_mask = [], [], []
         for c in cells:
-            edge.append(sum(1 << j for j in (at(c, d) for d in lattice.edge_offsets) if j >= 0))
+            near_c = set(lattice.edge(c))
+            edge.append(sum(1 << index[n] for n in near_c if n in index))
             touching = []
-            for d in lattice.contact_offsets:
-                j = at(c, d)
-                if j < 0:
+            for other in lattice.contact(c):
+                if other not in index:
                     continue
-                # Common edge neighbours of c and c + d.
-                near_c = {(c[0] + e[0], c[1] + e[1]) for e in lattice.edge_offsets}
-                near_j = {(c[0] + d[0] + e[0], c[1] + d[1] + e[1]) for e in lattice.edge_offsets}
-                between = sorted(near_c & near_j)
+                # The cells between c and other: their common edge neighbours.
+                between = sorted(near_c & set(lattice.edge(other)))
                 pair = tuple(index.get(b, -1) for b in between)
-                touching.append(Contact(j, (pair + (-1, -1))[:2]))
+                touching.append(Contact(index[other], (pair + (-1, -1))[:2]))
             contact.append(tuple(touching))
             contact_mask.append(sum(1 << t.cell for t in touching))
         return cls(lattice, cells, index, tuple(edge), tuple(contact), tuple(contact_mask))

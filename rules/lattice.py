@@ -34,15 +34,15 @@ def translate(cells: Iterable[Cell], da: int, db: int) -> tuple[Cell, ...]:
 class Lattice:
     """The local geometry of a cell lattice.
 
-    ``edge_offsets`` lead to the cells that share a side; ``contact_offsets`` to the cells
-    a game counts as touching "at a corner" (Blokus' diagonals, Gemblo's bridges);
-    ``rotations`` and ``reflections`` are the point symmetries about the origin that a
-    piece may be turned by.
+    ``edge`` gives the cells that share a side with a cell (Blokus squares, Gemblo hexes,
+    Flower-of-Life fields sharing an arc); ``contact`` the cells a game counts as touching
+    "at a corner" (Blokus' diagonals, Gemblo's bridges, fields sharing a node).
+    ``rotations`` and ``reflection`` are the point symmetries a piece may be turned by.
     """
 
     name: str
-    edge_offsets: tuple[Cell, ...]
-    contact_offsets: tuple[Cell, ...]
+    edge: Callable[[Cell], tuple[Cell, ...]]
+    contact: Callable[[Cell], tuple[Cell, ...]]
     rotations: tuple[Transform, ...]
     reflection: Transform
 
@@ -75,10 +75,15 @@ def _square_rotations() -> tuple[Transform, ...]:
     )
 
 
+def offsets(steps: tuple[Cell, ...]) -> Callable[[Cell], tuple[Cell, ...]]:
+    """Neighbours of a cell reached by fixed steps (lattices whose cells are all alike)."""
+    return lambda c: tuple((c[0] + a, c[1] + b) for a, b in steps)
+
+
 SQUARE = Lattice(
     name="square",
-    edge_offsets=((-1, 0), (1, 0), (0, -1), (0, 1)),
-    contact_offsets=((-1, -1), (-1, 1), (1, -1), (1, 1)),
+    edge=offsets(((-1, 0), (1, 0), (0, -1), (0, 1))),
+    contact=offsets(((-1, -1), (-1, 1), (1, -1), (1, 1))),
     rotations=_square_rotations(),
     reflection=lambda c: (c[0], -c[1]),
 )
@@ -97,8 +102,8 @@ def _hex_rotations() -> tuple[Transform, ...]:
 
 HEX = Lattice(
     name="hex",
-    edge_offsets=((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)),
-    contact_offsets=((1, 1), (-1, 2), (-2, 1), (-1, -1), (1, -2), (2, -1)),
+    edge=offsets(((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1))),
+    contact=offsets(((1, 1), (-1, 2), (-2, 1), (-1, -1), (1, -2), (2, -1))),
     rotations=_hex_rotations(),
     reflection=lambda c: (c[1], c[0]),
 )

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import blokus, gemblo
+from . import blokus, equilibrix, flower, gemblo
 from .placement import Match, Move
 
 GAMES = ("blokus", "gemblo", "geometrius", "equilibrix")
-PLACEMENT_GAMES: dict[str, ModuleType] = {"blokus": blokus, "gemblo": gemblo}
+GAME_RULES: dict[str, ModuleType] = {"blokus": blokus, "gemblo": gemblo, "equilibrix": equilibrix}
 
 
 class InvalidInput(ValueError):
@@ -31,7 +31,7 @@ class Record:
 
     @property
     def module(self) -> ModuleType:
-        return PLACEMENT_GAMES[self.game]
+        return GAME_RULES[self.game]
 
 
 def _expect(cond: bool, code: str, message: str) -> None:
@@ -50,13 +50,13 @@ def game_of(doc: Any, expected: str | None = None) -> str:
     _expect(game in GAMES, "unknown_game", f"unknown game {game!r} (one of {', '.join(GAMES)})")
     if expected is not None:
         _expect(game == expected, "wrong_game", f"this is a {game} file, not {expected}")
-    _expect(game in PLACEMENT_GAMES, "unsupported_game", f"{game} is not supported yet")
+    _expect(game in GAME_RULES, "unsupported_game", f"{game} is not supported yet")
     return game
 
 
 def setup_of(game: str, doc: dict, variant: str | None = None) -> Any:
     """The table's setup from a record or state document (a CLI option overrides the variant)."""
-    module = PLACEMENT_GAMES[game]
+    module = GAME_RULES[game]
     variant = variant or doc.get("variant") or module.VARIANTS[0]
     settings = doc.get("settings") or {}
     _expect(isinstance(settings, dict), "bad_format", "'settings' must be an object")
@@ -75,6 +75,8 @@ def setup_of(game: str, doc: dict, variant: str | None = None) -> Any:
             "'starts' must map a colour to a cell, e.g. {\"R\": [19, 19]}")
     options: dict[str, Any] = {"variant": variant, "players": tuple(parsed_players),
                                "starts": {c: tuple(v) for c, v in starts.items()}}
+    if game == "equilibrix":
+        return _equilibrix_setup(doc, options, settings)
     if game == "blokus":
         options["fixed_corners"] = bool(settings.get("fixed_corners", False))
         options["neutral"] = settings.get("neutral", "G")
@@ -92,6 +94,53 @@ def setup_of(game: str, doc: dict, variant: str | None = None) -> Any:
         return module.Setup(**options)
     except (ValueError, TypeError) as e:
         raise InvalidInput("bad_setup", str(e)) from None
+
+
+def _equilibrix_setup(doc: dict, options: dict, settings: dict) -> Any:
+    options.pop("starts")
+    if "ring" in doc:
+        _expect(isinstance(doc["ring"], list) and all(isinstance(t, str) for t in doc["ring"]), "bad_format",
+                "'ring' must list the ring tiles clockwise")
+        options["ring"] = tuple(doc["ring"])
+    if "origin" in doc:
+        _expect(type(doc["origin"]) is int, "bad_format", "'origin' must be a ring slot number")
+        options["origin"] = doc["origin"]
+    if "offered" in settings:
+        options["offered"] = dict(settings["offered"])
+    if "markers" in settings:
+        _expect(isinstance(settings["markers"], list) and all(isinstance(m, list) and len(m) == 3
+                                                               for m in settings["markers"]),
+                "bad_format", "'markers' must list [q, s, colour] triples")
+        options["markers"] = {(m[0], m[1]): m[2] for m in settings["markers"]}
+    if "territory" in settings:
+        options["territory"] = settings["territory"]
+    if "shapes" in settings:
+        _expect(isinstance(settings["shapes"], dict), "bad_format", "'shapes' must map names to field lists")
+        options["shapes"] = {k: tuple(v) for k, v in settings["shapes"].items()}
+    try:
+        setup = equilibrix.Setup(**options)
+        setup.tiles  # the shapes must parse and differ
+    except (ValueError, TypeError) as e:
+        raise InvalidInput("bad_setup", str(e)) from None
+    return setup
+
+
+def parse_equilibrix_move(raw: Any, index: int) -> equilibrix.Move:
+    _expect(isinstance(raw, dict), "bad_move", f"move {index} must be an object")
+    colour = raw.get("colour")
+    _expect(colour in equilibrix.COLOURS, "unknown_colour", f"move {index}: unknown colour {colour!r} (B or W)")
+    if raw.get("pass") is True:
+        return equilibrix.Move(colour, passed=True)
+    fields = raw.get("fields")
+    _expect(isinstance(fields, list) and len(fields) > 0, "bad_move",
+            f"move {index} needs a non-empty 'fields' list or \"pass\": true")
+    try:
+        cells = tuple(flower.parse_field(f) for f in fields)
+    except ValueError as e:
+        raise InvalidInput("bad_move", f"move {index}: {e}") from None
+    tile = raw.get("tile")
+    _expect(tile is None or isinstance(tile, str), "bad_move", f"move {index}: 'tile' must be a ring tile name")
+    return equilibrix.Move(colour, cells, tile, bool(raw.get("token", False)))
 
 
 def parse_move(raw: Any, index: int, colours: tuple[str, ...]) -> Move:
@@ -112,7 +161,9 @@ def parse_record(doc: Any, expected_game: str | None = None) -> Record:
     setup = setup_of(game, doc)
     moves = doc.get("moves")
     _expect(isinstance(moves, list), "bad_format", "a record needs a 'moves' list")
-    colours = PLACEMENT_GAMES[game].COLOURS
+    if game == "equilibrix":
+        return Record(game, setup, tuple(parse_equilibrix_move(m, i) for i, m in enumerate(moves)))
+    colours = GAME_RULES[game].COLOURS
     return Record(game, setup, tuple(parse_move(m, i, colours) for i, m in enumerate(moves)))
 
 

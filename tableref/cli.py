@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from rules import blokus, gemblo
-from rules.records import GAMES, PLACEMENT_GAMES, InvalidInput, game_of, parse_record, setup_of
+from rules import blokus
+from rules.records import GAMES, GAME_RULES, InvalidInput, game_of, parse_record, setup_of
 from rules.scoring import ScoreSheet
 from rules.sgf import to_sgf
 
@@ -86,7 +86,7 @@ def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:
     if _is_json_file(args.input):
         doc = _read_json(args.input)
         game = game_of(doc, args.game)
-        module = PLACEMENT_GAMES[game]
+        module = GAME_RULES[game]
         if args.variant and args.variant not in module.VARIANTS:
             raise Failure("bad_variant", f"{game} has no variant {args.variant!r} (one of {', '.join(module.VARIANTS)})")
         setup = setup_of(game, doc, args.variant)
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("score", cmd_score, "score a finished board from a photo or a state JSON")
     p.add_argument("input")
     p.add_argument("--game", choices=GAMES, default="blokus")
-    p.add_argument("--variant", help="blokus: " + ", ".join(blokus.VARIANTS) + "; gemblo: " + ", ".join(gemblo.VARIANTS))
+    p.add_argument("--variant", help="; ".join(f"{g}: {', '.join(m.VARIANTS)}" for g, m in GAME_RULES.items()))
     p.add_argument("--last-piece", action="append", metavar="COLOUR=PIECE",
                    help="the piece a colour placed last (S3), e.g. B=1; repeatable")
     p.add_argument("--calibration", metavar="FILE")

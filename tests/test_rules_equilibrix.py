@@ -1,0 +1,215 @@
+"""Equilibrix Combact: the Flower-of-Life counts, every reason code, the five-dot principle
+with and without the 5+1 token, territory and marker scoring, KOMBO."""
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from rules import equilibrix as eq
+from rules import flower
+from rules.board import bits
+from rules.equilibrix import Game, Move, Setup
+
+
+def F(*ids):
+    return tuple(flower.parse_field(i) for i in ids)
+
+
+def codes(turn):
+    return [v.code for v in turn.violations]
+
+
+def test_lattice_counts():
+    b = flower.board()
+    assert len(flower.NODES) == 37
+    assert len(b.cells) == 144
+    assert sum(c[2] < 3 for c in b.cells) == 90 and sum(c[2] >= 3 for c in b.cells) == 54
+    per_node = Counter(n for f in b.cells for n in flower.field_nodes(f))
+    assert sorted(Counter(per_node.values()).items()) == [(5, 6), (7, 12), (12, 19)]
+    assert sum(per_node.values()) == 342
+
+
+def test_one_sixth_and_symmetry():
+    b = flower.board()
+    for turn in flower.FLOWER.rotations:
+        assert {turn(f) for f in b.cells} == set(b.cells)
+    # the six 60-degree sectors hold 9 triangles and 15 petals each (centroid angle)
+    import math
+
+    sector = [f for f in b.cells if 0 <= math.atan2(-flower.centroid(f)[1], flower.centroid(f)[0]) < math.pi / 3 - 1e-9]
+    assert Counter(f[2] >= 3 for f in sector) == {True: 9, False: 15}
+
+
+def test_arc_sharing_is_petal_triangle_on_the_same_edge():
+    b = flower.board()
+    petal = flower.parse_field("P 0 0 0")
+    near = set(b.cells_of(b.edge[b.index[petal]]))
+    assert near == set(F("T 0 0 +", "T 0 -1 -"))
+    tri = flower.parse_field("T 0 0 +")
+    assert set(b.cells_of(b.edge[b.index[tri]])) == set(F("P 0 0 0", "P 0 0 1", "P 1 0 2"))
+
+
+def test_field_ids_round_trip():
+    for f in flower.board().cells:
+        assert flower.parse_field(flower.field_id(f)) == f
+    with pytest.raises(ValueError):
+        flower.parse_field("Q 0 0 0")
+
+
+SETUP = Setup(ring=("duo-1", "fan-1", "bow-1", "star-1", "chain-1", "kite-1", "duo-2", "fan-2"))
+
+
+def test_legal_opening_moves_origin():
+    g = Game.start(SETUP)
+    assert g.offered("B") == ["duo-1", "fan-1", "bow-1", "star-1"]
+    g = g.play(Move("B", F("T 0 0 +", "P 1 0 2", "T 0 0 -"), "bow-1"))
+    assert g.turns[0].legal
+    assert g.offered("W") == ["star-1", "chain-1", "kite-1", "duo-2"]
+
+
+def test_tile_not_offered():
+    g = Game.start(SETUP).play(Move("B", F("P 0 0 0", "T 0 0 +"), "kite-1"))
+    assert codes(g.turns[0]) == ["tile_not_offered"]
+    g = Game.start(SETUP).play(Move("B", F("P 0 0 0", "T 0 0 +"), "fan-1"))  # wrong shape
+    assert codes(g.turns[0]) == ["tile_not_offered"]
+
+
+def test_mini_tiles_at_most_twice():
+    g = Game.start(SETUP)
+    g = g.play(Move("B", F("P 0 0 0")))  # petal mini, Origin stays
+    assert g.turns[-1].legal and g.offered("W")[0] == "duo-1"
+    g = g.play(Move("W", F("P 2 0 0")))
+    g = g.play(Move("B", F("P 0 0 1")))  # B's petal mini is gone
+    assert codes(g.turns[-1]) == ["no_mini_tile_left"]
+    g = g.play(Move("W", F("T 2 0 +")))
+    g = g.play(Move("B", F("T -1 0 +")))
+    assert g.turns[-1].legal  # second mini-tile turn: the triangle
+
+
+def test_off_board_overlap_not_connected():
+    g = Game.start(SETUP).play(Move("B", F("P 3 0 0", "T 3 0 +"), "duo-1"))
+    assert "off_board" in codes(g.turns[0])
+    g = Game.start(SETUP).play(Move("B", F("P 0 0 0", "T 0 0 +"), "duo-1"))
+    g = g.play(Move("W", F("T 0 0 +", "P 0 0 1", "P 0 0 0"), "fan-1"))
+    assert "overlap" in codes(g.turns[-1])
+    g = Game.start(SETUP).play(Move("B", F("P 0 0 0", "T 0 0 +"), "duo-1"))
+    g = g.play(Move("W", passed=True))
+    g = g.play(Move("B", F("T -3 2 +", "P -3 2 1", "P -3 2 0"), "bow-1"))
+    assert "not_connected" in codes(g.turns[-1])
+
+
+def around_node(colour_fields):
+    """A game where black already holds ``colour_fields`` (laid directly)."""
+    b = flower.board()
+    g = Game.start(SETUP)
+    return Game(**{**g.__dict__, "own": {"B": b.mask(colour_fields), "W": 0}})
+
+
+def test_five_dots_and_the_token():
+    ring = flower.fields_at((0, 0))  # the twelve fields round node (0,0)
+    g = around_node(ring[:5])  # black holds five of them; one more makes six
+    extra = next(f for f in ring[5:] if f[2] < 3)  # a petal at (0,0): a mini-tile
+    without = g.play(Move("B", (extra,)))
+    assert codes(without.turns[-1]) == ["too_many_dots"]
+    assert without.turns[-1].violations[0].rule == "E5"
+    with_token = g.play(Move("B", (extra,), token=True))
+    assert with_token.turns[-1].legal
+    assert with_token.tokens == {"B": 0, "W": 2}
+    again = with_token.play(Move("W", passed=True))
+    seven = next(f for f in ring if f[2] >= 3 and f not in ring[:5])
+    again = again.play(Move("B", (seven,), token=True))
+    assert "too_many_dots" in codes(again.turns[-1])  # no token left
+
+
+def test_wrong_turn_and_passes():
+    g = Game.start(SETUP).play(Move("W", passed=True))
+    assert codes(g.turns[0]) == ["wrong_turn"]
+    g = Game.start(Setup(variant="zdrzovacka", ring=SETUP.ring)).play(Move("B", passed=True))
+    assert codes(g.turns[0]) == ["illegal_pass"]
+    g = Game.start(SETUP).play(Move("B", passed=True)).play(Move("W", passed=True))
+    assert g.over  # AUTONOMIE: two passes in a row end the game
+
+
+def random_game(setup, seed):
+    rng, g = np.random.default_rng(seed), Game.start(setup)
+    while not g.over and len(g.turns) < 80:
+        moves = list(g.legal_moves(g.colour_to_move))
+        g = g.play(moves[rng.integers(len(moves))] if moves else Move(g.colour_to_move, passed=True))
+    return g
+
+
+@pytest.mark.parametrize("variant", eq.VARIANTS)
+def test_self_play_no_false_alarms(variant):
+    setup = Setup(variant=variant)
+    g = random_game(setup, 4)
+    assert g.over and all(t.legal for t in g.turns)
+    again = eq.play_all(setup, [t.move for t in g.turns])
+    assert all(t.legal for t in again.turns)
+    for colour in eq.COLOURS:  # E5 holds at every node
+        for node_mask in eq._nodes_mask().values():
+            assert bin(g.own[colour] & node_mask).count("1") <= 6
+
+
+def test_territory_example():
+    # Black rings the empty triangle T 0 0 + with its three petals: 1 field of territory.
+    b = flower.board()
+    own = {"B": b.mask(F("P 0 0 0", "P 0 0 1", "P 1 0 2")), "W": 0}
+    assert eq.territory(own)["B"] >= 1
+    inside = eq.territory({"B": own["B"], "W": b.mask(F("P 3 -3 2"))})
+    assert inside["B"] == 1 and inside["W"] == 0
+    # White filling the ringed triangle: the rest of the board (140 fields) borders only black
+    own_w = {"B": own["B"], "W": b.mask(F("T 0 0 +"))}
+    assert eq.territory(own_w) == {"B": 140, "W": 0}
+
+
+def test_markers_scoring_and_tiebreak():
+    b = flower.board()
+    markers = eq.DEFAULT_MARKERS
+    black_own = [n for n, c in markers.items() if c == "B"][:2]
+    white_own = [n for n, c in markers.items() if c == "W"][:2]
+    pick = lambda node: next(f for f in flower.fields_at(node) if f in b.index)
+    # Black joins two black markers; white joins two white markers and one black one.
+    beside = next(f for f in flower.fields_at(black_own[1]) if f in b.index and f != pick(black_own[1]))
+    own = {"B": b.mask([pick(n) for n in black_own]), "W": b.mask([pick(n) for n in white_own] + [beside])}
+    sheet = eq.score_fields(own, Setup(variant="tri-mety"))
+    assert [p.score for p in sheet.players] == [2, 2]
+    assert sheet.ranking == ["White", "Black"]  # tie on own markers; white joined a black one
+    assert sheet.tiebreak[-1].startswith("TŘI METY")
+
+
+def test_kombo():
+    g1 = eq.KomboGame(Setup(variant="autonomie"), "B")
+    good = eq.KomboGame(Setup(variant="tri-mety", offered={"W": 5, "B": 3}), "W")
+    bad = eq.KomboGame(Setup(variant="autonomie", offered={"W": 4, "B": 4}), "W")
+    assert eq.kombo_problems([g1, good]) == []
+    assert len(eq.kombo_problems([g1, bad])) == 2
+    assert eq.kombo_winner([g1, good]) is None
+    assert eq.kombo_winner([g1, good, eq.KomboGame(Setup(variant="zdrzovacka", offered={"B": 5, "W": 3}), "W")]) == "W"
+
+
+def test_state_round_trip_and_bad_state():
+    b = flower.board()
+    own = {"B": b.mask(F("P 0 0 0")), "W": b.mask(F("T 1 0 -"))}
+    assert eq.parse_fields(eq.fields_json(own)) == own
+    with pytest.raises(ValueError, match="off the board"):
+        eq.parse_fields({"P 3 0 0": "B"})
+    with pytest.raises(ValueError, match="unknown colour"):
+        eq.parse_fields({"P 0 0 0": "R"})
+
+
+def test_check_command(tmp_path, capsys):
+    from tableref.cli import main
+
+    g = random_game(Setup(variant="tri-mety"), 9)
+    record = {"game": "equilibrix", "variant": "tri-mety", "moves": [
+        {"colour": t.move.colour, "pass": True} if t.move.passed else
+        {"colour": t.move.colour, "fields": [flower.field_id(f) for f in t.move.fields],
+         **({"tile": t.move.tile} if t.move.tile else {}), **({"token": True} if t.move.token else {})}
+        for t in g.turns]}
+    path = tmp_path / "eq.json"
+    path.write_text(json.dumps(record))
+    assert main(["check", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert all(m["legal"] for m in doc["moves"])
+    assert doc["scores"] == eq.score(g).to_json()
