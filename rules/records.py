@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import blokus, equilibrix, flower, gemblo
+from . import blokus, equilibrix, flower, gemblo, geometrius
 from .placement import Match, Move
 
 GAMES = ("blokus", "gemblo", "geometrius", "equilibrix")
-GAME_RULES: dict[str, ModuleType] = {"blokus": blokus, "gemblo": gemblo, "equilibrix": equilibrix}
+GAME_RULES: dict[str, ModuleType] = {"blokus": blokus, "gemblo": gemblo, "geometrius": geometrius,
+                                     "equilibrix": equilibrix}
 
 
 class InvalidInput(ValueError):
@@ -50,13 +51,14 @@ def game_of(doc: Any, expected: str | None = None) -> str:
     _expect(game in GAMES, "unknown_game", f"unknown game {game!r} (one of {', '.join(GAMES)})")
     if expected is not None:
         _expect(game == expected, "wrong_game", f"this is a {game} file, not {expected}")
-    _expect(game in GAME_RULES, "unsupported_game", f"{game} is not supported yet")
     return game
 
 
 def setup_of(game: str, doc: dict, variant: str | None = None) -> Any:
     """The table's setup from a record or state document (a CLI option overrides the variant)."""
     module = GAME_RULES[game]
+    if game == "geometrius":
+        return geometrius.setup_from(doc, variant)
     variant = variant or doc.get("variant") or module.VARIANTS[0]
     settings = doc.get("settings") or {}
     _expect(isinstance(settings, dict), "bad_format", "'settings' must be an object")
@@ -162,9 +164,25 @@ def parse_record(doc: Any, expected_game: str | None = None) -> Record:
     moves = doc.get("moves")
     _expect(isinstance(moves, list), "bad_format", "a record needs a 'moves' list")
     if game == "equilibrix":
-        return Record(game, setup, tuple(parse_equilibrix_move(m, i) for i, m in enumerate(moves)))
-    colours = GAME_RULES[game].COLOURS
-    return Record(game, setup, tuple(parse_move(m, i, colours) for i, m in enumerate(moves)))
+        parsed = tuple(parse_equilibrix_move(m, i) for i, m in enumerate(moves))
+    elif game == "geometrius":
+        parsed = tuple(geometrius.parse_move(m, i) for i, m in enumerate(moves))
+    else:
+        parsed = tuple(parse_move(m, i, GAME_RULES[game].COLOURS) for i, m in enumerate(moves))
+    in_play = colours_in_play(game, setup)
+    for i, move in enumerate(parsed):
+        _expect(move.colour in in_play, "unknown_colour",
+                f"move {i}: colour {move.colour!r} is not in this game (playing: {' '.join(in_play)})")
+    return Record(game, setup, parsed)
+
+
+def colours_in_play(game: str, setup: Any) -> tuple[str, ...]:
+    """The colours whose moves a game with this setup can hold."""
+    if game == "gemblo":
+        return gemblo.rules(setup).colours
+    if game == "geometrius":
+        return setup.turn_order
+    return GAME_RULES[game].COLOURS
 
 
 def record_json(match: Match, setup: Any) -> dict:

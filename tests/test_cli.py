@@ -120,7 +120,8 @@ def test_score_bad_input(tmp_path, capsys, name, doc, code):
     ({"game": "blokus", "moves": [{"colour": "B", "cells": "a1"}]}, "bad_move"),
     ({"game": "blokus", "moves": "none"}, "bad_format"),
     ({"game": "blokus", "variant": "seven", "moves": []}, "bad_setup"),
-    ({"game": "geometrius", "moves": []}, "unsupported_game"),
+    ({"game": "geometrius", "moves": []}, "bad_setup"),
+    ({"game": "gemblo", "variant": "3p", "moves": [{"colour": "P", "cells": [[0, 0]]}]}, "unknown_colour"),
 ])
 def test_check_bad_records(tmp_path, capsys, rec, code):
     status, out, err = run(capsys, "check", write(tmp_path, "r.json", rec), "--json")
