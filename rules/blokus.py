@@ -141,7 +141,7 @@ def _rules(variant: str, starts: tuple[tuple[str, int], ...], unchecked: frozens
     b = board()
     return PlacementRules(
         game="blokus", board=b, zone=b.full, pieces=pieces(), colours=COLOURS,
-        starts=dict(starts), reasons=REASONS, unchecked=unchecked,
+        starts=dict(starts), reasons=REASONS, names=COLOUR_NAMES, unchecked=unchecked,
     )
 
 

@@ -204,7 +204,7 @@ def rules(setup: Setup = Setup()) -> PlacementRules:
 def _rules(colours: tuple[str, ...], starts: tuple[tuple[str, int], ...], zone: int,
            unchecked: frozenset[str]) -> PlacementRules:
     return PlacementRules(game="gemblo", board=board(), zone=zone, pieces=pieces(), colours=colours,
-                          starts=dict(starts), reasons=REASONS, blockable=True, unchecked=unchecked)
+                          starts=dict(starts), reasons=REASONS, names=COLOUR_NAMES, blockable=True, unchecked=unchecked)
 
 
 def new_match(setup: Setup = Setup()) -> Match:

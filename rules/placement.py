@@ -90,6 +90,7 @@ class PlacementRules:
     colours: tuple[str, ...]  # turn order
     starts: Mapping[str, int]  # per colour: cells one of which the first piece must cover
     reasons: Mapping[str, Reason]
+    names: Mapping[str, str] = field(default_factory=dict)  # colour letter -> name, for messages
     blockable: bool = False  # a contact is cut when one piece covers both cells between
     unchecked: frozenset[str] = frozenset()  # colours laid out freely (Blokus neutral_free)
 
@@ -101,6 +102,9 @@ class PlacementRules:
     def rotation(self) -> tuple[str, ...]:
         """The colours that take turns."""
         return tuple(c for c in self.colours if c not in self.unchecked)
+
+    def name(self, colour: str) -> str:
+        return self.names.get(colour, colour)
 
     def violation(self, step: str, cells: Iterable[Cell] = (), warning: bool = False, **fmt) -> Violation:
         r = self.reasons[step]
@@ -367,12 +371,12 @@ class Match:
         if in_turn:
             skipped = self._skipped(move.colour)
             if any(self.can_place(c) for c in skipped):
-                out.append(rules.violation("wrong_turn", expected=self.colour_to_move,
-                                           colour=move.colour))
+                out.append(rules.violation("wrong_turn", expected=rules.name(self.colour_to_move),
+                                           colour=rules.name(move.colour)))
         position, piece = self.position, None
         if move.passed:
             if self.can_place(move.colour):
-                out.append(rules.violation("illegal_pass", warning=True, colour=move.colour))
+                out.append(rules.violation("illegal_pass", warning=True, colour=rules.name(move.colour)))
         else:
             piece, problems = check_placement(rules, position, move.colour, move.cells)
             out.extend(problems)
