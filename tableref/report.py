@@ -57,3 +57,19 @@ def score_text(sheet: ScoreSheet) -> str:
     for u in sheet.undecided:
         lines.append(f"undecided ({u.rule}): {u.message}")
     return "\n".join(lines)
+
+
+def reading_text(reading) -> str:
+    """The board as read, uncertain cells shown as '?', with confidence and time."""
+    rows = [list(r) for r in reading.board]
+    for r, c in reading.uncertain:
+        rows[r][c] = "?"
+    doc = reading.to_state_json()
+    lines = ["".join(r) for r in rows]
+    lines.append(f"confidence {doc['confidence']:.3f}, {len(reading.uncertain)} uncertain cell(s), "
+                 f"{doc['timing_ms']:.0f} ms")
+    return "\n".join(lines)
+
+
+def photo_text(result) -> str:
+    return reading_text(result.reading) + "\n\n" + score_text(result.sheet)

@@ -1,0 +1,235 @@
+"""The live referee's eye: frames in, newly stable board states out.
+
+Reading 400 cells is the expensive step and a board under a moving hand is meaningless, so
+most frames are never read. The board is located once and its pose kept (a cheap check on
+every still frame says whether it still fits; when not, the board was bumped and is located
+again). Each frame is shrunk to a small image of the board's area and compared with the
+frame that started the current still period; any change bigger than a fraction of a cell is
+motion and restarts the period. Only when the board has held still for ``steady_seconds`` of
+source time (seconds, not frames: a 4 fps recording and a 30 fps webcam must agree) is it
+read, once. A still hand resting over the board is caught before reading by the size of what
+differs from the last accepted board (a hand is far bigger than two pieces), and after
+reading by the number of cells the reader could not make out.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import cv2
+import numpy as np
+
+from vision.errors import ReadError
+from vision.pose import BoardPose
+from vision.reading import BoardReading
+
+from .sources import FrameSource
+
+log = logging.getLogger(__name__)
+
+OnBoard = Callable[[list[str], list[tuple[int, int]], float], None]  # (board rows, uncertain cells, t)
+OnStatus = Callable[[str, str], None]  # (status, message)
+
+
+def _ignore(*_) -> None:
+    """Default callback: a referee nobody listens to (a bench) still runs."""
+
+
+@dataclass(frozen=True)
+class BoardVision:
+    """The reader calls the loop makes; tests wrap them to count calls or to fail on purpose."""
+
+    locate: Callable[[np.ndarray], BoardPose]
+    verify: Callable[[np.ndarray, BoardPose], bool]
+    read: Callable[[np.ndarray, BoardPose], BoardReading]
+
+    @classmethod
+    def blokus(cls) -> "BoardVision":
+        from vision import blokus
+
+        return cls(blokus.locate_board, blokus.verify_pose, blokus.read_with_pose)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """When a frame is worth reading. Areas are in board cells, so they hold at any resolution."""
+
+    steady_seconds: float = 1.0
+    motion_level: int = 24  # a pixel of the small image changed by more than this (any of B, G, R)
+    motion_cells: float = 0.3  # this much changed area within a still period is motion
+    hand_cells: float = 15.0  # a changed blob this big since the last accepted board is a hand
+    max_uncertain: int = 6  # a reading with more cells unreadable than this has something over it
+    hand_patience_seconds: float = 4.0  # how long to wait for a hand to go before reading anyway
+    relocate_seconds: float = 0.5  # how often to look for a board that is not found
+    small_side: int = 160  # the board area's longer side on the motion image, in pixels
+    margin_cells: float = 1.0  # the watched area reaches this far beyond the grid (hands come over the rim)
+
+
+@dataclass(frozen=True)
+class Watch:
+    """Where to look in a frame for a given pose: a crop, its size when shrunk, a mask."""
+
+    box: tuple[int, int, int, int]  # x0, y0, x1, y1 in frame pixels
+    size: tuple[int, int]  # (width, height) of the small image
+    mask: np.ndarray  # small image pixels over the board (and its margin)
+    cell_px: float  # pixels of the small image per board cell, on average
+
+    @classmethod
+    def of(cls, pose: BoardPose, gate: Gate) -> "Watch":
+        w_units, h_units = pose.extent
+        m = gate.margin_cells
+        outline = pose.to_photo(np.array([[-m, -m], [w_units + m, -m], [w_units + m, h_units + m], [-m, h_units + m]]))
+        width, height = pose.image_size
+        x0, y0 = np.clip(np.floor(outline.min(0)).astype(int), 0, [width - 1, height - 1])
+        x1, y1 = np.clip(np.ceil(outline.max(0)).astype(int) + 1, 1, [width, height])
+        scale = gate.small_side / max(x1 - x0, y1 - y0)
+        size = (max(1, round((x1 - x0) * scale)), max(1, round((y1 - y0) * scale)))
+        mask = np.zeros(size[::-1], np.uint8)
+        cv2.fillConvexPoly(mask, np.round((outline - [x0, y0]) * scale).astype(np.int32), 1)
+        grid = (pose.corners - [x0, y0]) * scale
+        cell_px = cv2.contourArea(grid.astype(np.float32)) / (w_units * h_units)
+        return cls((int(x0), int(y0), int(x1), int(y1)), size, mask.astype(bool), cell_px)
+
+    def small(self, frame: np.ndarray) -> np.ndarray:
+        x0, y0, x1, y1 = self.box
+        return cv2.resize(frame[y0:y1, x0:x1], self.size, interpolation=cv2.INTER_AREA)
+
+    def changed(self, a: np.ndarray, b: np.ndarray, level: int) -> np.ndarray:
+        """Pixels over the board where the two small images differ by more than ``level``."""
+        return (cv2.absdiff(a, b).max(axis=2) > level) & self.mask
+
+
+class LiveReferee:
+    """Watches a frame source; calls ``on_board`` for every newly stable board state.
+
+    ``process(t, frame)`` is the whole per-frame step (tests and benches call it directly);
+    ``start()`` runs it over ``source`` on a background thread until ``stop()`` or the end of
+    a recording. Callbacks run on that thread. Statuses are reported when they change:
+    ``ok``, ``no_board``, ``board_moved``, ``camera_disconnected``, ``unreadable_frame``,
+    ``ended`` (a recording ran out), ``error`` (a frame failed; the loop goes on).
+    """
+
+    def __init__(self, source: FrameSource | None = None, on_board: OnBoard = _ignore,
+                 on_status: OnStatus = _ignore, gate: Gate = Gate(), vision: BoardVision | None = None) -> None:
+        self.source, self.on_board, self.on_status, self.gate = source, on_board, on_status, gate
+        self.vision = vision or BoardVision.blokus()
+        self.status: str | None = None
+        self.board: list[str] | None = None  # the last accepted state
+        self.pose: BoardPose | None = None
+        self._watch: Watch | None = None
+        self._last_locate: float | None = None
+        self._anchor: np.ndarray | None = None  # small image that began the still period
+        self._read_at: float | None = None  # source time of the next read (None: read done)
+        self._waited = False  # the read of this still period was put off once for a hand
+        self._reference: np.ndarray | None = None  # small image of the last accepted board
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- the per-frame step --------------------------------------------------------------
+
+    def process(self, t: float, frame: np.ndarray) -> None:
+        """Take one frame at source time ``t`` (seconds)."""
+        if self.pose is None and not self._locate(t, frame):
+            return
+        self._report("ok", "watching the board")
+        small = self._watch.small(frame)
+        gate = self.gate
+        moving = np.count_nonzero(self._watch.changed(small, self._anchor, gate.motion_level))
+        if moving > gate.motion_cells * self._watch.cell_px:
+            self._anchor, self._read_at, self._waited = small, t + gate.steady_seconds, False
+            return
+        # The pose is checked on still frames only: a hand passing over the grid's border
+        # fails the check without the board having moved; a bump is motion, then stillness.
+        if not self._fits(frame):
+            self._report("board_moved", "the board moved; looking for it again")
+            self._lose_board()
+            self._locate(t, frame)
+            return
+        if self._read_at is None or t < self._read_at - 1e-6:
+            return
+        # Something over the board (a big blob since the last board, or many cells the reader
+        # cannot make out) gets hand_patience_seconds to go away; then the board is read as
+        # it is: a change of light or a lasting glare must not blind the referee.
+        if not self._waited and self._reference is not None and self._hand_over_board(small):
+            self._read_at, self._waited = t + gate.hand_patience_seconds, True
+            return
+        reading = self.vision.read(frame, self.pose)
+        if not self._waited and len(reading.uncertain) > gate.max_uncertain:
+            self._read_at, self._waited = t + gate.hand_patience_seconds, True
+            return
+        self._read_at, self._reference = None, small
+        board = list(reading.board)
+        if board != self.board:
+            self.board = board
+            self.on_board(board, [tuple(c) for c in reading.uncertain], t)
+
+    def _fits(self, frame: np.ndarray) -> bool:
+        return frame.shape[1::-1] == tuple(self.pose.image_size) and self.vision.verify(frame, self.pose)
+
+    def _locate(self, t: float, frame: np.ndarray) -> bool:
+        """Find the board (at most every ``relocate_seconds``) and start watching it."""
+        if self._last_locate is not None and t - self._last_locate < self.gate.relocate_seconds:
+            return False
+        self._last_locate = t
+        try:
+            self.pose = self.vision.locate(frame)
+        except ReadError as e:
+            self._report("no_board", e.message)
+            return False
+        self._last_locate = None
+        self._watch = Watch.of(self.pose, self.gate)
+        self._anchor, self._reference = self._watch.small(frame), None
+        self._read_at, self._waited = t + self.gate.steady_seconds, False
+        return True
+
+    def _lose_board(self) -> None:
+        self.pose = self._watch = self._anchor = self._reference = None
+
+    def _hand_over_board(self, small: np.ndarray) -> bool:
+        """Whether one connected change since the last accepted board is bigger than two pieces."""
+        changed = self._watch.changed(small, self._reference, self.gate.motion_level).astype(np.uint8)
+        _, _, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+        biggest = stats[1:, cv2.CC_STAT_AREA].max(initial=0)
+        return biggest > self.gate.hand_cells * self._watch.cell_px
+
+    def _report(self, status: str, message: str) -> bool:
+        if status == self.status:
+            return False
+        self.status = status
+        self.on_status(status, message)
+        return True
+
+    # --- the background loop -------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("this referee is already running")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="live-referee", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self.source is not None:
+            self.source.close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        for t, frame in self.source.frames(self._report):
+            if self._stop.is_set():
+                return
+            try:
+                self.process(t, frame)
+            except Exception as e:  # one bad frame (or callback) must not end the game
+                if self._report("error", f"a frame could not be processed: {e}"):
+                    log.exception("live referee: frame at t=%.2f s failed", t)
+        if not self._stop.is_set():
+            self._report("ended", "the recording has ended")

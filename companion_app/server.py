@@ -1,0 +1,382 @@
+"""The tablet's web app: live page, setup page, photo review page and their JSON API.
+
+Flask serves plain HTML, CSS and JavaScript from this package (no CDN: the tablet may sit
+on a LAN without internet). The live page is redrawn from session snapshots pushed over
+Server-Sent Events. Every action is a POST with a same-origin check, so a page from another
+site open on the same tablet cannot correct cells or take moves back.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from rules import blokus
+from rules.records import GAMES
+
+from .session import Broadcast, Session, SessionError
+from .store import CorruptDatabase, Store, StoreError, default_data_dir
+
+MAX_UPLOAD_MB = 25
+KEEPALIVE_S = 15.0
+IMAGE_MAGIC = (
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+)
+DEFAULT_SETUP = {"game": "blokus", "variant": "classic"}
+VARIANT_LABELS = {
+    "classic": "Classic: four players",
+    "team": "Team: blue + red against yellow + green",
+    "two-player": "Two players, two colours each",
+    "three-player-shared": "Three players, the neutral colour taken in turns",
+    "three-player-free": "Three players, the neutral colour laid freely",
+}
+
+
+class ServeError(Exception):
+    """The server cannot start (port taken, unusable source); said in one line by the CLI."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass
+class Table:
+    """What the app serves: the store, the game being played and the camera feeding it."""
+
+    store: Store
+    game: str
+    broadcast: Broadcast = field(default_factory=Broadcast)
+    session: Session | None = None
+    notice: str | None = None  # shown on every page (a damaged database moved aside)
+    camera: tuple[str, str] | None = None
+    referee: Any = None  # companion_app.live.LiveReferee when a source is given
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start_session(self, doc: dict) -> Session:
+        with self._lock:
+            session = Session.start(self.store, doc, doc.get("game", self.game), self.broadcast)
+            if self.camera:
+                session.set_camera(*self.camera)
+            self.session = session
+            return session
+
+    def on_board(self, board_rows: list[str], uncertain: list, t: float) -> None:
+        session = self.session
+        if session is not None:
+            session.observe(board_rows, uncertain, t)
+
+    def on_status(self, status: str, message: str) -> None:
+        self.camera = (status, message)
+        session = self.session
+        if session is not None:
+            session.set_camera(status, message)
+
+    def stop(self) -> None:
+        """Stop the camera, end every event stream, close the database."""
+        if self.referee is not None:
+            self.referee.stop()
+        self.broadcast.close()
+        self.store.close()
+
+
+def open_store(data_dir: Path) -> tuple[Store, str | None]:
+    """The store, and a notice for the user when a damaged file had to be moved aside."""
+    try:
+        return Store.open(data_dir), None
+    except CorruptDatabase as e:
+        print(f"tableref: {e.message}", file=sys.stderr)
+        return Store.open(data_dir), e.message
+
+
+def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
+               fresh_session: bool = False) -> Flask:
+    """The app over the sessions in ``data_dir``; with a ``source``, the live referee runs.
+
+    The latest open session is resumed; with a source and none open (or ``fresh_session``,
+    as for the demo, which plays its game from the start) a classic game is started, so
+    the camera never watches a table with no game to record into.
+    """
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_UPLOAD_MB * 1024 * 1024
+    app.json.sort_keys = False
+    store, notice = open_store(Path(data_dir))
+    table = Table(store, game, notice=notice)
+    table.session = Session.resume(store, table.broadcast)
+    if source is not None and (fresh_session or table.session is None):
+        table.start_session({**DEFAULT_SETUP, "game": game})
+    app.extensions["tableref"] = table
+    _routes(app, table, live=source is not None)
+    if source is not None:
+        from .live import LiveReferee
+
+        table.on_status("starting", "starting the camera")
+        table.referee = LiveReferee(source, on_board=table.on_board, on_status=table.on_status)
+        table.referee.start()
+    return app
+
+
+def _routes(app: Flask, table: Table, live: bool) -> None:
+    def page(name: str, **context: Any) -> str:
+        return render_template(name, notice=table.notice, session=table.session, **context)
+
+    def session() -> Session:
+        if table.session is None:
+            raise SessionError("no game is running: start one on the setup page")
+        return table.session
+
+    def body() -> dict:
+        doc = request.get_json(silent=True)
+        if not isinstance(doc, dict):
+            raise SessionError("expected a JSON object")
+        return doc
+
+    @app.before_request
+    def same_origin() -> Response | None:
+        """CSRF-light: browsers send Origin (or Referer) on POST; it must be this server."""
+        if request.method != "POST":
+            return None
+        sender = request.headers.get("Origin") or request.headers.get("Referer")
+        if sender and urlsplit(sender).netloc != request.host:
+            return _error("cross_origin", "refused: this request came from another site", 403)
+        return None
+
+    @app.errorhandler(SessionError)
+    def session_error(e: SessionError) -> Response:
+        return _error("bad_request", e.message, 400)
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(e: RequestEntityTooLarge) -> Response:
+        return _error("too_large", f"the file is larger than {MAX_UPLOAD_MB} MB; "
+                                   "take the photo at a lower resolution", 413)
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException) -> Response:
+        return _error(e.name.lower().replace(" ", "_"), e.description or e.name, e.code or 500)
+
+    @app.errorhandler(Exception)
+    def internal_error(e: Exception) -> Response:
+        app.logger.exception("request failed")
+        return _error("internal_error", f"internal error: {type(e).__name__}: {e}", 500)
+
+    # --- pages ---------------------------------------------------------------------------
+
+    @app.get("/")
+    def index() -> Response:
+        if live or table.session is not None:
+            return redirect(url_for("live_page"))
+        return redirect(url_for("review_page"))
+
+    @app.get("/live")
+    def live_page() -> Response | str:
+        if table.session is None:
+            return redirect(url_for("setup_page"))
+        return page("live.html", pickable=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
+
+    @app.get("/setup")
+    def setup_page() -> str:
+        return page("setup.html", games=GAMES, variants=VARIANT_LABELS,
+                    colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
+
+    @app.get("/review")
+    def review_page() -> str:
+        return page("review.html", games=GAMES, game=table.game, variants=VARIANT_LABELS,
+                    max_mb=MAX_UPLOAD_MB)
+
+    # --- live state ----------------------------------------------------------------------
+
+    @app.get("/api/state")
+    def state() -> Response:
+        return jsonify(session().snapshot())
+
+    @app.get("/events")
+    def events() -> Response:
+        box = table.broadcast.subscribe()
+        first = table.session.snapshot() if table.session else None
+
+        def stream() -> Iterator[str]:
+            try:
+                yield "retry: 2000\n\n"
+                if first is not None:
+                    yield _sse(json.dumps(first))
+                while not box.closed:
+                    item = box.get(KEEPALIVE_S)
+                    yield _sse(item) if item is not None else ": keepalive\n\n"
+            finally:
+                table.broadcast.unsubscribe(box)
+
+        return Response(stream_with_context(stream()), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    # --- actions -------------------------------------------------------------------------
+
+    def act(run: Callable[[Session], None]) -> Response:
+        s = session()
+        run(s)
+        return jsonify(s.snapshot())
+
+    @app.post("/api/session")
+    def new_session() -> Response:
+        return jsonify(table.start_session(body()).snapshot())
+
+    @app.post("/api/correct")
+    def correct() -> Response:
+        doc = body()
+        return act(lambda s: s.correct_cell(doc.get("row"), doc.get("col"), doc.get("colour")))
+
+    @app.post("/api/take-back")
+    def take_back() -> Response:
+        doc = body()
+        return act(lambda s: s.take_back(doc.get("index")))
+
+    @app.post("/api/pass")
+    def declare_pass() -> Response:
+        return act(lambda s: s.declare_pass())
+
+    @app.post("/api/alerts/<int:alert_id>/ack")
+    def acknowledge(alert_id: int) -> Response:
+        return act(lambda s: s.acknowledge(alert_id))
+
+    # --- exports -------------------------------------------------------------------------
+
+    @app.get("/export/record.json")
+    def export_record() -> Response:
+        s = session()
+        return Response(json.dumps(s.export_record(), indent=1), mimetype="application/json",
+                        headers={"Content-Disposition": f'attachment; filename="tableref-game-{s.id}.json"'})
+
+    @app.get("/export/game.blksgf")
+    def export_sgf() -> Response:
+        s = session()
+        return Response(s.export_sgf(), mimetype="application/x-blokus-sgf",
+                        headers={"Content-Disposition": f'attachment; filename="tableref-game-{s.id}.blksgf"'})
+
+    # --- photo review --------------------------------------------------------------------
+
+    @app.post("/api/review")
+    def review() -> Response:
+        upload = request.files.get("photo")
+        if upload is None or not upload.filename:
+            raise SessionError("choose a photo of the finished board first")
+        data = upload.read()
+        if sniff_image(data) is None:
+            if data[4:8] == b"ftyp":  # HEIC/HEIF, as phones save by default
+                return _error("not_an_image", "HEIC photos cannot be read here: share or save the photo "
+                                              "as JPEG and upload that", 415)
+            return _error("not_an_image", "that file is not a photo: upload a JPEG, PNG or WebP image", 415)
+        game = request.form.get("game") or table.game
+        variant = request.form.get("variant") or None
+        if game not in GAMES:
+            raise SessionError(f"unknown game {game!r}")
+        if variant is not None and variant not in blokus.VARIANTS:
+            raise SessionError(f"unknown variant {variant!r}")
+        return jsonify(score_upload(data, game, variant))
+
+
+def score_upload(data: bytes, game: str, variant: str | None) -> dict:
+    """Score the uploaded bytes (never written to a path chosen by the user)."""
+    from vision import photo
+    from vision.errors import ReadError
+
+    try:
+        result = photo.score_photo(data, game, variant, None, None, None)
+    except ReadError as e:
+        raise SessionError(f"the photo could not be read: {e.message}") from None
+    return {"result": result.to_json(),
+            "images": {name: _data_url(image) for name, image in result.debug_images.items()}}
+
+
+def sniff_image(data: bytes) -> str | None:
+    """The image format the bytes start with (JPEG, PNG, WebP), else None; the name is ignored."""
+    for magic, kind in IMAGE_MAGIC:
+        if data.startswith(magic):
+            return kind
+    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    return None
+
+
+def _data_url(image: Any) -> str:
+    import cv2
+
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 88])
+    if not ok:
+        raise ValueError("could not encode a debug image")
+    return "data:image/jpeg;base64," + base64.b64encode(encoded.tobytes()).decode("ascii")
+
+
+def _sse(data: str) -> str:
+    return "event: state\ndata: " + data + "\n\n"
+
+
+def _error(code: str, message: str, status: int) -> Response:
+    response = jsonify({"error": {"code": code, "message": message}})
+    response.status_code = status
+    return response
+
+
+# --- tableref serve ----------------------------------------------------------------------
+
+def open_source(args: argparse.Namespace, data_dir: Path) -> Any:
+    """The frame source the command line asks for, or None (review page only)."""
+    from . import sources
+
+    try:
+        if args.camera is not None:
+            return sources.CameraSource(args.camera)
+        if args.video:
+            return sources.VideoSource(args.video, realtime=True)
+        if args.frames:
+            return sources.FolderSource(args.frames, realtime=True)
+    except sources.SourceError as e:
+        raise ServeError(e.code, e.message) from None
+    if getattr(args, "demo", False):
+        from .demo import demo_source
+
+        return demo_source(data_dir, realtime=True)  # rendered frames are cached there
+    return None
+
+
+def serve(args: argparse.Namespace) -> None:
+    """``tableref serve``: run the referee and the pages until Ctrl-C."""
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request and event stream
+    data_dir = Path(args.data) if args.data else default_data_dir()
+    try:
+        app = create_app(data_dir, open_source(args, data_dir), args.game,
+                         fresh_session=bool(getattr(args, "demo", False)))
+    except StoreError as e:
+        raise ServeError("data_folder", e.message) from None
+    table: Table = app.extensions["tableref"]
+    try:
+        server = make_server(args.host, args.port, app, threaded=True)
+    except OSError as e:
+        table.stop()
+        raise ServeError("cannot_listen", f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
+    print(f"tableref: open http://{args.host}:{args.port}/ on the tablet (games saved in {data_dir}); "
+          "Ctrl-C stops", file=sys.stderr)
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: the same clean exit as Ctrl-C
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        table.stop()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

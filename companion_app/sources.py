@@ -1,0 +1,157 @@
+"""Where the live referee's frames come from: a webcam, a video file, a folder of frames.
+
+Every source yields ``(t, frame)``: ``t`` in seconds of *source* time, ``frame`` a BGR image.
+The referee's steadiness rule is in seconds, so a recording must carry its own clock (frame
+index over fps) whatever speed it is processed at; only a live camera uses the wall clock.
+A camera that drops out is reported and reopened with backoff, and the stream goes on: a
+loose USB cable must not end a game. ``close()`` interrupts any wait, from another thread.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import cv2
+import numpy as np
+
+from vision.errors import ReadError
+from vision.image_io import load_image
+
+Frame = tuple[float, np.ndarray]
+Report = Callable[[str, str], None]  # (status, message)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
+
+
+def ignore(status: str, message: str) -> None:
+    """The default report: a source used outside the live loop has nobody to tell."""
+
+
+class SourceError(Exception):
+    """A source that cannot be used at all (missing file, empty folder), said in one line."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class FrameSource:
+    """A stream of frames that another thread can stop at any moment."""
+
+    def __init__(self) -> None:
+        self._closed = threading.Event()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def frames(self, report: Report = ignore) -> Iterator[Frame]:
+        raise NotImplementedError
+
+
+class RecordedSource(FrameSource):
+    """Frames with their own timestamps; ``realtime`` plays them at the pace they were taken.
+
+    Tests and benches read as fast as they can; the tablet demo and ``serve --video`` pace
+    the frames so that people see the game at its own speed.
+    """
+
+    def __init__(self, realtime: bool = False) -> None:
+        super().__init__()
+        self.realtime = realtime
+
+    def recorded(self, report: Report) -> Iterable[Frame]:
+        raise NotImplementedError
+
+    def frames(self, report: Report = ignore) -> Iterator[Frame]:
+        started = None
+        for t, frame in self.recorded(report):
+            if self.closed:
+                return
+            if self.realtime:
+                now = time.monotonic()
+                started = now - t if started is None else started
+                if self._closed.wait(max(0.0, started + t - now)):
+                    return
+            yield t, frame
+
+
+class CameraSource(FrameSource):
+    """A webcam by index, reopened with growing pauses while it is unplugged or busy."""
+
+    def __init__(self, index: int, backoff: tuple[float, float] = (0.5, 8.0),
+                 open_capture: Callable[[int], cv2.VideoCapture] = cv2.VideoCapture) -> None:
+        super().__init__()
+        self.index, self.backoff, self.open_capture = index, backoff, open_capture
+
+    def frames(self, report: Report = ignore) -> Iterator[Frame]:
+        pause = self.backoff[0]
+        while not self.closed:
+            capture = self.open_capture(self.index)
+            try:
+                ok, frame = capture.read() if capture.isOpened() else (False, None)
+                while ok and not self.closed:
+                    pause = self.backoff[0]
+                    yield time.monotonic(), frame
+                    ok, frame = capture.read()
+            finally:
+                capture.release()
+            if self.closed:
+                return
+            report("camera_disconnected", f"camera {self.index} is not sending frames; "
+                                          f"trying again in {pause:g} s")
+            self._closed.wait(pause)
+            pause = min(pause * 2, self.backoff[1])
+
+
+class VideoSource(RecordedSource):
+    """A video file; frame ``i`` is at ``i / fps`` (the container's fps, 30 when it has none)."""
+
+    def __init__(self, path: str | Path, realtime: bool = False) -> None:
+        super().__init__(realtime)
+        self.path = Path(path)
+        capture = cv2.VideoCapture(str(self.path))
+        try:
+            if not capture.isOpened():
+                raise SourceError("unreadable_video", f"cannot open video {self.path}")
+            self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
+        finally:
+            capture.release()
+
+    def recorded(self, report: Report) -> Iterator[Frame]:
+        capture = cv2.VideoCapture(str(self.path))
+        try:
+            index = 0
+            while True:
+                ok, frame = capture.read()
+                if not ok:
+                    return
+                yield index / self.fps, frame
+                index += 1
+        finally:
+            capture.release()
+
+
+class FolderSource(RecordedSource):
+    """Image files of a folder in name order, taken ``fps`` times a second."""
+
+    def __init__(self, path: str | Path, fps: float = 5.0, realtime: bool = False) -> None:
+        super().__init__(realtime)
+        folder = Path(path)
+        if not folder.is_dir():
+            raise SourceError("unreadable_frames", f"{folder} is not a folder")
+        self.files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not self.files:
+            raise SourceError("unreadable_frames", f"no image files ({' '.join(IMAGE_SUFFIXES)}) in {folder}")
+        self.fps = fps
+
+    def recorded(self, report: Report) -> Iterator[Frame]:
+        for index, path in enumerate(self.files):
+            try:
+                yield index / self.fps, load_image(path)
+            except ReadError as e:
+                report("unreadable_frame", f"{path.name}: {e.message}")

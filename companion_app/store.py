@@ -1,0 +1,270 @@
+"""SQLite persistence for live sessions: what was recorded at the table must survive a crash.
+
+One file, ``tableref.sqlite3``, in the data folder. Every write is its own committed
+transaction in WAL mode with ``synchronous=FULL``, so a move recorded a moment before the
+process is killed (or the power goes) is on disk. A file that SQLite cannot read is moved
+aside under a new name and reported, never deleted: it may hold a game someone wants back.
+The schema carries a version (``PRAGMA user_version``) so a later release can migrate it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FILENAME = "tableref.sqlite3"
+SCHEMA_VERSION = 1
+
+# Each entry upgrades the schema from version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        game TEXT NOT NULL,
+        setup TEXT NOT NULL,
+        created REAL NOT NULL,
+        status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closed'))
+    );
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id),
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created REAL NOT NULL
+    );
+    CREATE INDEX events_by_session ON events(session_id, id);
+    CREATE TABLE alerts (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id),
+        event_id INTEGER NOT NULL REFERENCES events(id),
+        code TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        message TEXT NOT NULL,
+        cells TEXT NOT NULL,
+        acknowledged INTEGER NOT NULL DEFAULT 0,
+        created REAL NOT NULL,
+        UNIQUE (session_id, event_id, code)
+    );
+    """,
+)
+
+
+class StoreError(Exception):
+    """The data folder or its database cannot be used; ``message`` says why in plain words."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class CorruptDatabase(StoreError):
+    """The database file was unreadable and has been moved to ``moved_to``."""
+
+    def __init__(self, path: Path, moved_to: Path, detail: str):
+        super().__init__(f"the saved-games file {path} is damaged ({detail}); it was moved to {moved_to} "
+                         "and a new one is started")
+        self.path, self.moved_to = path, moved_to
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    game: str
+    setup: dict
+    created: float
+    status: str
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    session_id: int
+    kind: str
+    payload: dict
+    created: float
+
+
+@dataclass(frozen=True)
+class AlertRow:
+    id: int
+    event_id: int
+    code: str
+    rule: str
+    message: str
+    cells: tuple[tuple[int, int], ...]
+    acknowledged: bool
+
+
+def default_data_dir() -> Path:
+    """The user's data folder, as the XDG base-directory convention places it."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "tableref"
+
+
+class Store:
+    """The session database; safe to share between the camera loop and web requests."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path):
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.path = path
+
+    @classmethod
+    def open(cls, data_dir: str | os.PathLike) -> "Store":
+        """Open (creating or migrating) the database in ``data_dir``.
+
+        Raises :class:`CorruptDatabase` after moving an unreadable file aside, so the caller
+        can tell the user and call ``open`` again for a fresh file.
+        """
+        folder = Path(data_dir)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the data folder {folder}: {e.strerror or e}") from None
+        path = folder / FILENAME
+        try:
+            conn = _connect(path)
+        except sqlite3.DatabaseError as e:
+            raise _move_aside(path, str(e)) from None
+        return cls(conn, path)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def create_session(self, game: str, setup: dict) -> SessionRow:
+        """A new open session; any other open session is closed (one game at a table)."""
+        now = time.time()
+        with self._lock, _transaction(self._conn) as c:
+            c.execute("UPDATE sessions SET status = 'closed' WHERE status = 'open'")
+            cur = c.execute("INSERT INTO sessions (game, setup, created) VALUES (?, ?, ?)",
+                            (game, json.dumps(setup), now))
+            return SessionRow(cur.lastrowid, game, setup, now, "open")
+
+    def latest_open_session(self) -> SessionRow | None:
+        with self._lock:
+            row = self._conn.execute("SELECT id, game, setup, created, status FROM sessions "
+                                     "WHERE status = 'open' ORDER BY id DESC LIMIT 1").fetchone()
+        return _session(row) if row else None
+
+    # --- events --------------------------------------------------------------------------
+
+    def add_events(self, session_id: int, items: list[tuple[str, dict]]) -> list[EventRow]:
+        """Append events in one committed transaction: either all are on disk or none."""
+        now = time.time()
+        out = []
+        with self._lock, _transaction(self._conn) as c:
+            for kind, payload in items:
+                cur = c.execute("INSERT INTO events (session_id, kind, payload, created) VALUES (?, ?, ?, ?)",
+                                (session_id, kind, json.dumps(payload), now))
+                out.append(EventRow(cur.lastrowid, session_id, kind, payload, now))
+        return out
+
+    def events(self, session_id: int) -> list[EventRow]:
+        with self._lock:
+            rows = self._conn.execute("SELECT id, session_id, kind, payload, created FROM events "
+                                      "WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return [EventRow(i, s, k, json.loads(p), t) for i, s, k, p, t in rows]
+
+    # --- alerts --------------------------------------------------------------------------
+
+    def alerts(self, session_id: int) -> list[AlertRow]:
+        with self._lock:
+            rows = self._conn.execute("SELECT id, event_id, code, rule, message, cells, acknowledged FROM alerts "
+                                      "WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return [_alert(r) for r in rows]
+
+    def ensure_alerts(self, session_id: int, items: list[tuple[int, str, str, str, list]]) -> list[AlertRow]:
+        """Insert alerts ``(event_id, code, rule, message, cells)`` not yet recorded.
+
+        An alert is keyed by the move event and the reason code, so re-deriving the match
+        after a correction finds the same alert (and its acknowledgement) again.
+        """
+        now = time.time()
+        with self._lock, _transaction(self._conn) as c:
+            for event_id, code, rule, message, cells in items:
+                c.execute("INSERT INTO alerts (session_id, event_id, code, rule, message, cells, created) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id, code) DO UPDATE "
+                          "SET rule = excluded.rule, message = excluded.message, cells = excluded.cells",
+                          (session_id, event_id, code, rule, message, json.dumps(cells), now))
+        return self.alerts(session_id)
+
+    def acknowledge(self, session_id: int, alert_id: int) -> bool:
+        with self._lock, _transaction(self._conn) as c:
+            cur = c.execute("UPDATE alerts SET acknowledged = 1 WHERE id = ? AND session_id = ?",
+                            (alert_id, session_id))
+            return cur.rowcount > 0
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # isolation_level=None: no implicit transactions; _transaction commits each write.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise sqlite3.DatabaseError(check)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"{path} was written by a newer tableref (schema {version}, this one reads "
+                             f"up to {SCHEMA_VERSION}); update tableref or choose another --data folder")
+        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise sqlite3.DatabaseError("not a tableref database")
+        for step in range(version, SCHEMA_VERSION):
+            with _transaction(conn) as c:
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+                c.execute(f"PRAGMA user_version = {step + 1}")
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
+    return conn
+
+
+class _transaction:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error) on an autocommit connection."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+
+
+def _move_aside(path: Path, detail: str) -> CorruptDatabase:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    for suffix in ("", "-wal", "-shm"):
+        part = Path(str(path) + suffix)
+        if part.exists():
+            part.rename(Path(str(target) + suffix))
+    return CorruptDatabase(path, target, detail)
+
+
+def _session(row: tuple) -> SessionRow:
+    i, game, setup, created, status = row
+    return SessionRow(i, game, json.loads(setup), created, status)
+
+
+def _alert(row: tuple) -> AlertRow:
+    i, event_id, code, rule, message, cells, ack = row
+    return AlertRow(i, event_id, code, rule, message, tuple(tuple(c) for c in json.loads(cells)), bool(ack))

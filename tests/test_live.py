@@ -1,0 +1,283 @@
+"""The live loop: frame sources keep their own clock and survive a camera dropping out; the
+referee reads only still boards with nothing over them, after the same seconds at any frame
+rate, finds a bumped board again, and turns a filmed game into exactly its moves."""
+import threading
+import time
+
+import cv2
+import numpy as np
+import pytest
+
+from companion_app import demo
+from companion_app.live import BoardVision, LiveReferee
+from companion_app.sources import CameraSource, FolderSource, SourceError, VideoSource
+from rules import blokus
+from rules.observe import Observed, observe, take_back
+
+
+def frame(value: int, size=(64, 48)) -> np.ndarray:
+    return np.full((size[1], size[0], 3), value, np.uint8)
+
+
+# --- sources ---------------------------------------------------------------------------
+
+class FlakyCapture:
+    """A camera that works for a few frames, then drops out (cable pulled)."""
+
+    def __init__(self, opened: bool, frames: int):
+        self.opened, self.left = opened, frames
+
+    def isOpened(self):
+        return self.opened
+
+    def read(self):
+        if not self.opened or self.left == 0:
+            return False, None
+        self.left -= 1
+        return True, frame(self.left)
+
+    def release(self):
+        self.opened = False
+
+
+def test_camera_dropping_out_is_reported_and_reopened_with_backoff():
+    plan = [FlakyCapture(True, 2), FlakyCapture(False, 0), FlakyCapture(False, 0), FlakyCapture(True, 3)]
+    opened = []
+
+    def open_capture(index):
+        opened.append(time.monotonic())
+        return plan[len(opened) - 1] if len(opened) <= len(plan) else FlakyCapture(True, 10**6)
+
+    camera = CameraSource(0, backoff=(0.02, 0.05), open_capture=open_capture)
+    reports = []
+    got = []
+    for t, image in camera.frames(lambda status, message: reports.append(status)):
+        got.append(t)
+        if len(got) == 5:
+            break
+    assert reports == ["camera_disconnected"] * 3
+    assert len(opened) == 4
+    gaps = np.diff(opened)
+    assert gaps[1] >= 0.02 and gaps[2] >= 0.04  # the pause doubles (0.02, 0.04, capped at 0.05)
+    assert got == sorted(got)  # wall-clock timestamps, in order
+
+
+def test_closing_a_camera_interrupts_its_backoff():
+    camera = CameraSource(0, backoff=(30.0, 60.0), open_capture=lambda i: FlakyCapture(False, 0))
+    done = threading.Event()
+
+    def consume():
+        for _ in camera.frames():
+            pass
+        done.set()
+
+    threading.Thread(target=consume, daemon=True).start()
+    time.sleep(0.1)
+    camera.close()
+    assert done.wait(2.0)
+
+
+def test_folder_frames_in_name_order_with_fps_timestamps(tmp_path):
+    for name, value in (("b.png", 20), ("a.png", 10), ("c.jpg", 30)):
+        cv2.imwrite(str(tmp_path / name), frame(value, (320, 240)))
+    (tmp_path / "notes.txt").write_text("not a frame")
+    (tmp_path / "d.png").write_bytes(b"broken")
+    reports = []
+    got = list(FolderSource(tmp_path, fps=4.0).frames(lambda s, m: reports.append(s)))
+    assert [t for t, _ in got] == [0.0, 0.25, 0.5]
+    assert [int(f[0, 0, 0]) for _, f in got[:2]] == [10, 20]
+    assert reports == ["unreadable_frame"]
+
+
+def test_folder_and_video_refuse_what_they_cannot_use(tmp_path):
+    with pytest.raises(SourceError):
+        FolderSource(tmp_path)
+    with pytest.raises(SourceError):
+        VideoSource(tmp_path / "missing.avi")
+
+
+def test_video_timestamps_come_from_its_fps(tmp_path):
+    path = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5.0, (64, 48))
+    for k in range(6):
+        writer.write(frame(40 * k))
+    writer.release()
+    got = list(VideoSource(path).frames())
+    assert [round(t, 6) for t, _ in got] == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_realtime_playback_is_paced_by_source_time(tmp_path):
+    for k in range(3):
+        cv2.imwrite(str(tmp_path / f"{k}.png"), frame(k, (320, 240)))
+    start = time.monotonic()
+    list(FolderSource(tmp_path, fps=10.0, realtime=True).frames())
+    assert time.monotonic() - start >= 0.18
+
+
+# --- the referee on a filmed game ------------------------------------------------------
+
+STEPS = demo.demo_script()[:demo.ILLEGAL_AFTER + 3]  # legal moves, the B5 mistake, its take-back, one more
+BUMP_AT = 4  # the board is knocked before this step
+REST_AFTER = 2  # after this step a hand rests still over the board for a while
+REST_SECONDS = 3.0
+
+
+def shots():
+    out = demo.film(STEPS, cameras_at=(BUMP_AT,), last=2.0)
+    still = [i for i, shot in enumerate(out) if shot.hand_at is None][REST_AFTER + 1]  # after the empty board
+    resting = demo.Shot(out[still].board, REST_SECONDS, hand_at=(9.5, 9.5), camera=out[still].camera)
+    return out[:still + 1] + [resting] + out[still + 1:]
+
+
+SHOTS = shots()
+
+
+def shots_between(t0: float, t1: float) -> list[demo.Shot]:
+    """The shots on screen at some time in [t0, t1]."""
+    out, start = [], 0.0
+    for shot in SHOTS:
+        if start <= t1 + 1e-9 and start + shot.seconds > t0 + 1e-9:
+            out.append(shot)
+        start += shot.seconds
+    return out
+
+
+class Run:
+    """Everything a referee did over the film at one frame rate."""
+
+    def __init__(self, cache, fps: float):
+        real = BoardVision.blokus()
+        self.reads: list[float] = []
+        self.boards: list[tuple[list[str], list, float]] = []
+        self.statuses: list[str] = []
+        self.t = 0.0
+
+        def read(frame, pose):
+            self.reads.append(self.t)
+            return real.read(frame, pose)
+
+        referee = LiveReferee(on_board=lambda rows, uncertain, t: self.boards.append((rows, uncertain, t)),
+                              on_status=lambda status, message: self.statuses.append(status),
+                              vision=BoardVision(real.locate, real.verify, read))
+        for t, image in demo.FilmSource(SHOTS, demo.cameras(bumps=1), fps=fps, cache=cache).frames():
+            self.t = t
+            referee.process(t, image)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("film")
+    source = demo.FilmSource(SHOTS, demo.cameras(bumps=1), cache=cache)
+    for number in range(len(SHOTS)):
+        source.image(number)  # render once; both runs then see the same (cached) pictures
+    return {fps: Run(cache, fps) for fps in (4.0, 10.0)}
+
+
+def referee_log(boards):
+    """What a session makes of the accepted boards: observations and the match they build."""
+    match, seen = blokus.new_match(), []
+    for rows, _, _ in boards:
+        observed = observe(match, rows)
+        match = take_back(match, observed.taken_back)
+        for move in observed.moves:
+            match = match.play(move)
+        if observed.changed:
+            seen.append((observed, match))
+    return seen
+
+
+def test_a_filmed_game_gives_exactly_its_moves(runs):
+    log = referee_log(runs[4.0].boards)
+    expected = [Observed(taken_back=1) if s.take_back else Observed(moves=(s.move,)) for s in STEPS]
+    assert [o for o, _ in log] == expected
+    flagged = [(o.moves[0], [v.code for v in m.turns[-1].violations]) for o, m in log
+               if o.moves and not m.turns[-1].legal]
+    # Exactly one false move, the B5 mistake, and the rules say so with its reason code.
+    assert flagged == [(STEPS[demo.ILLEGAL_AFTER].move, ["edge_contact_same_colour"])]
+    assert all(not uncertain for _, uncertain, _ in runs[4.0].boards)
+
+
+def test_steadiness_is_in_seconds_not_frames(runs):
+    slow, fast = runs[4.0], runs[10.0]
+    assert [rows for rows, _, _ in slow.boards] == [rows for rows, _, _ in fast.boards]
+    # The same moments, up to one frame of the slower rate.
+    assert [t for _, _, t in slow.boards] == pytest.approx([t for _, _, t in fast.boards], abs=1 / 4.0 + 1e-6)
+
+
+def test_only_still_boards_with_nothing_over_them_are_read(runs):
+    for run in runs.values():
+        assert run.reads
+        for t in run.reads:
+            assert shots_between(t, t)[-1].hand_at is None, t
+            # The board had not changed for a full steady_seconds (a hand beside it may move).
+            assert len({shot.board for shot in shots_between(t - 1.0, t)}) == 1, t
+
+
+def test_a_bumped_board_is_found_again(runs):
+    statuses = runs[4.0].statuses
+    assert statuses == ["ok", "board_moved", "ok"]
+
+
+def test_a_change_of_light_does_not_blind_the_referee():
+    # The light drops while a piece goes down: the whole board differs from the last accepted
+    # one, like a hand would. After hand_patience_seconds of stillness the board is read.
+    empty, one = demo.film(STEPS[:1])[0], demo.film(STEPS[:1])[-1]
+    source = demo.FilmSource([empty, one], demo.cameras())
+    before, after = source.image(0), (source.image(1) * 0.7).astype(np.uint8)
+    boards = []
+    referee = LiveReferee(on_board=lambda rows, uncertain, t: boards.append((rows, t)))
+    for k in range(40):
+        t = k / 4
+        referee.process(t, before if t < 2 else after)
+    gate = referee.gate
+    assert [rows for rows, _ in boards] == [list(empty.board), list(one.board)]
+    assert boards[1][1] == pytest.approx(2 + gate.steady_seconds + gate.hand_patience_seconds, abs=0.3)
+
+
+def test_demo_script_is_a_game_with_one_flagged_placement_taken_back():
+    steps = demo.demo_script()
+    match, flagged = blokus.new_match(), []
+    for step in steps:
+        if step.take_back:
+            assert match.turns[-1].move == step.move
+            match = take_back(match, 1)
+            continue
+        match = match.play(step.move)
+        flagged += [(step.move, v.code) for v in match.turns[-1].violations]
+    assert flagged == [(steps[demo.ILLEGAL_AFTER].move, "edge_contact_same_colour")]
+    assert sum(s.take_back for s in steps) == 1
+    assert match.over  # the whole game, to its end
+    shots = demo.film(steps)
+    frames_per_move = (sum(s.seconds for s in shots) - demo.FIRST_SECONDS - demo.LAST_SECONDS) * demo.FPS / len(steps)
+    assert 8 <= frames_per_move <= 15
+
+
+def test_start_and_stop_a_referee_on_a_camera_that_never_comes():
+    statuses = []
+    camera = CameraSource(0, backoff=(10.0, 10.0), open_capture=lambda i: FlakyCapture(False, 0))
+    referee = LiveReferee(camera, on_status=lambda status, message: statuses.append(status))
+    referee.start()
+    deadline = time.monotonic() + 2
+    while not statuses and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = time.monotonic()
+    referee.stop()
+    assert time.monotonic() - started < 1.0 and not referee.running
+    assert statuses == ["camera_disconnected"]
+
+
+def test_a_recording_runs_to_its_end_on_the_background_thread():
+    boards, statuses, ended = [], [], threading.Event()
+
+    def on_status(status, message):
+        statuses.append(status)
+        if status == "ended":
+            ended.set()
+
+    source = demo.FilmSource(demo.film(STEPS[:1], last=1.5), demo.cameras())
+    referee = LiveReferee(source, on_board=lambda rows, uncertain, t: boards.append(rows), on_status=on_status)
+    referee.start()
+    assert ended.wait(60)
+    referee.stop()
+    assert statuses == ["ok", "ended"]
+    assert boards[-1] == list(demo.film(STEPS[:1])[-1].board)

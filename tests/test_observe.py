@@ -1,0 +1,172 @@
+"""Board changes explained as moves: one placement, two quick ones, a take-back, a nudge,
+and changes that are no play at all (reported, never guessed); plus the passes that are due."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from rules import blokus
+from rules.observe import MOST_PER_STEP, Observed, observe, passes_due, take_back
+from rules.placement import Match, Move, legal_placements, random_playout
+
+RULES = blokus.rules()
+BOARD = RULES.board
+
+
+def playout(seed: int, placements: int | None = None) -> Match:
+    return random_playout(RULES, np.random.default_rng(seed), placements)
+
+
+def placements(match: Match) -> list[Move]:
+    return [t.move for t in match.turns if not t.move.passed]
+
+
+def replay(moves) -> Match:
+    match = Match(RULES)
+    for move in moves:
+        match = match.play(move)
+    return match
+
+
+def rows_after(moves) -> list[str]:
+    return blokus.board_rows(replay(moves).position)
+
+
+def same(a: Move, b: Move) -> bool:
+    return a.colour == b.colour and sorted(a.cells) == sorted(b.cells)
+
+
+def with_cells(rows: list[str], cells, colour: str) -> list[str]:
+    grid = [list(r) for r in rows]
+    for r, c in cells:
+        grid[r][c] = colour
+    return ["".join(r) for r in grid]
+
+
+def test_unchanged_board_is_nothing():
+    match = playout(1, 10)
+    assert observe(match, blokus.board_rows(match.position)) == Observed()
+    assert not Observed().changed
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(0, 40))
+def test_one_placement_is_that_move(seed, k):
+    moves = placements(playout(seed))
+    k = min(k, len(moves) - 1)
+    seen = observe(replay(moves[:k]), rows_after(moves[:k + 1]))
+    assert seen.taken_back == 0 and not seen.unexplained_cells
+    assert len(seen.moves) == 1 and same(seen.moves[0], moves[k])
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(0, 40))
+def test_two_quick_placements_come_in_turn_order(seed, k):
+    moves = placements(playout(seed))
+    k = min(k, len(moves) - 2)
+    if moves[k].colour == moves[k + 1].colour:
+        return  # the same-colour case has its own test
+    match = replay(moves[:k])
+    seen = observe(match, rows_after(moves[:k + 2]))
+    assert [m.colour for m in seen.moves] == [moves[k].colour, moves[k + 1].colour]
+    assert all(same(a, b) for a, b in zip(seen.moves, moves[k:k + 2]))
+    after = match.play(seen.moves[0]).play(seen.moves[1])
+    assert all(t.legal for t in after.turns)
+
+
+def test_one_colour_twice_is_split_into_two_legal_moves():
+    # Late in a game the other colours pass and one colour places twice in a row.
+    for seed in range(200):
+        moves = placements(playout(seed))
+        k = next((i for i in range(len(moves) - 1) if moves[i].colour == moves[i + 1].colour), None)
+        if k is not None:
+            break
+    match = replay(moves[:k])
+    seen = observe(match, rows_after(moves[:k + 2]))
+    assert len(seen.moves) == 2 and seen.taken_back == 0
+    assert {tuple(sorted(m.cells)) for m in seen.moves} == {tuple(sorted(m.cells)) for m in moves[k:k + 2]}
+    after = match.play(seen.moves[0]).play(seen.moves[1])
+    assert all(t.legal for t in after.turns)
+
+
+def test_take_back_of_the_last_piece():
+    moves = placements(playout(3, 12))
+    match = replay(moves)
+    seen = observe(match, rows_after(moves[:-1]))
+    assert seen == Observed(taken_back=1)
+    assert blokus.board_rows(take_back(match, 1).position) == rows_after(moves[:-1])
+    assert take_back(match, 1).colour_to_move == moves[-1].colour
+
+
+def test_nudged_piece_is_a_take_back_and_a_new_placement():
+    moves = placements(playout(4, 9))
+    before = replay(moves[:-1])
+    options = [m for _, m in legal_placements(RULES, before.position, moves[-1].colour)
+               if sorted(BOARD.cells_of(m)) != sorted(moves[-1].cells)]
+    nudged = Move(moves[-1].colour, tuple(BOARD.cells_of(options[0])))
+    seen = observe(replay(moves), rows_after(moves[:-1] + [nudged]))
+    assert seen.taken_back == 1 and len(seen.moves) == 1 and same(seen.moves[0], nudged)
+
+
+def test_illegal_placement_is_observed_as_played():
+    moves = placements(playout(5, 8))
+    match = replay(moves)
+    colour = match.colour_to_move
+    own = [c for c, col in blokus.parse_board(blokus.board_rows(match.position)).items() if col == colour]
+    r, c = own[0]
+    # A monomino right beside its own colour: B5, whatever the rest of the board.
+    cell = next((r + dr, c + dc) for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0))
+                if (r + dr, c + dc) in BOARD.index
+                and blokus.board_rows(match.position)[r + dr][c + dc] == blokus.EMPTY)
+    seen = observe(match, with_cells(blokus.board_rows(match.position), [cell], colour))
+    assert seen.moves == (Move(colour, (cell,)),)
+    codes = [v.code for v in match.play(seen.moves[0]).turns[-1].violations]
+    assert "edge_contact_same_colour" in codes
+
+
+def test_take_back_replays_passes_before_the_piece():
+    match = playout(6)  # a whole game: it ends with passes
+    last = max(i for i, t in enumerate(match.turns) if not t.move.passed)
+    undone = take_back(match, 1)
+    assert undone.turns == match.turns[:last]
+
+
+def test_recoloured_cells_are_unexplained():
+    moves = placements(playout(7, 6))
+    match = replay(moves)
+    rows = blokus.board_rows(match.position)
+    cells = moves[-1].cells
+    other = next(c for c in blokus.COLOURS if c != moves[-1].colour)
+    seen = observe(match, with_cells(rows, cells, other))
+    assert seen == Observed(unexplained_cells=tuple(sorted(cells)))
+
+
+def test_an_old_piece_gone_is_unexplained():
+    moves = placements(playout(8, 12))
+    match = replay(moves)
+    gone = moves[-(MOST_PER_STEP + 1)].cells
+    seen = observe(match, with_cells(blokus.board_rows(match.position), gone, blokus.EMPTY))
+    assert seen == Observed(unexplained_cells=tuple(sorted(gone)))
+
+
+def test_too_many_new_pieces_are_unexplained():
+    moves = placements(playout(9, 12))
+    seen = observe(replay(moves[:-(MOST_PER_STEP + 1)]), rows_after(moves))
+    assert not seen.moves and not seen.taken_back
+    assert sorted(seen.unexplained_cells) == sorted(c for m in moves[-(MOST_PER_STEP + 1):] for c in m.cells)
+
+
+def test_passes_due():
+    assert passes_due(Match(RULES)) == []
+    assert sorted(passes_due(playout(10))) == sorted(RULES.rotation)  # game over: nobody can place
+    # Somewhere in a game a colour to move has no placement while another still has one.
+    for seed in range(50):
+        match = Match(RULES)
+        for turn in playout(seed).turns:
+            due = passes_due(match)
+            if due and not match.over:
+                assert due[0] == match.colour_to_move
+                assert not any(match.can_place(c) for c in due)
+                nxt = RULES.rotation[(match.to_move + len(due)) % len(RULES.rotation)]
+                assert match.can_place(nxt)
+                return
+            match = match.play(turn.move)
+    raise AssertionError("no game had a colour passing before the end")

@@ -1,0 +1,280 @@
+"""The tablet pages in a real browser (Debian's chromium driven by Playwright), plus the
+HTTP guards a browser cannot easily reach (oversize upload, cross-site POST)."""
+import io
+import json
+import os
+import threading
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from werkzeug.serving import make_server
+
+from companion_app.server import MAX_UPLOAD_MB, create_app
+from tests.test_session import MISSED, boards
+from vision.synth import CONDITIONS, render_photo
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = Path("/tmp/tableref-shots")
+LANDSCAPE = {"width": 1280, "height": 800}
+PORTRAIT = {"width": 800, "height": 1280}
+
+
+def chromium_or_skip() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    reason = f"{CHROMIUM} not found: install Debian's chromium (make browser) to run the page tests"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def photo_of(rows: list[str]) -> bytes:
+    """A phone photo of the board, rendered with exact ground truth, PNG-encoded."""
+    image = render_photo(rows, CONDITIONS["clean"], np.random.default_rng(3)).image
+    return cv2.imencode(".png", image)[1].tobytes()
+
+
+# --- the app in a thread --------------------------------------------------------------------
+
+class Running:
+    """The app on 127.0.0.1 in a thread; stop and start again on the same port = a restart."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir, self.port, self.httpd, self.app = data_dir, 0, None, None
+
+    def start(self) -> "Running":
+        self.app = create_app(self.data_dir)
+        self.httpd = make_server("127.0.0.1", self.port, self.app, threaded=True)
+        self.port = self.httpd.server_port
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.app.extensions["tableref"].stop()
+
+    @property
+    def session(self):
+        return self.app.extensions["tableref"].session
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+def server(tmp_path):
+    running = Running(tmp_path / "data").start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def shot(page, name: str, full_page: bool = False) -> None:
+    """A screenshot to look at (the page must read well on a 10-inch tablet)."""
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), animations="disabled", full_page=full_page)
+
+
+def score_cell(page, name: str):
+    return page.locator(f'#scores tr[data-player="{name}"] .score')
+
+
+# --- the flow -----------------------------------------------------------------------------
+
+def test_setup_live_alert_correction_takeback(server, browser):
+    base = server.base
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(5000)
+    page.goto(base + "/")
+    assert page.url.endswith("/review")  # no camera, no game: the photo review page
+    page.goto(base + "/setup")
+    inputs = page.locator("#players input")
+    assert inputs.count() == 4
+    for i, name in enumerate(["Ann", "Bo", "Cy", "Di"]):
+        inputs.nth(i).fill(name)
+    shot(page, "setup")
+    page.click("text=Start the game")
+    page.wait_for_url("**/live")
+    page.wait_for_selector("#conn[data-state=live]")
+
+    session = server.session
+    assert [p["name"] for p in session.snapshot()["players"]] == ["Ann", "Bo", "Cy", "Di"]
+    session.set_camera("ok", "camera 0: watching the board")
+    for t, rows in enumerate(boards()):
+        session.observe(rows, [], float(t))
+        page.wait_for_selector(f"#history li[data-index='{t}']")
+    assert page.locator('rect.cell[data-row="2"][data-col="2"]').get_attribute("data-colour") == "B"
+
+    alert = page.locator(".alert")
+    alert.wait_for()
+    assert "B5" in alert.inner_text() and "edge with its own colour" in alert.inner_text()
+    assert page.locator("#board path.illegal").count() == 1
+    assert score_cell(page, "Bo").inner_text() == "-85"
+    shot(page, "live-landscape")
+
+    portrait = browser.new_page(viewport=PORTRAIT)
+    portrait.goto(base + "/live")
+    portrait.wait_for_selector(".alert")
+    shot(portrait, "live-portrait")
+    portrait.close()
+
+    page.click(".alert .ack")
+    page.wait_for_selector(".alert", state="detached")
+    assert page.locator("#board path.illegal").count() == 0
+
+    # one-tap correction: the camera missed the fifth square of yellow's I5
+    page.click(f'rect.cell[data-row="{MISSED[0]}"][data-col="{MISSED[1]}"]')
+    page.wait_for_selector("#picker[open]")
+    shot(page, "picker")
+    page.click('#picker .choice[data-colour="Y"]')
+    page.wait_for_function("document.querySelector('#scores tr[data-player=\"Bo\"] .score').textContent === '-84'")
+    assert page.locator(f'rect.cell[data-row="0"][data-col="15"]').get_attribute("data-colour") == "Y"
+
+    # tap the illegal move in the history: take it back
+    page.click("#history li[data-index='4']")
+    page.wait_for_selector("#takeback[open]")
+    page.click("#takeback button[value=yes]")
+    page.wait_for_selector("#history li[data-index='4']", state="detached")
+    assert page.locator("#turn").inner_text().strip() == "Blue to play"
+    shot(page, "live-after")
+
+    # exports
+    record = page.request.get(base + "/export/record.json").json()
+    assert record["game"] == "blokus" and len(record["moves"]) == 4
+    assert page.request.get(base + "/export/game.blksgf").text().startswith("(;FF[4]")
+    page.close()
+
+
+def test_live_page_reconnects_to_a_restarted_server(server, browser):
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(8000)
+    page.request.post(server.base + "/api/session", data=json.dumps({"variant": "classic"}),
+                      headers={"Content-Type": "application/json"})
+    page.goto(server.base + "/live")
+    page.wait_for_selector("#conn[data-state=live]")
+    server.session.observe(boards()[0], [], 0.0)
+    page.wait_for_selector("#history li[data-index='0']")
+
+    server.stop()
+    page.wait_for_selector("#conn[data-state=down]")
+    server.start()  # same port, same data folder: the game resumes
+    page.wait_for_selector("#conn[data-state=live]")
+    server.session.observe(boards()[1], [], 1.0)
+    page.wait_for_selector("#history li[data-index='1']")
+    assert page.locator("#history li").count() == 2
+    page.close()
+
+
+def test_review_scores_a_photo_and_refuses_a_non_image(server, browser):
+    base = server.base
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(20000)
+    page.goto(base + "/review")
+    page.set_input_files("#photo", {"name": "board.png", "mimeType": "image/png",
+                                    "buffer": photo_of(boards()[-1])})
+    page.click("#review-go")
+    page.wait_for_selector("#review-result:not([hidden])")
+    assert page.locator("#review-scores tbody tr").count() == 4
+    assert page.locator('#review-scores tr[data-player="Yellow"] .score').inner_text() == "-85"
+    assert page.locator(".shot img").count() >= 1
+    shot(page, "review", full_page=True)
+
+    page.set_input_files("#photo", {"name": "board.jpg", "mimeType": "image/jpeg",
+                                    "buffer": b"#!/bin/sh\necho this is no photo\n"})
+    page.click("#review-go")
+    error = page.locator("#review-error")
+    error.wait_for()
+    assert "not a photo" in error.inner_text()
+    assert page.locator("#review-result").is_hidden()
+    shot(page, "review-refused")
+
+    # a file over the limit (made in the page: sending 25 MB through the driver is slow)
+    page.evaluate("""mb => {
+        const files = new DataTransfer();
+        files.items.add(new File([new Uint8Array(mb * 1024 * 1024 + 1)], "huge.jpg", { type: "image/jpeg" }));
+        document.getElementById("photo").files = files.files;
+    }""", MAX_UPLOAD_MB)
+    page.click("#review-go")
+    page.wait_for_function("document.querySelector('#review-error').textContent.includes('larger than')")
+    page.close()
+
+
+# --- guards, over plain HTTP --------------------------------------------------------------
+
+def test_oversize_upload_is_refused_with_a_message(tmp_path):
+    client = create_app(tmp_path).test_client()
+    big = b"\xff\xd8\xff" + b"\0" * (MAX_UPLOAD_MB * 1024 * 1024 + 10)
+    response = client.post("/api/review", data={"photo": (io.BytesIO(big), "huge.jpg")},
+                           content_type="multipart/form-data")
+    assert response.status_code == 413
+    assert f"larger than {MAX_UPLOAD_MB} MB" in response.get_json()["error"]["message"]
+
+
+def test_camera_source_feeds_the_session(tmp_path, monkeypatch):
+    """serve's wiring: the live loop's boards go to the active session, its status to the page."""
+    from companion_app import live
+
+    started = []
+
+    class FakeReferee:
+        def __init__(self, source, on_board, on_status):
+            self.on_board, self.on_status = on_board, on_status
+            started.append(self)
+
+        def start(self):
+            self.on_status("ok", "watching the board")
+
+        def stop(self):
+            started.remove(self)
+
+    monkeypatch.setattr(live, "LiveReferee", FakeReferee)
+    app = create_app(tmp_path, source=object())
+    client = app.test_client()
+    assert client.get("/").headers["Location"].endswith("/live")  # a game was started for the camera
+    started[0].on_board(boards()[0], [], 0.0)
+    state = client.get("/api/state").get_json()
+    assert state["camera"] == {"status": "ok", "message": "watching the board"}
+    assert [h["colour"] for h in state["history"]] == ["B"]
+    client.post("/api/session", json={"variant": "two-player"})  # a new game: the camera feeds it
+    started[0].on_board(boards()[1], [], 1.0)
+    state = client.get("/api/state").get_json()
+    assert state["session"]["variant"] == "two-player" and state["camera"]["status"] == "ok"
+    app.extensions["tableref"].stop()
+    assert not started
+
+
+def test_cross_site_post_is_refused(tmp_path):
+    client = create_app(tmp_path).test_client()
+    doc = {"variant": "classic"}
+    refused = client.post("/api/session", json=doc, headers={"Origin": "http://evil.example"})
+    assert refused.status_code == 403 and "another site" in refused.get_json()["error"]["message"]
+    assert client.get("/api/state").status_code == 400  # nothing was started
+    ok = client.post("/api/session", json=doc, headers={"Origin": "http://localhost"})
+    assert ok.status_code == 200 and ok.get_json()["to_move"] == "B"
+
+
+def test_actions_report_errors_as_json(tmp_path):
+    client = create_app(tmp_path).test_client()
+    assert client.post("/api/correct", json={"row": 0, "col": 0, "colour": "B"}).status_code == 400
+    client.post("/api/session", json={"variant": "classic"})
+    bad = client.post("/api/correct", json={"row": 0, "col": 99, "colour": "B"})
+    assert bad.status_code == 400 and "not on the" in bad.get_json()["error"]["message"]
+    assert client.post("/api/take-back", json={"index": 3}).status_code == 400
+    assert client.post("/api/session", json={"variant": "nine"}).get_json()["error"]["code"] == "bad_request"
+    assert client.post("/api/correct", data="not json").status_code == 400

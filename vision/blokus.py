@@ -1,0 +1,211 @@
+"""Read a Blokus board from a photo: find the grid, read each cell's colour, ask the rules.
+
+The generic parts (grid finding, light-adaptive colour, sampling) live in their own modules;
+this one knows only what is Blokus: a 20 x 20 grid, four plastic colours on a grey board,
+and rules that make most misreadings visible. Pieces of one colour never share an edge
+(B5), so every one-colour region must be one of the 21 pieces, each used once, chained
+corner to corner from a board corner. A reading that breaks this is re-examined at its least
+confident cells (second-best labels) before it is reported; what cannot be explained away
+is reported as flags.
+
+For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
+:func:`read_with_pose` when something changed (no localisation, no rules).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from itertools import combinations
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from rules.blokus import EMPTY, SIZE, decompose
+
+from .colour import CellColours, Palette, classify
+from .grid import find_grid, quick_contrast
+from .pose import BoardPose, check_angle, make_pose, rectify
+from .reading import BoardReading, uncertain_cells
+from .reading import debug_images as _debug_images
+from .sampling import cell_samples
+
+# Nominal colours: only their hues seed the per-photo colour clusters.
+PALETTE = Palette(EMPTY, {"B": (20, 80, 200), "Y": (240, 200, 20), "R": (200, 30, 40), "G": (20, 150, 70)})
+DRAW_BGR = {".": (210, 210, 210), "B": (255, 140, 40), "Y": (0, 235, 255), "R": (70, 70, 255), "G": (90, 230, 90)}
+PX_PER_CELL = 20
+MARGIN = 0.5
+VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this share of the original
+MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
+SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
+PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
+RULES_BUDGET_S = 0.12  # time the rules prior may spend re-examining a reading
+
+
+def _gray(image: np.ndarray) -> np.ndarray:
+    return image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+
+
+def locate_board(frame: np.ndarray) -> BoardPose:
+    """Full search for the board's grid; raises ReadError no_board / impossible_angle."""
+    to_photo, k, evidence, rms = find_grid(frame, SIZE)
+    h, w = frame.shape[:2]
+    pose = make_pose(to_photo, (w, h), SIZE, evidence, k, rms)
+    check_angle(pose)
+    return _with_contrast(frame, pose)
+
+
+def _with_contrast(frame: np.ndarray, pose: BoardPose) -> BoardPose:
+    return replace(pose, contrast=quick_contrast(_gray(frame), pose))
+
+
+def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
+    """Is the board still where ``pose`` says? Cheap (samples borders, no rectification)."""
+    pose = _fit_to(frame, pose)
+    reference = pose.contrast or 0.8
+    return quick_contrast(_gray(frame), pose) >= max(0.6, VERIFY_SHARE * reference)
+
+
+def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
+    """The pose for this frame's size (the live referee may locate on a different size)."""
+    h, w = frame.shape[:2]
+    if pose.image_size == (w, h):
+        return pose
+    return pose.scaled(w / pose.image_size[0])
+
+
+def read_with_pose(frame: np.ndarray, pose: BoardPose) -> BoardReading:
+    """Classify every cell at a known pose (no localisation, no rules prior)."""
+    start = time.perf_counter()
+    pose = _fit_to(frame, pose)
+    rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
+    inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN)
+    return _reading(classify(inner, ring, PALETTE), pose, rect, start)
+
+
+def _reading(colours: CellColours, pose: BoardPose, rect: np.ndarray, start: float) -> BoardReading:
+    conf = colours.confidence
+    return BoardReading("blokus", colours.letters(), conf, uncertain_cells(conf), pose, rect,
+                        (time.perf_counter() - start) * 1000.0, colours.labels, colours.posterior,
+                        PX_PER_CELL, MARGIN)
+
+
+def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = None) -> BoardReading:
+    """Photo (upright BGR) -> board reading, with the rules as a prior.
+
+    ``calibration`` may hold a board pose from ``tableref calibrate board`` (a fixed camera):
+    a BoardPose or its JSON, alone or under a "pose" key. It is used when the photo still
+    shows the grid there, otherwise the board is searched for as usual.
+    """
+    start = time.perf_counter()
+    pose = _calibrated_pose(calibration)
+    if pose is None or not verify_pose(image, pose):
+        pose = locate_board(image)
+    reading = read_with_pose(image, pose)
+    board, conf, flags, changed = apply_rules(reading.board, reading.labels, reading.probabilities,
+                                              reading.confidence)
+    reading.board, reading.confidence, reading.flags, reading.changed_by_rules = board, conf, flags, changed
+    reading.uncertain = uncertain_cells(conf)
+    reading.timing_ms = (time.perf_counter() - start) * 1000.0
+    return reading
+
+
+def _calibrated_pose(calibration: BoardPose | Mapping | None) -> BoardPose | None:
+    if calibration is None or isinstance(calibration, BoardPose):
+        return calibration
+    data = calibration.get("pose", calibration)
+    return BoardPose.from_json(data) if isinstance(data, Mapping) and "homography" in data else None
+
+
+def debug_images(reading: BoardReading) -> dict[str, np.ndarray]:
+    """"rectified" and "overlay" PNG-ready images for ``tableref read --debug-dir``."""
+    return _debug_images(reading, DRAW_BGR)
+
+
+# --- the rules as a prior --------------------------------------------------------------------
+
+def _badness(flags) -> int:
+    """How much of the board the conflicts cover (distinct flagged cells)."""
+    return len({tuple(c) for f in flags for c in f.cells})
+
+
+def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
+                budget_s: float = RULES_BUDGET_S) -> tuple[list[str], np.ndarray, list, list[tuple[int, int]]]:
+    """Re-examine a reading that breaks the rules at its least confident cells.
+
+    Conflict by conflict, tries other labels for the cells of the conflict and its
+    neighbours, cheapest first (by how much less likely the colour evidence finds them), one
+    cell, then two; a change is kept only if it shrinks the conflicts. Changed cells keep a
+    low confidence: the rules chose their label, the photo did not show it. Bounded in time
+    (a photo drowned in glare has more conflicts than are worth searching). Returns (board,
+    confidence, remaining flags, changed cells).
+    """
+    deadline = time.perf_counter() + budget_s
+    rows = list(board)
+    conf = conf.copy()
+    flags = decompose(rows).flags
+    changed: list[tuple[int, int]] = []
+    smooth = conf[..., None] * prob + (1.0 - conf[..., None]) / len(labels)
+    tried: set[tuple] = set()
+    while flags and time.perf_counter() < deadline:
+        todo = [f for f in flags if (f.code, tuple(f.cells)) not in tried]
+        if not todo:
+            break
+        flag = todo[0]
+        tried.add((flag.code, tuple(flag.cells)))
+        fix = _fix_one(rows, flags, flag, labels, smooth, deadline)
+        if fix is None:
+            continue
+        rows, flags, cells = fix
+        for r, c in cells:
+            conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
+        changed.extend(cells)
+    return rows, conf, list(flags), changed
+
+
+def _relabel(rows: list[str], changes) -> list[str]:
+    grid = [list(r) for r in rows]
+    for (r, c), label in changes:
+        grid[r][c] = label
+    return ["".join(r) for r in grid]
+
+
+def _options(rows: list[str], flag, labels: tuple[str, ...], smooth: np.ndarray) -> list[tuple[float, tuple, str]]:
+    """(cost, cell, label) relabellings in and around one conflict, cheapest first."""
+    n = len(rows)
+    region = {tuple(c) for c in flag.cells}
+    colours = {rows[r][c] for r, c in region}
+    reach = 1 if flag.code in ("not_a_piece", "piece_already_used") else 2  # chains break diagonally
+    around = {(r + dr, c + dc) for r, c in region for dr in range(-reach, reach + 1)
+              for dc in range(-reach, reach + 1) if 0 <= r + dr < n and 0 <= c + dc < n}
+    options = []
+    for r, c in around:
+        now = smooth[r, c, labels.index(rows[r][c])]
+        choices = labels if (r, c) in region else [lab for lab in labels if lab in colours]
+        for label in choices:
+            cost = float(np.log(now) - np.log(smooth[r, c, labels.index(label)]))
+            if label != rows[r][c] and cost <= MAX_FIX_COST:
+                options.append((cost, (r, c), label))
+    return sorted(options)
+
+
+def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.ndarray, deadline: float):
+    """The cheapest one- or two-cell relabelling near ``flag`` that shrinks the conflicts."""
+    options = _options(rows, flag, labels, smooth)
+    base = _badness(flags)
+    best = None
+    for size, pool in ((1, options[:SINGLE_OPTIONS]), (2, options[:PAIR_OPTIONS])):
+        for combo in combinations(pool, size):
+            if time.perf_counter() > deadline:
+                break
+            cost = sum(o[0] for o in combo)
+            if len({cell for _, cell, _ in combo}) < size or (best is not None and cost >= best[0]):
+                continue
+            trial = _relabel(rows, [(cell, label) for _, cell, label in combo])
+            new_flags = decompose(trial).flags
+            bad = _badness(new_flags)
+            if bad < base and (best is None or (bad, cost) < (best[1], best[0])):
+                best = (cost, bad, trial, new_flags, [cell for _, cell, _ in combo])
+        if best is not None:
+            break
+    return None if best is None else (best[2], best[3], best[4])

@@ -1,0 +1,260 @@
+"""Classify board cells by colour, adapting to each photo's white balance, light and glare.
+
+Why adaptive: fixed thresholds fail because white balance, exposure, shadows and the lamp's
+colour change from photo to photo. The one reference every photo carries is the board
+itself: its empty cells are one neutral plastic. So:
+
+1. *Light field from the board*: the board's empty cells give the local colour of the light
+   (a smooth field over the board, so a shadow or a warm lamp on one side is divided out,
+   not only a global cast). The first guess of "empty" is the least saturated cells.
+2. *Glare*: a specular highlight adds white light, raising *all* channels; coloured plastic
+   never has all three channels above the board's grey. Pixels brighter than that in every
+   channel (or clipped) are ignored, and of the rest only the half with the least white
+   added is used. A cell whose middle is all glare falls back to its outer ring, and a cell
+   with nothing left is uncertain rather than guessed empty.
+3. *Classes adapt*: each colour is a Gaussian in CIE a*b*, started at the palette's nominal
+   hue and re-estimated from this photo's cells (bounded to stay near that hue), so a
+   yellowish light or a different batch of plastic moves the clusters, not the answers.
+4. *Confidence*: the posterior of the best class, lowered when the cell is far from every
+   class (a hand, a cup, a shadowed edge) or mostly lost to glare.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+NEUTRAL = 0.5  # the board's grey is mapped to this level (lower if bright plastic would clip)
+GLARE_LEVEL = 1.55  # all channels above this multiple of the board's grey: specular light
+CLIP = 0.98  # raw values at or above this are clipped by the sensor
+EMPTY_CHROMA = 12.0  # first split only: a*b* chroma of an empty cell after normalisation
+MAX_HUE_DRIFT = np.deg2rad(25.0)  # how far a colour's cluster may move from its nominal hue
+LIGHT_SIGMA = 2.5  # smoothness of the light field, in cells
+FLARE_LIFT = float(np.log(1.12))  # an empty cell this much above the light field has flare on it
+# Largest a*b* standard deviation of the empty class and of a colour: the board is one
+# plastic and the light is divided out, so empty cells stay tight; a hand or a cup must not
+# widen the empty class until it looks like part of the board.
+MAX_SPREAD = (6.0, 15.0)
+
+
+@dataclass(frozen=True)
+class Palette:
+    """The classes of a board: the empty cell's label and each colour's nominal sRGB.
+
+    Only the *hue* of a nominal colour is used (as a starting point that each photo refines),
+    so the values describe "a red", not a particular batch of plastic.
+    """
+
+    empty: str
+    colours: Mapping[str, tuple[int, int, int]]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (self.empty, *self.colours)
+
+    def hues(self) -> np.ndarray:
+        """Nominal hue angles (radians) in the a*b* plane, in ``colours`` order."""
+        rgb = np.array([[c for c in self.colours.values()]], np.float32)[..., ::-1] / 255.0
+        lab = cv2.cvtColor(rgb, cv2.COLOR_BGR2Lab)[0]
+        return np.arctan2(lab[:, 2], lab[:, 1])
+
+
+@dataclass(frozen=True)
+class CellColours:
+    """Per-cell class probabilities; ``labels[0]`` is the empty class."""
+
+    labels: tuple[str, ...]
+    posterior: np.ndarray  # rows x cols x K, sums to 1
+    confidence: np.ndarray  # rows x cols, 0-1
+    glare: np.ndarray  # rows x cols, share of the cell's middle lost to glare
+    features: np.ndarray  # rows x cols x 3: L*, a*, b* after removing the light
+
+    def best(self) -> np.ndarray:
+        return np.argmax(self.posterior, axis=2)
+
+    def letters(self) -> list[str]:
+        table = np.array(self.labels)
+        return ["".join(row) for row in table[self.best()]]
+
+
+def _lab(bgr: np.ndarray) -> np.ndarray:
+    flat = np.clip(bgr, 0.0, 1.0).reshape(-1, 1, 3).astype(np.float32)
+    return cv2.cvtColor(flat, cv2.COLOR_BGR2Lab).reshape(bgr.shape)
+
+
+def _initial_neutral(inner: np.ndarray, med: np.ndarray) -> np.ndarray:
+    """The board's grey: the least saturated quarter of the unclipped cells, of middling
+    brightness (glare-whitened pieces are as unsaturated as the board, but brighter)."""
+    clipped = (inner.min(2) >= CLIP).mean(-1)
+    sat = (med.max(-1) - med.min(-1)) / (med.max(-1) + 0.02)
+    ok = (clipped < 0.2).ravel()
+    flat, bright = med.reshape(-1, 3)[ok], med.max(-1).ravel()[ok]
+    if len(flat) < 4:
+        return np.median(med.reshape(-1, 3), axis=0)
+    grey = np.argsort(sat.ravel()[ok])[:max(4, len(flat) // 4)]
+    lo, hi = np.percentile(bright[grey], [20, 70])
+    pick = grey[(bright[grey] >= lo) & (bright[grey] <= hi)]
+    return np.median(flat[pick if len(pick) else grey], axis=0)
+
+
+def _light_field(raw: np.ndarray, weight: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Smooth per-cell light colour from the empty cells (normalised convolution in log).
+
+    Flare is light *added* on top, not a brighter lamp: an empty cell under a reflection must
+    not raise the field, or every piece beside it would be divided into a washed-out grey.
+    So empty cells well above the field are dropped and the field re-estimated, peeling a
+    reflection from its core outwards, while shadows (below the field) stay in.
+    """
+    logv = np.log(np.maximum(raw, 1e-3)).astype(np.float32)
+    blur = lambda x: cv2.GaussianBlur(x, (0, 0), LIGHT_SIGMA, borderType=cv2.BORDER_REFLECT)  # noqa: E731
+    w = weight.astype(np.float32)
+    for _ in range(3):
+        den = blur(w)
+        field = np.dstack([blur(logv[..., c] * w) for c in range(3)]) / np.maximum(den, 1e-6)[..., None]
+        w = w * ((logv - field).mean(-1) < FLARE_LIFT)
+    trust = np.clip(den / 0.15, 0, 1)[..., None]  # far from any empty cell: the global grey
+    return np.exp(field) * trust + fallback * (1 - trust)
+
+
+def _cell_colours(pix: np.ndarray, field: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Median colour of the least glare-touched half of each cell's usable pixels, divided
+    by the light (the board's grey becomes 1, 1, 1), and the usable share; NaN if none.
+
+    ``pix`` is channel-major (rows, cols, 3, n) so every sort runs along contiguous memory.
+    """
+    norm = pix / field[..., None]
+    white = np.minimum(np.minimum(norm[:, :, 0], norm[:, :, 1]), norm[:, :, 2])
+    # One clipped channel is just bright plastic (a yellow's red); all three is glare.
+    dullest = np.minimum(np.minimum(pix[:, :, 0], pix[:, :, 1]), pix[:, :, 2])
+    usable = (dullest < CLIP) & (white < GLARE_LEVEL)
+    keep_n = (usable.sum(-1) + 1) // 2
+    ranked = np.sort(np.where(usable, white, np.inf), axis=-1)
+    cut = np.take_along_axis(ranked, np.maximum(keep_n - 1, 0)[..., None], axis=-1)
+    chosen = usable & (white <= cut)
+    vals = np.sort(np.where(chosen[:, :, None], norm, np.inf), axis=-1)
+    n_chosen = chosen.sum(-1)
+    mid = np.broadcast_to((np.maximum(n_chosen - 1, 0) // 2)[:, :, None, None], n_chosen.shape + (3, 1))
+    med = np.take_along_axis(vals, mid, axis=-1)[..., 0]
+    med[n_chosen == 0] = np.nan
+    return med, usable.mean(-1)
+
+
+
+def _features(inner: np.ndarray, ring: np.ndarray, field: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell L*a*b* (light removed) from the middle, or middle + ring where the middle is
+    mostly glare; and the usable share. Cells with nothing usable get a neutral colour."""
+    med, usable = _cell_colours(inner, field)
+    weak = (usable < 0.2) | np.isnan(med).any(-1)
+    if weak.any():
+        both = np.concatenate([inner[weak], ring[weak]], axis=-1)[None]
+        m2, u2 = _cell_colours(both, field[weak][None])
+        med[weak] = m2[0]
+        usable = usable.copy()
+        usable[weak] = np.maximum(usable[weak], 0.5 * u2[0])
+    med = np.where(np.isnan(med), 1.0, med)
+    # Lab wants 0-1: lower the level if the brightest plastic would clip (its hue would bend).
+    level = min(NEUTRAL, 1.0 / max(float(np.percentile(med.max(-1), 99)), 1e-6))
+    return _lab(med * level), usable
+
+
+def _weighted_median(x: np.ndarray, w: np.ndarray) -> float:
+    order = np.argsort(x)
+    cum = np.cumsum(w[order])
+    return float(x[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
+def _weighted_gaussian(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mu = (w[:, None] * x).sum(0) / max(w.sum(), 1e-9)
+    d = x - mu
+    return mu, (w[:, None, None] * d[:, :, None] * d[:, None, :]).sum(0) / max(w.sum(), 1e-9)
+
+
+def _fit_classes(ab: np.ndarray, resp: np.ndarray, hues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Means (K x 2) and covariances (K x 2 x 2) from soft assignments (N x K)."""
+    k = resp.shape[1]
+    means = np.zeros((k, 2))
+    covs = np.zeros((k, 2, 2))
+    colour = resp[:, 1:].sum(1) > 0.5
+    typical = float(np.median(np.hypot(*ab[colour].T))) if colour.sum() >= 4 else 50.0
+    for j in range(k):
+        w = resp[:, j]
+        floor = 3.0 if j == 0 else 6.0
+        if w.sum() >= 4:
+            # Start tight at the class's core and grow by trimmed re-estimation, so a hand or
+            # glare-shifted cells next to a colour cannot pull the class over to themselves.
+            # A colour's core is its most saturated half: pieces are the most saturated
+            # things on a board, an occluder of similar hue is duller.
+            core = w
+            if j > 0:
+                chroma = np.hypot(ab[:, 0], ab[:, 1])
+                core = w * (chroma >= _weighted_median(chroma, w))
+            mu = np.array([_weighted_median(ab[:, i], core) for i in range(2)])
+            cov = np.eye(2) * (floor + 2.0) ** 2
+            for _ in range(3):
+                d = np.sqrt(np.einsum("ni,ij,nj->n", ab - mu, np.linalg.inv(cov), ab - mu))
+                keep = w * (d < 3.0)
+                if keep.sum() < 2:
+                    break
+                mu, cov = _weighted_gaussian(ab, keep)
+                cov = cov + np.eye(2) * floor ** 2 * 0.25
+        else:
+            mu = np.zeros(2) if j == 0 else typical * np.array([np.cos(hues[j - 1]), np.sin(hues[j - 1])])
+            cov = np.eye(2) * (floor * 2) ** 2
+        if j > 0:  # keep each colour near its nominal hue, however the photo's cells fell
+            ang = np.arctan2(mu[1], mu[0])
+            drift = np.angle(np.exp(1j * (ang - hues[j - 1])))
+            if abs(drift) > MAX_HUE_DRIFT:
+                ang = hues[j - 1] + np.sign(drift) * MAX_HUE_DRIFT
+                mu = max(np.hypot(*mu), 15.0) * np.array([np.cos(ang), np.sin(ang)])
+        evals, evecs = np.linalg.eigh(cov)
+        evals = np.clip(evals, floor ** 2, MAX_SPREAD[j > 0] ** 2)
+        means[j], covs[j] = mu, (evecs * evals) @ evecs.T
+    return means, covs
+
+
+def _posterior(ab: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Class posteriors (N x K) and Mahalanobis distances (N x K)."""
+    inv = np.linalg.inv(covs)
+    d = ab[:, None, :] - means[None]
+    m2 = np.einsum("nki,kij,nkj->nk", d, inv, d)
+    logp = -0.5 * m2 - 0.5 * np.log(np.linalg.det(covs))[None] + np.log(prior)[None]
+    logp -= logp.max(1, keepdims=True)
+    p = np.exp(logp)
+    return p / p.sum(1, keepdims=True), np.sqrt(m2)
+
+
+def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3) -> CellColours:
+    """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR)."""
+    rows, cols = inner.shape[:2]
+    hues = palette.hues()
+    k = len(palette.labels)
+    inner = np.ascontiguousarray(inner.transpose(0, 1, 3, 2))  # channel-major: fast sorts
+    ring = np.ascontiguousarray(ring.transpose(0, 1, 3, 2))
+    raw_med = np.median(inner, axis=-1)
+    neutral = _initial_neutral(inner, raw_med)
+    field = np.broadcast_to(neutral, (rows, cols, 3)).copy()
+    resp = None
+    for _ in range(rounds):
+        feat, usable = _features(inner, ring, field)
+        ab = feat[..., 1:].reshape(-1, 2)
+        if resp is None:  # first split: chroma, then the nearest nominal hue
+            chroma = np.hypot(ab[:, 0], ab[:, 1])
+            hue_gap = np.abs(np.angle(np.exp(1j * (np.arctan2(ab[:, 1], ab[:, 0])[:, None] - hues[None]))))
+            label = np.where(chroma < EMPTY_CHROMA, 0, 1 + np.argmin(hue_gap, axis=1))
+            resp = np.eye(k)[label]
+        means, covs = _fit_classes(ab, resp, hues)
+        prior = np.maximum(resp.sum(0), 4.0)
+        post, dist = _posterior(ab, means, covs, prior / prior.sum())
+        resp = post
+        empty = (post[:, 0] > 0.5).reshape(rows, cols) & (usable > 0.5)
+        if empty.sum() >= 4:
+            field = _light_field(raw_med, empty, neutral)
+    best = np.argmax(post, axis=1)
+    typical = np.exp(-0.5 * np.maximum(dist[np.arange(len(best)), best] - 3.0, 0.0) ** 2)
+    seen = np.clip(usable.ravel() / 0.3, 0.0, 1.0)
+    conf = post.max(1) * typical * seen
+    return CellColours(palette.labels, post.reshape(rows, cols, k), conf.reshape(rows, cols),
+                       1.0 - usable, feat)

@@ -1,0 +1,32 @@
+"""The one exception the photo readers raise for bad input.
+
+Callers (the CLI, the live referee, the review page) must be able to tell the user *why* a
+photo could not be read, in one line, and map it to the contract's ``{"error": {"code",
+"message"}}``. So every refusal is a :class:`ReadError` with a stable machine code and a
+human message, never a bare traceback and never a silent guess.
+"""
+from __future__ import annotations
+
+CODES = {
+    "unreadable_image": "the file could not be opened or decoded",
+    "not_an_image": "the data is not an image format we can decode",
+    "image_too_small": "the image is too small to read a board from",
+    "image_too_large": "the image has too many pixels to decode safely",
+    "no_board": "no board was found in the image",
+    "impossible_angle": "the board is seen at too steep an angle to read",
+}
+
+
+class ReadError(Exception):
+    """A photo that cannot be read, with a stable ``code`` and a one-line ``message``."""
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown ReadError code {code!r}")
+        self.code = code
+        self.message = " ".join((message or CODES[code]).split())  # always one line
+        super().__init__(self.message)
+
+    def to_json(self) -> dict:
+        """The contract's error object: ``{"error": {"code": ..., "message": ...}}``."""
+        return {"error": {"code": self.code, "message": self.message}}

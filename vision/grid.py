@@ -1,0 +1,369 @@
+"""Find a square grid of n x n cells in a photo, without markers, to sub-pixel accuracy.
+
+How, and why this way:
+
+1. *Vanishing points* of the photo's line segments (:mod:`vision.lines`). A hand, a cup or
+   loose pieces hide a few grid lines; hundreds of others still vote.
+2. *Affine rectification*: sending the line through two vanishing points to infinity makes
+   both line families parallel, so the board is only scaled and shifted per axis. Grid lines
+   are then evenly spaced numbers on each axis.
+3. *Comb fit* per axis: the spacing from the autocorrelation of line positions, then the
+   window of n + 1 evenly spaced lines with the most support, plus its neighbours one cell
+   either way (a board frame or a row of loose pieces can look like one more grid line).
+4. *Grid evidence* decides between candidates and rejects photos without a board: in the
+   top-down view every border between two cells must show an edge or groove stronger than
+   the cell interiors next to it.
+5. *Refinement*: the position of every cell border is measured in the top-down view, taken
+   back to the photo, and one homography plus one radial lens coefficient is fitted to all of
+   them (robust least squares). Iterated, so a lens-bent grid converges from a straight guess.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .errors import ReadError
+from .lines import Normaliser, Segments, detect_segments, vanishing_points
+from .pose import BoardPose, Lens, apply_h, corner_points, rectify
+
+WORK_SIDE = 1024  # localisation runs on the photo shrunk to this long side
+MIN_SPACING_PX = 7.0  # cells smaller than this (at WORK_SIDE) are not worth finding
+MIN_EVIDENCE = 0.3  # grid evidence below this: no board
+
+
+@dataclass(frozen=True)
+class GridCandidate:
+    """A board->photo homography (undistorted pixels) and how well a grid shows there."""
+
+    to_photo: np.ndarray
+    evidence: float
+
+
+def working_image(image: np.ndarray, side: int = WORK_SIDE) -> tuple[np.ndarray, float]:
+    """Grey image shrunk so the long side is ``side`` (never enlarged), and the factor."""
+    h, w = image.shape[:2]
+    factor = min(1.0, side / max(h, w))
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    if factor < 1.0:
+        gray = cv2.resize(gray, (round(w * factor), round(h * factor)), interpolation=cv2.INTER_AREA)
+    return gray, factor
+
+
+def _pose(to_photo: np.ndarray, size: tuple[int, int], cells: int, k: float = 0.0) -> BoardPose:
+    """A provisional pose (axes not yet in contract order) for measuring."""
+    return BoardPose(np.linalg.inv(to_photo), apply_h(to_photo, corner_points((cells, cells))), 0.0,
+                     size, (float(cells), float(cells)), k)
+
+
+# --- candidates from vanishing points -------------------------------------------------------
+
+def _affine_frame(v1: np.ndarray, v2: np.ndarray, scale: float) -> np.ndarray | None:
+    """Normalised photo -> a frame where family 1 is horizontal and family 2 vertical."""
+    horizon = np.cross(v1, v2)
+    if abs(horizon[2]) < 1e-9 * np.linalg.norm(horizon):
+        return None  # the horizon through the image centre: not a board in front of us
+    hp = np.eye(3)
+    hp[2] = horizon / horizon[2]
+    d1, d2 = (hp @ v1)[:2], (hp @ v2)[:2]
+    basis = np.column_stack([d1 / np.linalg.norm(d1), d2 / np.linalg.norm(d2)])
+    if abs(np.linalg.det(basis)) < np.sin(np.deg2rad(20)):
+        return None  # the families are nearly parallel: not two sides of a square
+    a = np.eye(3)
+    a[:2, :2] = np.linalg.inv(basis) * scale
+    return a @ hp
+
+
+def _in_frame(seg: Segments, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Segment ends in the frame (N x 2 each); NaN behind the horizon (not on the table)."""
+    ha = np.column_stack([seg.a, np.ones(len(seg))]) @ frame.T
+    hb = np.column_stack([seg.b, np.ones(len(seg))]) @ frame.T
+    ok = ((ha[:, 2] > 0) & (hb[:, 2] > 0))[:, None]
+    with np.errstate(all="ignore"):
+        return np.where(ok, ha[:, :2] / ha[:, 2:], np.nan), np.where(ok, hb[:, :2] / hb[:, 2:], np.nan)
+
+
+def _crossed(ends: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarray], axis: int) -> np.ndarray:
+    """Whether each segment of one family meets (or nearly meets) one of the other family.
+
+    A grid line is crossed by the perpendicular grid lines; wood grain, plank seams and the
+    stripes of a cloth in one direction are not, and must not outvote the board.
+    """
+    (a, b), (c, d) = ends, other
+    along, across = 1 - axis, axis  # a horizontal line (axis 1) runs along x
+    lo, hi = np.minimum(a[:, along], b[:, along]), np.maximum(a[:, along], b[:, along])
+    pos = 0.5 * (a[:, across] + b[:, across])
+    olo, ohi = np.minimum(c[:, across], d[:, across]), np.maximum(c[:, across], d[:, across])
+    opos = 0.5 * (c[:, along] + d[:, along])
+    slack = 0.15 * (hi - lo) + 2.0
+    oslack = 0.15 * (ohi - olo) + 2.0
+    meet = ((opos[None] >= (lo - slack)[:, None]) & (opos[None] <= (hi + slack)[:, None])
+            & (pos[:, None] >= (olo - oslack)[None]) & (pos[:, None] <= (ohi + oslack)[None]))
+    return meet.any(1)
+
+
+def _positions(ends: tuple[np.ndarray, np.ndarray], crossed: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frame coordinate across a family's lines (axis 1: y of horizontals) and weights."""
+    a, b = ends
+    ok = np.isfinite(a).all(1) & np.isfinite(b).all(1)
+    weight = np.abs(b[:, 1 - axis] - a[:, 1 - axis]) * np.where(crossed, 1.0, 0.1)
+    return 0.5 * (a[ok, axis] + b[ok, axis]), weight[ok]
+
+
+def _comb_fit(pos: np.ndarray, weight: np.ndarray, lines: int) -> list[tuple[float, float]]:
+    """(first line, spacing) of the best ``lines`` evenly spaced lines, and +-1 shifts."""
+    if len(pos) < lines:
+        return []
+    lo, hi = np.percentile(pos, [0.5, 99.5])
+    if not np.isfinite(hi - lo) or hi - lo < MIN_SPACING_PX * (lines - 1):
+        return []
+    step = max(0.5, (hi - lo) / 8000.0)
+    lo -= 4 * step
+    n = int((hi - lo) / step) + 8
+    keep = (pos >= lo) & (pos < lo + n * step)
+    hist = np.bincount(((pos[keep] - lo) / step).astype(int), weights=weight[keep], minlength=n)[:n]
+    hist = cv2.GaussianBlur(hist.reshape(1, -1), (0, 0), sigmaX=max(1.0, 1.0 / step)).ravel()
+    spec = np.fft.rfft(hist - hist.mean(), 2 * n)
+    ac = np.fft.irfft(spec * np.conj(spec))[:n]
+    lags = np.arange(MIN_SPACING_PX / step, n / (lines - 1.5), 0.25)
+    if not len(lags):
+        return []
+    harmonics = np.arange(1, 9)
+    score = sum(np.interp(lags * h, np.arange(n), ac, right=0.0) for h in harmonics)
+    spacing = float(lags[int(np.argmax(score))])
+    teeth = np.arange(lines) * spacing
+    starts = np.arange(-spacing, n - teeth[-1] + spacing, 0.5)
+    comb = np.interp(starts[:, None] + teeth[None], np.arange(n), hist, left=0.0, right=0.0).sum(1)
+    best = float(starts[int(np.argmax(comb))])
+    # Fine-tune spacing and start together (the vanishing points are only approximate).
+    sp = spacing * np.linspace(0.97, 1.03, 25)[:, None, None]
+    s0 = best + spacing * np.linspace(-0.5, 0.5, 21)[None, :, None]
+    fine = np.interp(s0 + sp * np.arange(lines), np.arange(n), hist, left=0.0, right=0.0).sum(2)
+    i, j = np.unravel_index(int(np.argmax(fine)), fine.shape)
+    sp, s0 = float(sp[i, 0, 0]), float(s0[0, j, 0])
+    return [(lo + (s0 + d * sp) * step, sp * step) for d in (0, -1, 1)]
+
+
+def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator) -> list[GridCandidate]:
+    """Grid hypotheses (board->working-pixel homographies), best evidence first."""
+    h, w = gray.shape
+    seg, norm = detect_segments(gray, min_length=max(8.0, 0.01 * max(h, w)))
+    vps = vanishing_points(seg, rng, count=4)
+    to_norm = norm.matrix()
+    found: list[GridCandidate] = []
+    for i in range(len(vps)):
+        for j in range(i + 1, len(vps)):
+            frame = _affine_frame(vps[i][0], vps[j][0], norm.scale)
+            if frame is None:
+                continue
+            hor, ver = _in_frame(seg.subset(vps[i][1]), frame), _in_frame(seg.subset(vps[j][1]), frame)
+            rows = _comb_fit(*_positions(hor, _crossed(hor, ver, 1), 1), cells + 1)
+            cols = _comb_fit(*_positions(ver, _crossed(ver, hor, 0), 0), cells + 1)
+            for y0, sy in rows:
+                for x0, sx in cols:
+                    grid = np.array([[sx, 0, x0], [0, sy, y0], [0, 0, 1.0]])
+                    to_photo = np.linalg.inv(to_norm) @ np.linalg.inv(frame) @ grid
+                    found.append(GridCandidate(to_photo, evidence(gray, _pose(to_photo, (w, h), cells))))
+    return sorted(found, key=lambda c: -c.evidence)
+
+
+# --- evidence -------------------------------------------------------------------------------
+
+def _border_contrast(rect: np.ndarray, px: int, cells: int) -> np.ndarray:
+    """Contrast of every cell border in a top-down view with a margin of one cell.
+
+    Returns (2, cells + 1, cells + 2): family (0: borders x = k, 1: y = k), line k, and the
+    band across it (-1 .. cells: the bands just outside the grid come first and last). The
+    contrast compares the mean |gradient| on the line with that half a cell to either side,
+    i.e. in the cells' interiors; 0 when the line is not there.
+    """
+    img = cv2.GaussianBlur(rect.astype(np.float32), (0, 0), 0.06 * px)
+    grads = (np.abs(cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)), np.abs(cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)))
+    at = np.round((np.arange(2 * cells + 3) * 0.5 + 0.5) * px).astype(int)  # -0.5, 0, 0.5 .. cells + 0.5
+    at = np.clip(at, 1, rect.shape[0] - 2)
+    bands = [slice(int((b + 1.2) * px), int((b + 1.8) * px)) for b in range(-1, cells + 1)]
+    out = []
+    for family, g in enumerate(grads):
+        g = g if family == 0 else g.T  # lines x = k run down the columns
+        prof = np.stack([g[b][:, at - 1].mean(0) + g[b][:, at].mean(0) + g[b][:, at + 1].mean(0) for b in bands], 1)
+        on, mid = prof[1::2], prof[0::2]
+        beside = 0.5 * (mid[:-1] + mid[1:])
+        out.append(np.clip((on - beside) / (on + beside + 4.0), 0, 1))
+    return np.stack(out)
+
+
+def evidence(gray: np.ndarray, pose: BoardPose, px: int = 16) -> float:
+    """How clearly a board's grid of cells shows at ``pose``, 0-1.
+
+    The mean contrast of all cell borders, averaged with that of the weakest row or column:
+    a hand over a few cells lowers the mean a little, while a grid one cell off (one row of
+    "cells" on the board's rim or the table, with no borders across it) has a row near zero.
+    A grid whose lines run on past its edges is a pattern (graph paper, a tiled cloth), not a
+    board, and scores zero.
+    """
+    cells = int(round(pose.extent[0]))
+    contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
+    inside, outside = contrast[:, :, 1:-1], contrast[:, :, [0, -1]]
+    mean = float(inside.mean())
+    if float(outside.mean()) > 0.5 * mean:
+        return 0.0
+    weakest = min(float(inside[0].mean(0).min()), float(inside[1].mean(0).min()))
+    return 0.5 * (mean + weakest)
+
+
+# --- refinement -----------------------------------------------------------------------------
+
+def _border_points(rect: np.ndarray, px: int, margin: float, cells: int) -> tuple[np.ndarray, ...]:
+    """Sub-pixel position of every cell border in a top-down view.
+
+    Returns board points (N x 2), line family (0: x = const, 1: y = const), line index and
+    weight (peak height above the profile's floor).
+    """
+    img = cv2.GaussianBlur(rect.astype(np.float32), (0, 0), 0.05 * px)
+    grads = (np.abs(cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)), np.abs(cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)))
+    half = int(0.35 * px)
+    offs = np.arange(-half, half + 1)
+    pts, fam, idx, wts = [], [], [], []
+    for family, g in enumerate(grads):
+        # Average along each cell's middle (away from crossings), then profile across borders.
+        g = g if family == 1 else g.T
+        bands = np.stack([g[:, int((margin + c + 0.25) * px):int((margin + c + 0.75) * px)].mean(1)
+                          for c in range(cells)], 1)  # (length across borders) x cells
+        centres = np.round((np.arange(cells + 1) + margin) * px).astype(int)
+        prof = bands[np.clip(centres[:, None] + offs[None], 0, len(bands) - 1)]  # lines x offs x cells
+        peak = np.argmax(prof[:, 1:-1], axis=1) + 1
+        li, ci = np.meshgrid(np.arange(cells + 1), np.arange(cells), indexing="ij")
+        y0, y1, y2 = prof[li, peak - 1, ci], prof[li, peak, ci], prof[li, peak + 1, ci]
+        den = y0 - 2 * y1 + y2
+        sub = np.where(den < -1e-6, 0.5 * (y0 - y2) / np.where(den < -1e-6, den, -1.0), 0.0)
+        across = (centres[li] + offs[peak] + sub) / px - margin
+        along = ci + 0.5
+        weight = np.maximum(y1 - np.median(prof, axis=1), 0.0)
+        xy = np.stack([along, across], -1) if family == 1 else np.stack([across, along], -1)
+        pts.append(xy.reshape(-1, 2))
+        fam.append(np.full(li.size, family))
+        idx.append(li.ravel())
+        wts.append(weight.ravel())
+    return np.concatenate(pts), np.concatenate(fam), np.concatenate(idx), np.concatenate(wts)
+
+
+def _fit_homography(photo: np.ndarray, family: np.ndarray, index: np.ndarray, weight: np.ndarray,
+                    norm: Normaliser) -> tuple[np.ndarray, np.ndarray]:
+    """Photo->board homography putting each point on its line; returns (H, residuals).
+
+    Linear in H: a point p on line x = j satisfies (h1 . p) - j (h3 . p) = 0. Three rounds of
+    Tukey re-weighting drop borders mis-measured under a hand, a glare spot or a loose piece.
+    """
+    m = norm.matrix()
+    p = np.column_stack([apply_h(m, photo), np.ones(len(photo))])
+    rows = np.zeros((len(p), 9))
+    on_x = family == 0
+    rows[on_x, 0:3] = p[on_x]
+    rows[~on_x, 3:6] = p[~on_x]
+    rows[:, 6:9] = -index[:, None] * p
+    w = weight.copy()
+    g = np.eye(3)
+    res = np.zeros(len(p))
+    for _ in range(4):
+        _, _, vt = np.linalg.svd(rows * np.sqrt(w)[:, None], full_matrices=False)
+        g = vt[-1].reshape(3, 3) @ m
+        board = apply_h(g, photo)
+        res = np.where(on_x, board[:, 0], board[:, 1]) - index
+        scale = max(1.4826 * np.median(np.abs(res[weight > 0])), 0.02)
+        u = res / (4.685 * scale)
+        w = weight * np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0)
+    return g, res
+
+
+def refine(image_gray: np.ndarray, to_photo: np.ndarray, cells: int, k: float = 0.0,
+           rounds: int = 3, fit_lens: bool = True, px: int = 24) -> tuple[np.ndarray, float, float]:
+    """Refined (board->undistorted photo homography, lens k, RMS residual in cells)."""
+    h, w = image_gray.shape
+    norm = Normaliser.for_size(w, h)
+    rms = 1.0
+    for _ in range(rounds):
+        pose = _pose(to_photo, (w, h), cells, k)
+        rect = rectify(image_gray, pose, px, margin=0.5)
+        board, family, index, weight = _border_points(rect, px, 0.5, cells)
+        photo = pose.to_photo(board)
+        ok = weight > 0
+        photo, family, index, weight = photo[ok], family[ok], index[ok], weight[ok]
+
+        def fit(k_try: float) -> tuple[float, np.ndarray]:
+            g, res = _fit_homography(Lens((w, h), k_try).undistort(photo), family, index, weight, norm)
+            inl = np.abs(res) < 0.25
+            return float(np.sqrt(np.average(res[inl] ** 2, weights=weight[inl])) if inl.any() else 1.0), g
+
+        if fit_lens:
+            k = _golden(lambda kk: fit(kk)[0], k - 0.3, k + 0.3)
+        rms, g = fit(k)
+        to_photo = np.linalg.inv(g)
+    return to_photo, k, rms
+
+
+def _golden(f, lo: float, hi: float, iters: int = 14) -> float:
+    """Minimum of a unimodal function on [lo, hi] (golden-section search)."""
+    r = (np.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    c, d = b - r * (b - a), a + r * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(iters):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - r * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + r * (b - a)
+            fd = f(d)
+    return (a + b) / 2
+
+
+def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = None) -> tuple[np.ndarray, float, float, float]:
+    """Locate an n x n grid: (board->undistorted photo homography, lens k, evidence, RMS).
+
+    Raises ReadError("no_board") when no candidate shows a grid.
+    """
+    rng = rng or np.random.default_rng(0)
+    gray, factor = working_image(image)
+    found = candidates(gray, cells, rng)
+    if not found or found[0].evidence < MIN_EVIDENCE:
+        raise ReadError("no_board", "no board grid was found in the photo")
+    to_photo, k, rms = refine(gray, found[0].to_photo, cells)
+    h, w = gray.shape
+    ev = evidence(gray, _pose(to_photo, (w, h), cells, k))
+    to_full = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
+    return to_full @ to_photo, k, ev, rms
+
+
+def quick_contrast(gray: np.ndarray, pose: BoardPose) -> float:
+    """Cheap check that a grid still lies where ``pose`` says: about 0.5 if not, near 1 if so.
+
+    Samples short profiles across every cell border and, as a control, across the middle of
+    every cell (half a cell away). Grooves and piece edges make the borders stand out only
+    while the pose is right; no rectification, so it costs a few milliseconds per frame.
+    """
+    cells = int(round(pose.extent[0]))
+    along = np.array([0.3, 0.5, 0.7])
+    k = np.arange(cells + 1, dtype=np.float64)
+    c = np.arange(cells, dtype=np.float64)
+    # Border points of the x = const family: x = k, y = row + along; the control is x = k + 0.5.
+    kk, cc, aa = np.meshgrid(k[:-1], c, along, indexing="ij")
+    base = np.stack([kk.ravel(), (cc + aa).ravel()], 1)
+    scores = []
+    for shift in (0.0, 0.5):
+        values = []
+        for swap in (False, True):  # both families: swap x and y
+            pts = base + [shift, 0.0]
+            profile = [pts + [d, 0.0] for d in (-0.3, 0.0, 0.3)]
+            if swap:
+                profile = [p[:, ::-1] for p in profile]
+            photo = np.stack([pose.to_photo(p) for p in profile]).astype(np.float32)
+            vals = cv2.remap(gray, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR,
+                             borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+            left, mid, right = vals
+            values.append(np.abs(2 * mid - left - right) + np.abs(right - left))
+        scores.append(float(np.mean(values)))
+    on, off = scores
+    return on / (on + off + 1e-6)

@@ -1,0 +1,130 @@
+"""Load a user's photo as an upright BGR array, or refuse it with a clear :class:`ReadError`.
+
+Phone photos arrive as files or uploaded bytes in any orientation. OpenCV 4.12's
+``imdecode`` turns JPEG and PNG pixels upright by their EXIF orientation tag
+(``tests/test_image_io.py`` pins this, so an OpenCV upgrade that stops doing it fails loudly).
+What it does not do is refuse dangerous or useless input politely, so this module checks
+the format signature and, for JPEG and PNG, the pixel count in the header *before*
+decoding: a 50+ MP image (or a decompression bomb) is refused without allocating it.
+"""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .errors import ReadError
+
+MAX_PIXELS = 50_000_000
+MAX_FILE_BYTES = 200 * 1024 * 1024
+MIN_SIDE = 240
+
+_SIGNATURES = (
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+    (b"BM", "BMP"),
+    (b"II*\x00", "TIFF"),
+    (b"MM\x00*", "TIFF"),
+)
+_HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")
+# JPEG start-of-frame markers carry the image size (C4, C8 and CC are not frames).
+_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def load_image(source: str | Path | bytes) -> np.ndarray:
+    """Decode a photo (path or file bytes) to an upright BGR ``uint8`` array.
+
+    Raises :class:`ReadError` with code ``unreadable_image`` (missing, empty, truncated or
+    corrupt file), ``not_an_image``, ``image_too_large`` or ``image_too_small``.
+    """
+    data = _read_bytes(source)
+    kind = _format(data)
+    size = _header_size(data, kind)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        raise ReadError("image_too_large", f"the image is {size[0]}x{size[1]} pixels; "
+                        f"at most {MAX_PIXELS // 1_000_000} MP are accepted")
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None or image.ndim != 3 or image.shape[2] != 3:
+        raise ReadError("unreadable_image", f"the {kind} data is corrupt and could not be decoded")
+    h, w = image.shape[:2]
+    if h * w > MAX_PIXELS:
+        raise ReadError("image_too_large", f"the image is {w}x{h} pixels; at most "
+                        f"{MAX_PIXELS // 1_000_000} MP are accepted")
+    if min(h, w) < MIN_SIDE:
+        raise ReadError("image_too_small", f"the image is {w}x{h} pixels; a board needs at least "
+                        f"{MIN_SIDE} pixels on the short side")
+    return image
+
+
+def _read_bytes(source: str | Path | bytes) -> bytes:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise ReadError("image_too_large", f"{path.name} is larger than "
+                                f"{MAX_FILE_BYTES // (1024 * 1024)} MB")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ReadError("unreadable_image", f"cannot open {path}: {exc.strerror or exc}") from None
+    else:
+        raise TypeError(f"load_image takes a path or bytes, not {type(source).__name__}")
+    if not data:
+        raise ReadError("unreadable_image", "the file is empty")
+    return data
+
+
+def _format(data: bytes) -> str:
+    """Name the format from its signature; unknown data is refused before decoding."""
+    for magic, name in _SIGNATURES:
+        if data.startswith(magic):
+            return name
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    if data[4:8] == b"ftyp" and data[8:12] in _HEIF_BRANDS:
+        raise ReadError("not_an_image", "HEIC/HEIF/AVIF photos cannot be decoded here; "
+                        "save or share the photo as JPEG")
+    raise ReadError("not_an_image", "the data is not a JPEG, PNG, WebP, BMP or TIFF image")
+
+
+def _header_size(data: bytes, kind: str) -> tuple[int, int] | None:
+    """(width, height) from a JPEG or PNG header without decoding, else ``None``.
+
+    Also rejects a JPEG whose image data was cut off: libjpeg would quietly pad it with grey,
+    and a half-grey photo must not be read as a half-empty board.
+    """
+    if kind == "PNG":
+        if len(data) < 24 or data[12:16] != b"IHDR":
+            raise ReadError("unreadable_image", "the PNG header is damaged")
+        return struct.unpack(">II", data[16:24])
+    if kind == "JPEG":
+        return _jpeg_size(data)
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    size = None
+    i = 2
+    while i + 4 <= len(data):
+        if data[i] != 0xFF:
+            break
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            i += 2
+            continue
+        (length,) = struct.unpack(">H", data[i + 2:i + 4])
+        if marker in _SOF and i + 9 <= len(data):
+            h, w = struct.unpack(">HH", data[i + 5:i + 9])
+            size = (w, h)
+        if marker == 0xDA:  # start of scan: entropy-coded data follows up to the EOI marker
+            if size is None or data.find(b"\xff\xd9", i + 2 + length) < 0:
+                break
+            return size
+        i += 2 + length
+    raise ReadError("unreadable_image", "the JPEG file is truncated or damaged")

@@ -1,0 +1,98 @@
+"""A photo in, a board state or a score sheet out: what `tableref read` and `score IMAGE` do.
+
+Kept apart from the readers so the command line and the review page share one path:
+load (EXIF-upright, validated) → read → optional debug images → decompose and score.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from rules import blokus
+from rules.records import InvalidInput
+from rules.scoring import ScoreSheet, Undecided
+
+from .errors import ReadError
+from .image_io import load_image
+
+
+def _reader(game: str):
+    if game != "blokus":
+        raise ReadError("unsupported_game", f"reading {game} boards from photos is not supported yet")
+    from .blokus import debug_images, read_blokus
+
+    return read_blokus, debug_images
+
+
+def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = None,
+               calibration: str | None = None):
+    """Read a photo into a board reading; write the debug PNGs when asked."""
+    read, debug = _reader(game)
+    image = load_image(source)
+    reading = read(image, calibration=_calibration(calibration))
+    if debug_dir:
+        write_debug(debug(reading), debug_dir)
+    return reading
+
+
+def _calibration(path: str | None):
+    if path is None:
+        return None
+    from calibration import load_calibration
+
+    return load_calibration(path)
+
+
+def write_debug(images: Mapping[str, np.ndarray], folder: str) -> None:
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, image in images.items():
+            if not cv2.imwrite(str(out / f"{name}.png"), image):
+                raise OSError(f"could not write {name}.png")
+    except OSError as e:
+        raise ReadError("unwritable_debug_dir", f"cannot write debug images to {folder}: {e}") from None
+
+
+@dataclass(frozen=True)
+class PhotoScore:
+    reading: object  # the game's board reading
+    sheet: ScoreSheet
+    debug_images: Mapping[str, np.ndarray]
+
+    def to_json(self) -> dict:
+        doc = self.sheet.to_json()
+        doc["reading"] = self.reading.to_state_json()
+        return doc
+
+
+def score_photo(source: str | Path | bytes, game: str, variant: str | None = None,
+                last_piece: Mapping[str, str] | None = None, debug_dir: str | None = None,
+                calibration: str | None = None) -> PhotoScore:
+    """Read a photo of a finished board and score it.
+
+    Cells the reader could not read with confidence are scored as read but named in
+    ``undecided``, since the remaining pieces (and so the score) may change with them.
+    """
+    read, debug = _reader(game)
+    reading = read(load_image(source), calibration=_calibration(calibration))
+    images = debug(reading)
+    if debug_dir:
+        write_debug(images, debug_dir)
+    try:
+        setup = blokus.Setup(variant=variant or "classic")
+    except ValueError as e:
+        raise InvalidInput("bad_variant", str(e)) from None
+    decomposition = blokus.decompose(reading.board, setup)
+    sheet = blokus.score(decomposition.position, setup, last_piece, decomposition.flags)
+    if reading.uncertain:
+        cells = ", ".join(f"({r},{c})" for r, c in reading.uncertain[:12])
+        more = "" if len(reading.uncertain) <= 12 else f" and {len(reading.uncertain) - 12} more"
+        sheet = ScoreSheet(sheet.players, sheet.tiebreak, sheet.flags, sheet.undecided + (
+            Undecided("", "read", f"{len(reading.uncertain)} cell(s) could not be read with confidence: "
+                                  f"{cells}{more}; check them on the overlay"),))
+    return PhotoScore(reading, sheet, images)
