@@ -21,6 +21,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from calibration import Calibration
 from vision.errors import ReadError
 from vision.pose import BoardPose
 from vision.reading import BoardReading
@@ -46,10 +47,16 @@ class BoardVision:
     read: Callable[[np.ndarray, BoardPose], BoardReading]
 
     @classmethod
-    def blokus(cls) -> "BoardVision":
+    def blokus(cls, locked: BoardPose | None = None) -> "BoardVision":
+        """The Blokus reader; with a ``locked`` pose (calibration) it is used while it fits."""
         from vision import blokus
 
-        return cls(blokus.locate_board, blokus.verify_pose, blokus.read_with_pose)
+        def locate(frame: np.ndarray) -> BoardPose:
+            if locked is not None and blokus.verify_pose(frame, locked):
+                return locked
+            return blokus.locate_board(frame)
+
+        return cls(locate, blokus.verify_pose, blokus.read_with_pose)
 
 
 @dataclass(frozen=True)
@@ -112,9 +119,12 @@ class LiveReferee:
     """
 
     def __init__(self, source: FrameSource | None = None, on_board: OnBoard = _ignore,
-                 on_status: OnStatus = _ignore, gate: Gate = Gate(), vision: BoardVision | None = None) -> None:
+                 on_status: OnStatus = _ignore, gate: Gate = Gate(), vision: BoardVision | None = None,
+                 calibration: Calibration | None = None) -> None:
         self.source, self.on_board, self.on_status, self.gate = source, on_board, on_status, gate
-        self.vision = vision or BoardVision.blokus()
+        self.calibration = calibration
+        self.vision = vision or BoardVision.blokus(calibration.pose if calibration else None)
+        self.latest_frame: np.ndarray | None = None  # as the camera gave it (the calibration page shows it)
         self.status: str | None = None
         self.board: list[str] | None = None  # the last accepted state
         self.pose: BoardPose | None = None
@@ -131,6 +141,9 @@ class LiveReferee:
 
     def process(self, t: float, frame: np.ndarray) -> None:
         """Take one frame at source time ``t`` (seconds)."""
+        self.latest_frame = frame
+        if self.calibration is not None:
+            frame = self.calibration.undistort(frame)
         if self.pose is None and not self._locate(t, frame):
             return
         self._report("ok", "watching the board")
@@ -183,6 +196,12 @@ class LiveReferee:
         self._anchor, self._reference = self._watch.small(frame), None
         self._read_at, self._waited = t + self.gate.steady_seconds, False
         return True
+
+    def calibrate(self, calibration: Calibration) -> None:
+        """Use a new calibration from the next frame on (the board is found again with it)."""
+        self.calibration = calibration
+        self.vision = BoardVision.blokus(calibration.pose)
+        self._lose_board()
 
     def _lose_board(self) -> None:
         self.pose = self._watch = self._anchor = self._reference = None

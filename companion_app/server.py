@@ -22,9 +22,12 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from calibration import Calibration, CalibrationError, load_calibration
 from rules import blokus
 from rules.records import GAMES
 
+from . import calibration_page
+from .calibration_page import CalibrationHooks
 from .session import Broadcast, Session, SessionError
 from .store import CorruptDatabase, Store, StoreError, default_data_dir
 
@@ -119,13 +122,31 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
         table.start_session({**DEFAULT_SETUP, "game": game})
     app.extensions["tableref"] = table
     _routes(app, table, live=source is not None)
+    calibration = load_table_calibration(Path(data_dir))
+    calibration_page.install(app, CalibrationHooks(
+        latest_frame=lambda: table.referee.latest_frame if table.referee else None,
+        path=Path(data_dir) / "calibration.json",
+        on_saved=lambda cal: table.referee.calibrate(cal) if table.referee else None))
     if source is not None:
         from .live import LiveReferee
 
         table.on_status("starting", "starting the camera")
-        table.referee = LiveReferee(source, on_board=table.on_board, on_status=table.on_status)
+        table.referee = LiveReferee(source, on_board=table.on_board, on_status=table.on_status,
+                                    calibration=calibration)
         table.referee.start()
     return app
+
+
+def load_table_calibration(data_dir: Path) -> Calibration | None:
+    """The data folder's calibration when there is a usable one; a broken one is reported and ignored."""
+    path = data_dir / "calibration.json"
+    if not path.exists():
+        return None
+    try:
+        return load_calibration(path)
+    except CalibrationError as e:
+        print(f"tableref: calibration ignored: {e.message}", file=sys.stderr)
+        return None
 
 
 def _routes(app: Flask, table: Table, live: bool) -> None:

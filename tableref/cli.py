@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from calibration import cli as calibrate_cli
 from rules import blokus
 from rules.records import GAMES, GAME_RULES, InvalidInput, game_of, parse_record, setup_of
 from rules.scoring import ScoreSheet
@@ -145,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", choices=GAMES, required=True)
     p.add_argument("--calibration", metavar="FILE")
     p.add_argument("--debug-dir", metavar="DIR")
+
+    calibrate_cli.add_parser(sub)
 
     p = add("serve", cmd_serve, "live referee and the tablet page")
     source = p.add_mutually_exclusive_group()

@@ -233,7 +233,7 @@ def test_camera_source_feeds_the_session(tmp_path, monkeypatch):
     started = []
 
     class FakeReferee:
-        def __init__(self, source, on_board, on_status):
+        def __init__(self, source, on_board, on_status, calibration=None):
             self.on_board, self.on_status = on_board, on_status
             started.append(self)
 
@@ -257,6 +257,37 @@ def test_camera_source_feeds_the_session(tmp_path, monkeypatch):
     assert state["session"]["variant"] == "two-player" and state["camera"]["status"] == "ok"
     app.extensions["tableref"].stop()
     assert not started
+
+
+def test_table_calibration_reaches_the_referee_and_a_broken_one_is_ignored(tmp_path, monkeypatch, capsys):
+    from calibration import Calibration, save_calibration
+    from calibration.board import lock_board
+    from companion_app import live
+    from rules.blokus import random_game_state
+    from vision.synth.blokus import render_photo
+    from vision.synth.conditions import CONDITIONS
+
+    given = []
+
+    class FakeReferee:
+        def __init__(self, source, on_board, on_status, calibration=None):
+            given.append(calibration)
+
+        def start(self):
+            pass
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(live, "LiveReferee", FakeReferee)
+    (tmp_path / "calibration.json").write_text("{not json")
+    create_app(tmp_path, source=object()).extensions["tableref"].stop()
+    assert given == [None] and "calibration ignored" in capsys.readouterr().err
+    photo = render_photo(random_game_state(np.random.default_rng(1), 8), CONDITIONS["clean"],
+                         np.random.default_rng(1), size=(1280, 720))
+    save_calibration(Calibration(board=lock_board(photo.image)), tmp_path / "calibration.json")
+    create_app(tmp_path, source=object()).extensions["tableref"].stop()
+    assert given[-1] is not None and given[-1].pose is not None
 
 
 def test_cross_site_post_is_refused(tmp_path):

@@ -5,6 +5,7 @@ load (EXIF-upright, validated) → read → optional debug images → decompose 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -32,19 +33,24 @@ def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = No
                calibration: str | None = None):
     """Read a photo into a board reading; write the debug PNGs when asked."""
     read, debug = _reader(game)
-    image = load_image(source)
-    reading = read(image, calibration=_calibration(calibration))
+    reading = _read(read, source, calibration)
     if debug_dir:
         write_debug(debug(reading), debug_dir)
     return reading
 
 
-def _calibration(path: str | None):
-    if path is None:
-        return None
-    from calibration import load_calibration
+def _read(read, source: str | Path | bytes, calibration: str | None):
+    """Load, undistort with the calibration (a broken one is reported and ignored), read."""
+    image, pose = load_image(source), None
+    if calibration is not None:
+        from calibration import CalibrationError, load_calibration
 
-    return load_calibration(path)
+        try:
+            cal = load_calibration(calibration)
+            image, pose = cal.undistort(image), cal.pose
+        except CalibrationError as e:
+            print(f"tableref: calibration ignored: {e.message}", file=sys.stderr)
+    return read(image, calibration=pose)
 
 
 def write_debug(images: Mapping[str, np.ndarray], folder: str) -> None:
@@ -79,7 +85,7 @@ def score_photo(source: str | Path | bytes, game: str, variant: str | None = Non
     ``undecided``, since the remaining pieces (and so the score) may change with them.
     """
     read, debug = _reader(game)
-    reading = read(load_image(source), calibration=_calibration(calibration))
+    reading = _read(read, source, calibration)
     images = debug(reading)
     if debug_dir:
         write_debug(images, debug_dir)
