@@ -7,6 +7,8 @@ every refusal is a :class:`CalibrationError` with a stable machine code (the com
 """
 from __future__ import annotations
 
+from rules.errors import InputError
+
 CODES = {
     "calibration_missing": "the calibration file does not exist",
     "calibration_unreadable": "the calibration file could not be read",
@@ -23,16 +25,7 @@ CODES = {
 }
 
 
-class CalibrationError(Exception):
-    """A calibration that cannot be made or used, with a stable ``code`` and a one-line ``message``."""
+class CalibrationError(InputError):
+    """A calibration that cannot be made or used."""
 
-    def __init__(self, code: str, message: str | None = None) -> None:
-        if code not in CODES:
-            raise ValueError(f"unknown CalibrationError code {code!r}")
-        self.code = code
-        self.message = " ".join((message or CODES[code]).split())  # always one line
-        super().__init__(self.message)
-
-    def to_json(self) -> dict:
-        """The contract's error object: ``{"error": {"code": ..., "message": ...}}``."""
-        return {"error": {"code": self.code, "message": self.message}}
+    CODES = CODES

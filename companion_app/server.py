@@ -23,6 +23,7 @@ from flask import Flask, Response, jsonify, redirect, render_template, request, 
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from calibration import Calibration, CalibrationError, load_calibration
+from rules.errors import InputError
 from rules import blokus
 from rules.records import GAMES
 
@@ -47,12 +48,8 @@ VARIANT_LABELS = {
 }
 
 
-class ServeError(Exception):
-    """The server cannot start (port taken, unusable source); said in one line by the CLI."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
+class ServeError(InputError):
+    """The server cannot start (port taken, unusable source)."""
 
 
 @dataclass

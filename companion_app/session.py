@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from rules.errors import InputError
 from rules import blokus
 from rules.lattice import Cell
 from rules.observe import observe as explain_board, passes_due
@@ -32,12 +33,11 @@ from .store import AlertRow, EventRow, SessionRow, Store
 PICKABLE = blokus.COLOURS + (blokus.EMPTY,)
 
 
-class SessionError(ValueError):
+class SessionError(InputError):
     """A request the session cannot carry out; ``message`` is shown to the user as is."""
 
     def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+        super().__init__("bad_request", message)
 
 
 # --- pub/sub -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Iterator
 import cv2
 import numpy as np
 
+from rules.errors import InputError
 from vision.errors import ReadError
 from vision.image_io import load_image
 
@@ -28,12 +29,8 @@ def ignore(status: str, message: str) -> None:
     """The default report: a source used outside the live loop has nobody to tell."""
 
 
-class SourceError(Exception):
-    """A source that cannot be used at all (missing file, empty folder), said in one line."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
+class SourceError(InputError):
+    """A source that cannot be used at all (missing file, empty folder)."""
 
 
 class FrameSource:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rules.errors import InputError
+
 FILENAME = "tableref.sqlite3"
 SCHEMA_VERSION = 1
 
@@ -54,12 +56,11 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-class StoreError(Exception):
+class StoreError(InputError):
     """The data folder or its database cannot be used; ``message`` says why in plain words."""
 
     def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+        super().__init__("data_unusable", message)
 
 
 class CorruptDatabase(StoreError):

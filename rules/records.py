@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from . import blokus, equilibrix, flower, gemblo, geometrius
+from .errors import InputError
 from .placement import Match, Move
 
 GAMES = ("blokus", "gemblo", "geometrius", "equilibrix")
@@ -17,11 +18,8 @@ GAME_RULES: dict[str, ModuleType] = {"blokus": blokus, "gemblo": gemblo, "geomet
                                      "equilibrix": equilibrix}
 
 
-class InvalidInput(ValueError):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class InvalidInput(InputError):
+    """A record or state document that breaks the contract."""
 
 
 @dataclass(frozen=True)

@@ -15,32 +15,25 @@ from typing import Any, Callable
 
 from calibration import cli as calibrate_cli
 from rules import blokus
-from rules.records import GAMES, GAME_RULES, InvalidInput, game_of, parse_record, setup_of
+from rules.errors import InputError
+from rules.records import GAMES, GAME_RULES, game_of, parse_record, setup_of
 from rules.scoring import ScoreSheet
 from rules.sgf import to_sgf
 
 from . import report
 
 
-class Failure(Exception):
-    """An input problem to report in one line: ``code`` for scripts, ``message`` for people."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
 def _read_json(path: str) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise Failure("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
+        raise InputError("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
-        raise Failure("bad_json", f"{path} is not a UTF-8 JSON file") from None
+        raise InputError("bad_json", f"{path} is not a UTF-8 JSON file") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise Failure("bad_json", f"{path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+        raise InputError("bad_json", f"{path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
 
 
 def _is_json_file(path: str) -> bool:
@@ -48,7 +41,7 @@ def _is_json_file(path: str) -> bool:
         with open(path, "rb") as f:
             head = f.read(64).lstrip()
     except OSError as e:
-        raise Failure("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
+        raise InputError("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
     return head[:1] in (b"{", b"[") or path.lower().endswith(".json")
 
 
@@ -57,7 +50,7 @@ def _last_pieces(values: list[str]) -> dict[str, str]:
     for value in values or ():
         colour, sep, piece = value.replace(":", "=").partition("=")
         if not sep or colour not in blokus.COLOURS or piece not in blokus.SHAPES:
-            raise Failure("bad_last_piece", f"--last-piece {value!r}: expected COLOUR=PIECE, e.g. B=1 "
+            raise InputError("bad_last_piece", f"--last-piece {value!r}: expected COLOUR=PIECE, e.g. B=1 "
                                             f"(colours {' '.join(blokus.COLOURS)}, pieces {' '.join(blokus.SHAPES)})")
         out[colour] = piece
     return out
@@ -73,11 +66,11 @@ def cmd_check(args: argparse.Namespace) -> tuple[dict, str]:
     sheet = record.module.score_match(match, record.setup)
     if args.sgf:
         if record.game != "blokus":
-            raise Failure("bad_usage", "--sgf writes Blokus games only (Pentobi's .blksgf)")
+            raise InputError("bad_usage", "--sgf writes Blokus games only (Pentobi's .blksgf)")
         try:
             Path(args.sgf).write_text(to_sgf(match, record.setup), encoding="utf-8")
         except OSError as e:
-            raise Failure("unwritable_file", f"cannot write {args.sgf}: {e.strerror or e}") from None
+            raise InputError("unwritable_file", f"cannot write {args.sgf}: {e.strerror or e}") from None
     names = record.module.COLOUR_NAMES
     return report.check_json(match, sheet), report.check_text(match, sheet, names)
 
@@ -89,12 +82,12 @@ def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:
         game = game_of(doc, args.game)
         module = GAME_RULES[game]
         if args.variant and args.variant not in module.VARIANTS:
-            raise Failure("bad_variant", f"{game} has no variant {args.variant!r} (one of {', '.join(module.VARIANTS)})")
+            raise InputError("bad_variant", f"{game} has no variant {args.variant!r} (one of {', '.join(module.VARIANTS)})")
         setup = setup_of(game, doc, args.variant)
         try:
             sheet = module.score_state(doc, setup, last)
         except ValueError as e:
-            raise Failure("bad_state", str(e)) from None
+            raise InputError("bad_state", str(e)) from None
         return sheet.to_json(), report.score_text(sheet)
     from vision.photo import score_photo
 
@@ -166,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         out = args.run(args)
-    except (Failure, InvalidInput) as e:
+    except InputError as e:
         return _fail(args, e.code, e.message)
     except Exception as e:  # a reader error or a bug: one line, never a traceback
         if os.environ.get("TABLEREF_DEBUG"):

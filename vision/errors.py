@@ -7,6 +7,8 @@ human message, never a bare traceback and never a silent guess.
 """
 from __future__ import annotations
 
+from rules.errors import InputError
+
 CODES = {
     "unreadable_image": "the file could not be opened or decoded",
     "not_an_image": "the data is not an image format we can decode",
@@ -17,16 +19,7 @@ CODES = {
 }
 
 
-class ReadError(Exception):
-    """A photo that cannot be read, with a stable ``code`` and a one-line ``message``."""
+class ReadError(InputError):
+    """A photo that cannot be read."""
 
-    def __init__(self, code: str, message: str | None = None) -> None:
-        if code not in CODES:
-            raise ValueError(f"unknown ReadError code {code!r}")
-        self.code = code
-        self.message = " ".join((message or CODES[code]).split())  # always one line
-        super().__init__(self.message)
-
-    def to_json(self) -> dict:
-        """The contract's error object: ``{"error": {"code": ..., "message": ...}}``."""
-        return {"error": {"code": self.code, "message": self.message}}
+    CODES = CODES
