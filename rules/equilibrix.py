@@ -17,7 +17,7 @@ from . import flower
 from .board import bits
 from .lattice import Cell
 from .pieces import PieceSet
-from .placement import PlacementTable, Reason, Violation
+from .placement import PlacementTable, Reason, Turn, Violation
 from .scoring import ColourScore, ScoreSheet, Tiebreak, Undecided, rank_players
 
 COLOURS = ("B", "W")
@@ -134,18 +134,6 @@ class Move:
     tile: str | None = None  # a ring tile; None with fields = a mini-tile turn
     token: bool = False  # the 5+1 token is played with this tile
     passed: bool = False
-
-
-@dataclass(frozen=True)
-class Turn:
-    index: int
-    move: Move
-    violations: tuple[Violation, ...]
-    piece: str | None  # the ring tile (or "mini:petal" / "mini:triangle") judged to be played
-
-    @property
-    def legal(self) -> bool:
-        return not self.violations
 
 
 @dataclass(frozen=True)
@@ -285,7 +273,7 @@ class Game:
             out.extend(problems)
             game = game._lay(move, tile)
         to_move = (self.setup.turn_order.index(move.colour) + 1) % 2
-        return replace(game, to_move=to_move, turns=self.turns + (Turn(len(self.turns), move, tuple(out), tile),))
+        return replace(game, to_move=to_move, turns=self.turns + (Turn(len(self.turns), move, tile, tuple(out)),))
 
     def _lay(self, move: Move, tile: str | None) -> "Game":
         """Put the tile down when it physically can be (on the board, on empty fields)."""

@@ -72,7 +72,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .placement import Reason, Violation
+from .placement import Reason, Turn, Violation
 from .polygon import Card, Predicate, Shape
 from .scoring import ColourScore, Flag, ScoreSheet, Tiebreak, Undecided, rank_players
 
@@ -510,18 +510,6 @@ def pushed(tokens: Field, push: Push) -> tuple[dict[Pos, Token], tuple[Pos, ...]
 
 
 @dataclass(frozen=True)
-class Turn:
-    index: int
-    move: Move
-    violations: tuple[Violation, ...]
-    piece: str | None  # what the turn did, in words
-
-    @property
-    def legal(self) -> bool:
-        return not self.violations
-
-
-@dataclass(frozen=True)
 class Game:
     """A Geometrius game in progress; ``play`` returns the game after a judged turn."""
 
@@ -565,7 +553,7 @@ class Game:
             out.extend(problems)
             out.extend(_hand_problems(move, hand))
             hands = {**self.hands, move.colour: _hand_after(hand, move)}
-        turn = Turn(len(self.turns), move, tuple(out), move.describe())
+        turn = Turn(len(self.turns), move, move.describe(), tuple(out))
         return replace(self, tokens=tokens, hands=hands, to_move=(order.index(move.colour) + 1) % len(order),
                        turns=self.turns + (turn,))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .board import Board, bits
 from .lattice import Cell
@@ -317,10 +317,14 @@ class Move:
 
 @dataclass(frozen=True)
 class Turn:
-    """A judged move: what was played and every rule it broke."""
+    """A judged move of any game: what was played and every rule it broke.
+
+    ``move`` is the game's own move; ``piece`` names what it laid (a piece, a ring tile, or
+    for Geometrius the turn in words).
+    """
 
     index: int
-    move: Move
+    move: Any
     piece: str | None
     violations: tuple[Violation, ...]
 
