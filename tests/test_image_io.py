@@ -109,3 +109,16 @@ def test_huge_image_is_refused_before_decoding() -> None:
     with pytest.raises(ReadError) as err:
         load_image(png + b"\x00" * 64)
     assert err.value.code == "image_too_large"
+
+
+def test_arrays_are_checked_and_converted() -> None:
+    from vision.image_io import as_bgr
+
+    grey = np.full((300, 400), 128, np.uint8)
+    assert as_bgr(grey).shape == (300, 400, 3)
+    assert as_bgr(np.dstack([_asymmetric(), np.full((300, 400), 255, np.uint8)])).shape == (300, 400, 3)
+    for bad, code in ((np.zeros((300, 400, 3), np.float32), "not_an_image"), ("photo.jpg", "not_an_image"),
+                      (np.zeros((100, 400, 3), np.uint8), "image_too_small")):
+        with pytest.raises(ReadError) as err:
+            as_bgr(bad)
+        assert err.value.code == code

@@ -14,7 +14,7 @@ For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Mapping
 
@@ -25,8 +25,9 @@ from rules.blokus import EMPTY, SIZE, decompose
 
 from .colour import CellColours, Palette, classify
 from .grid import find_grid, quick_contrast
+from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
-from .reading import BoardReading, uncertain_cells
+from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
 from .sampling import cell_samples
 
@@ -40,6 +41,19 @@ MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x le
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
 RULES_BUDGET_S = 0.12  # time the rules prior may spend re-examining a reading
+CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
+CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertain" line)
+
+
+@dataclass
+class RulesOutcome:
+    """A reading after the rules prior: what changed, what was confirmed, what conflicts remain."""
+
+    board: list[str]
+    confidence: np.ndarray
+    flags: list
+    changed: list[tuple[int, int]]
+    confirmed: list[tuple[int, int]]
 
 
 def _gray(image: np.ndarray) -> np.ndarray:
@@ -48,9 +62,10 @@ def _gray(image: np.ndarray) -> np.ndarray:
 
 def locate_board(frame: np.ndarray) -> BoardPose:
     """Full search for the board's grid; raises ReadError no_board / impossible_angle."""
-    to_photo, k, evidence, rms = find_grid(frame, SIZE)
+    frame = as_bgr(frame)
+    fit = find_grid(frame, SIZE)
     h, w = frame.shape[:2]
-    pose = make_pose(to_photo, (w, h), SIZE, evidence, k, rms)
+    pose = make_pose(fit.to_photo, (w, h), SIZE, fit.evidence, fit.k, fit.rms)
     check_angle(pose)
     return _with_contrast(frame, pose)
 
@@ -77,6 +92,7 @@ def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
 def read_with_pose(frame: np.ndarray, pose: BoardPose) -> BoardReading:
     """Classify every cell at a known pose (no localisation, no rules prior)."""
     start = time.perf_counter()
+    frame = as_bgr(frame)
     pose = _fit_to(frame, pose)
     rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
     inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN)
@@ -98,14 +114,15 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     shows the grid there, otherwise the board is searched for as usual.
     """
     start = time.perf_counter()
+    image = as_bgr(image)
     pose = _calibrated_pose(calibration)
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
     reading = read_with_pose(image, pose)
-    board, conf, flags, changed = apply_rules(reading.board, reading.labels, reading.probabilities,
-                                              reading.confidence)
-    reading.board, reading.confidence, reading.flags, reading.changed_by_rules = board, conf, flags, changed
-    reading.uncertain = uncertain_cells(conf)
+    rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence)
+    reading.board, reading.confidence, reading.flags = rules.board, rules.confidence, rules.flags
+    reading.changed_by_rules, reading.confirmed_by_rules = rules.changed, rules.confirmed
+    reading.uncertain = uncertain_cells(rules.confidence)
     reading.timing_ms = (time.perf_counter() - start) * 1000.0
     return reading
 
@@ -130,15 +147,16 @@ def _badness(flags) -> int:
 
 
 def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
-                budget_s: float = RULES_BUDGET_S) -> tuple[list[str], np.ndarray, list, list[tuple[int, int]]]:
-    """Re-examine a reading that breaks the rules at its least confident cells.
+                budget_s: float = RULES_BUDGET_S) -> RulesOutcome:
+    """Re-examine a reading against the rules, at its least confident cells.
 
-    Conflict by conflict, tries other labels for the cells of the conflict and its
-    neighbours, cheapest first (by how much less likely the colour evidence finds them), one
-    cell, then two; a change is kept only if it shrinks the conflicts. Changed cells keep a
-    low confidence: the rules chose their label, the photo did not show it. Bounded in time
-    (a photo drowned in glare has more conflicts than are worth searching). Returns (board,
-    confidence, remaining flags, changed cells).
+    1. *Fix*: conflict by conflict, try other labels for the cells of the conflict and its
+       neighbours, cheapest first (by how much less likely the colour evidence finds them),
+       one cell, then two; keep a change only if it shrinks the conflicts. Changed cells
+       keep a low confidence: the rules chose their label, the photo did not show it.
+    2. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
+       glare, say) is confirmed when every other label would break the rules.
+    Bounded in time (a photo drowned in glare has more conflicts than are worth searching).
     """
     deadline = time.perf_counter() + budget_s
     rows = list(board)
@@ -159,8 +177,35 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
         rows, flags, cells = fix
         for r, c in cells:
             conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
-        changed.extend(cells)
-    return rows, conf, list(flags), changed
+        changed.extend(cell for cell in cells if cell not in changed)
+    confirmed = _confirm(rows, flags, labels, prob, conf, deadline)
+    for r, c in confirmed:
+        conf[r, c] = max(conf[r, c], CONFIRMED)
+    return RulesOutcome(rows, conf, list(flags), changed, confirmed)
+
+
+def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
+             deadline: float) -> list[tuple[int, int]]:
+    """Doubtful cells whose clear colour favourite is the only label the rules allow.
+
+    Only cells whose neighbours (two cells around) were all read with confidence: a
+    deduction from guessed neighbours (under the same hand, cup or glare) proves nothing.
+    """
+    base = _badness(flags)
+    doubt = conf < UNCERTAIN_BELOW
+    padded = np.pad(doubt, 2)
+    near = sum(padded[2 + dr:2 + dr + doubt.shape[0], 2 + dc:2 + dc + doubt.shape[1]]
+               for dr in range(-2, 3) for dc in range(-2, 3)) - doubt  # doubtful neighbours
+    doubtful = [(float(prob[r, c].max()), (r, c)) for r, c in np.argwhere(doubt & (near == 0))
+                if prob[r, c].max() >= CONFIRM_PROB]
+    confirmed = []
+    for _, (r, c) in sorted(doubtful, reverse=True):
+        if time.perf_counter() > deadline:
+            break
+        others = [lab for lab in labels if lab != rows[r][c]]
+        if all(_badness(decompose(_relabel(rows, [((r, c), lab)])).flags) > base for lab in others):
+            confirmed.append((int(r), int(c)))
+    return confirmed
 
 
 def _relabel(rows: list[str], changes) -> list[str]:
@@ -183,7 +228,7 @@ def _options(rows: list[str], flag, labels: tuple[str, ...], smooth: np.ndarray)
         now = smooth[r, c, labels.index(rows[r][c])]
         choices = labels if (r, c) in region else [lab for lab in labels if lab in colours]
         for label in choices:
-            cost = float(np.log(now) - np.log(smooth[r, c, labels.index(label)]))
+            cost = float(np.log(now) - np.log(max(float(smooth[r, c, labels.index(label)]), 1e-300)))
             if label != rows[r][c] and cost <= MAX_FIX_COST:
                 options.append((cost, (r, c), label))
     return sorted(options)

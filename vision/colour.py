@@ -4,23 +4,25 @@ Why adaptive: fixed thresholds fail because white balance, exposure, shadows and
 colour change from photo to photo. The one reference every photo carries is the board
 itself: its empty cells are one neutral plastic. So:
 
-1. *Light field from the board*: the board's empty cells give the local colour of the light
-   (a smooth field over the board, so a shadow or a warm lamp on one side is divided out,
-   not only a global cast). The first guess of "empty" is the least saturated cells.
+1. *Light field from the board*: the board's empty cells give the local colour and
+   brightness of the light (a smooth field over the board, so a shadow or a warm lamp on
+   one side is divided out, not only a global cast). The first guess of "empty" is the least
+   saturated cells of middling brightness.
 2. *Glare*: a specular highlight adds white light, raising *all* channels; coloured plastic
-   never has all three channels above the board's grey. Pixels brighter than that in every
-   channel (or clipped) are ignored, and of the rest only the half with the least white
-   added is used. A cell whose middle is all glare falls back to its outer ring, and a cell
-   with nothing left is uncertain rather than guessed empty.
-3. *Classes adapt*: each colour is a Gaussian in CIE a*b*, started at the palette's nominal
-   hue and re-estimated from this photo's cells (bounded to stay near that hue), so a
+   never has all three above the board's grey. Such pixels (or pixels clipped in all three
+   channels) are ignored, and of the rest only the half with the least white added is
+   used. A cell whose middle is all glare falls back to its outer ring; a cell with nothing
+   left has no evidence at all and is uncertain, never guessed empty.
+3. *Classes adapt*: each class is a Gaussian in CIE L*a*b*, colours started at the palette's
+   nominal hue, re-estimated from this photo's cells (bounded to stay near that hue), so a
    yellowish light or a different batch of plastic moves the clusters, not the answers.
+   The empty class is kept tight: after dividing out the light, every empty cell is the
+   board's own grey, so a hand or a cup stands out even where it has no colour.
 4. *Confidence*: the posterior of the best class, lowered when the cell is far from every
-   class (a hand, a cup, a shadowed edge) or mostly lost to glare.
+   class (a hand, a cup, a held piece) or mostly lost to glare.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -33,11 +35,16 @@ CLIP = 0.98  # raw values at or above this are clipped by the sensor
 EMPTY_CHROMA = 12.0  # first split only: a*b* chroma of an empty cell after normalisation
 MAX_HUE_DRIFT = np.deg2rad(25.0)  # how far a colour's cluster may move from its nominal hue
 LIGHT_SIGMA = 2.5  # smoothness of the light field, in cells
-FLARE_LIFT = float(np.log(1.12))  # an empty cell this much above the light field has flare on it
 # Largest a*b* standard deviation of the empty class and of a colour: the board is one
 # plastic and the light is divided out, so empty cells stay tight; a hand or a cup must not
 # widen the empty class until it looks like part of the board.
 MAX_SPREAD = (6.0, 15.0)
+# Smallest spreads: sensor noise and plastic mottling; a piece's colour also varies with its
+# thickness and the light through it, an empty cell's hardly at all.
+MIN_SPREAD = (1.5, 6.0)
+# The same for lightness L*: the light field makes every empty cell the board's own grey, so
+# a dark hand or a white cup is out of place even when it has no colour; pieces vary more.
+MIN_SPREAD_L, MAX_SPREAD_L = (4.0, 6.0), (10.0, 20.0)
 
 
 @dataclass(frozen=True)
@@ -69,8 +76,6 @@ class CellColours:
     labels: tuple[str, ...]
     posterior: np.ndarray  # rows x cols x K, sums to 1
     confidence: np.ndarray  # rows x cols, 0-1
-    glare: np.ndarray  # rows x cols, share of the cell's middle lost to glare
-    features: np.ndarray  # rows x cols x 3: L*, a*, b* after removing the light
 
     def best(self) -> np.ndarray:
         return np.argmax(self.posterior, axis=2)
@@ -85,12 +90,11 @@ def _lab(bgr: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(flat, cv2.COLOR_BGR2Lab).reshape(bgr.shape)
 
 
-def _initial_neutral(inner: np.ndarray, med: np.ndarray) -> np.ndarray:
+def _initial_neutral(med: np.ndarray, clipped: np.ndarray) -> np.ndarray:
     """The board's grey: the least saturated quarter of the unclipped cells, of middling
     brightness (glare-whitened pieces are as unsaturated as the board, but brighter)."""
-    clipped = (inner.min(2) >= CLIP).mean(-1)
     sat = (med.max(-1) - med.min(-1)) / (med.max(-1) + 0.02)
-    ok = (clipped < 0.2).ravel()
+    ok = ~clipped.ravel()
     flat, bright = med.reshape(-1, 3)[ok], med.max(-1).ravel()[ok]
     if len(flat) < 4:
         return np.median(med.reshape(-1, 3), axis=0)
@@ -101,22 +105,14 @@ def _initial_neutral(inner: np.ndarray, med: np.ndarray) -> np.ndarray:
 
 
 def _light_field(raw: np.ndarray, weight: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """Smooth per-cell light colour from the empty cells (normalised convolution in log).
-
-    Flare is light *added* on top, not a brighter lamp: an empty cell under a reflection must
-    not raise the field, or every piece beside it would be divided into a washed-out grey.
-    So empty cells well above the field are dropped and the field re-estimated, peeling a
-    reflection from its core outwards, while shadows (below the field) stay in.
-    """
+    """Smooth per-cell light colour from the empty cells (normalised convolution in log)."""
     logv = np.log(np.maximum(raw, 1e-3)).astype(np.float32)
-    blur = lambda x: cv2.GaussianBlur(x, (0, 0), LIGHT_SIGMA, borderType=cv2.BORDER_REFLECT)  # noqa: E731
     w = weight.astype(np.float32)
-    for _ in range(3):
-        den = blur(w)
-        field = np.dstack([blur(logv[..., c] * w) for c in range(3)]) / np.maximum(den, 1e-6)[..., None]
-        w = w * ((logv - field).mean(-1) < FLARE_LIFT)
+    blur = lambda x: cv2.GaussianBlur(x, (0, 0), LIGHT_SIGMA, borderType=cv2.BORDER_REFLECT)  # noqa: E731
+    den = blur(w)
+    field = np.exp(np.dstack([blur(logv[..., c] * w) for c in range(3)]) / np.maximum(den, 1e-6)[..., None])
     trust = np.clip(den / 0.15, 0, 1)[..., None]  # far from any empty cell: the global grey
-    return np.exp(field) * trust + fallback * (1 - trust)
+    return field * trust + fallback * (1 - trust)
 
 
 def _cell_colours(pix: np.ndarray, field: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,7 +136,6 @@ def _cell_colours(pix: np.ndarray, field: np.ndarray) -> tuple[np.ndarray, np.nd
     med = np.take_along_axis(vals, mid, axis=-1)[..., 0]
     med[n_chosen == 0] = np.nan
     return med, usable.mean(-1)
-
 
 
 def _features(inner: np.ndarray, ring: np.ndarray, field: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,16 +167,18 @@ def _weighted_gaussian(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.nda
     return mu, (w[:, None, None] * d[:, :, None] * d[:, None, :]).sum(0) / max(w.sum(), 1e-9)
 
 
-def _fit_classes(ab: np.ndarray, resp: np.ndarray, hues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Means (K x 2) and covariances (K x 2 x 2) from soft assignments (N x K)."""
+def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Means (K x 3) and covariances (K x 3 x 3) in L*a*b* from soft assignments (N x K)."""
     k = resp.shape[1]
-    means = np.zeros((k, 2))
-    covs = np.zeros((k, 2, 2))
+    means = np.zeros((k, 3))
+    covs = np.zeros((k, 3, 3))
+    ab = lab[:, 1:]
     colour = resp[:, 1:].sum(1) > 0.5
     typical = float(np.median(np.hypot(*ab[colour].T))) if colour.sum() >= 4 else 50.0
+    typical_l = float(np.median(lab[colour, 0])) if colour.sum() >= 4 else 50.0
     for j in range(k):
         w = resp[:, j]
-        floor = 3.0 if j == 0 else 6.0
+        floor = np.array([MIN_SPREAD_L[j > 0]] + [MIN_SPREAD[j > 0]] * 2)
         if w.sum() >= 4:
             # Start tight at the class's core and grow by trimmed re-estimation, so a hand or
             # glare-shifted cells next to a colour cannot pull the class over to themselves.
@@ -191,34 +188,43 @@ def _fit_classes(ab: np.ndarray, resp: np.ndarray, hues: np.ndarray) -> tuple[np
             if j > 0:
                 chroma = np.hypot(ab[:, 0], ab[:, 1])
                 core = w * (chroma >= _weighted_median(chroma, w))
-            mu = np.array([_weighted_median(ab[:, i], core) for i in range(2)])
-            cov = np.eye(2) * (floor + 2.0) ** 2
+            mu = np.array([_weighted_median(lab[:, i], core) for i in range(3)])
+            cov = np.diag((floor + 2.0) ** 2)
             for _ in range(3):
-                d = np.sqrt(np.einsum("ni,ij,nj->n", ab - mu, np.linalg.inv(cov), ab - mu))
+                d = np.sqrt(np.einsum("ni,ij,nj->n", lab - mu, np.linalg.inv(cov), lab - mu))
                 keep = w * (d < 3.0)
                 if keep.sum() < 2:
                     break
-                mu, cov = _weighted_gaussian(ab, keep)
-                cov = cov + np.eye(2) * floor ** 2 * 0.25
+                mu, cov = _weighted_gaussian(lab, keep)
+                cov = cov + np.diag(floor ** 2) * 0.25
         else:
-            mu = np.zeros(2) if j == 0 else typical * np.array([np.cos(hues[j - 1]), np.sin(hues[j - 1])])
-            cov = np.eye(2) * (floor * 2) ** 2
+            if j == 0:
+                mu = np.array([typical_l, 0.0, 0.0])
+            else:
+                mu = np.array([typical_l, *(typical * np.array([np.cos(hues[j - 1]), np.sin(hues[j - 1])]))])
+            cov = np.diag((floor * 2) ** 2)
+            if j == 0:  # no empty cell seen: its brightness is unknown
+                cov[0, 0] = 50.0 ** 2
         if j > 0:  # keep each colour near its nominal hue, however the photo's cells fell
-            ang = np.arctan2(mu[1], mu[0])
+            ang = np.arctan2(mu[2], mu[1])
             drift = np.angle(np.exp(1j * (ang - hues[j - 1])))
             if abs(drift) > MAX_HUE_DRIFT:
                 ang = hues[j - 1] + np.sign(drift) * MAX_HUE_DRIFT
-                mu = max(np.hypot(*mu), 15.0) * np.array([np.cos(ang), np.sin(ang)])
+                mu[1:] = max(np.hypot(mu[1], mu[2]), 15.0) * np.array([np.cos(ang), np.sin(ang)])
         evals, evecs = np.linalg.eigh(cov)
-        evals = np.clip(evals, floor ** 2, MAX_SPREAD[j > 0] ** 2)
-        means[j], covs[j] = mu, (evecs * evals) @ evecs.T
+        top = np.array([MAX_SPREAD_L[j > 0]] + [MAX_SPREAD[j > 0]] * 2)
+        evals = np.clip(evals, floor.min() ** 2, top.max() ** 2)
+        cov = (evecs * evals) @ evecs.T
+        sd = np.clip(np.sqrt(np.diag(cov)), floor, top)  # per-axis bounds, correlations kept
+        corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+        means[j], covs[j] = mu, corr * np.outer(sd, sd)
     return means, covs
 
 
-def _posterior(ab: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _posterior(x: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Class posteriors (N x K) and Mahalanobis distances (N x K)."""
     inv = np.linalg.inv(covs)
-    d = ab[:, None, :] - means[None]
+    d = x[:, None, :] - means[None]
     m2 = np.einsum("nki,kij,nkj->nk", d, inv, d)
     logp = -0.5 * m2 - 0.5 * np.log(np.linalg.det(covs))[None] + np.log(prior)[None]
     logp -= logp.max(1, keepdims=True)
@@ -234,27 +240,31 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
     inner = np.ascontiguousarray(inner.transpose(0, 1, 3, 2))  # channel-major: fast sorts
     ring = np.ascontiguousarray(ring.transpose(0, 1, 3, 2))
     raw_med = np.median(inner, axis=-1)
-    neutral = _initial_neutral(inner, raw_med)
+    clipped = (inner.min(2) >= CLIP).mean(-1) > 0.2  # mostly glare even before any light model
+    neutral = _initial_neutral(raw_med, clipped)
     field = np.broadcast_to(neutral, (rows, cols, 3)).copy()
     resp = None
-    for _ in range(rounds):
+    for round_ in range(rounds):
         feat, usable = _features(inner, ring, field)
-        ab = feat[..., 1:].reshape(-1, 2)
+        lab = feat.reshape(-1, 3)
+        ab = lab[:, 1:]
         if resp is None:  # first split: chroma, then the nearest nominal hue
             chroma = np.hypot(ab[:, 0], ab[:, 1])
             hue_gap = np.abs(np.angle(np.exp(1j * (np.arctan2(ab[:, 1], ab[:, 0])[:, None] - hues[None]))))
             label = np.where(chroma < EMPTY_CHROMA, 0, 1 + np.argmin(hue_gap, axis=1))
             resp = np.eye(k)[label]
-        means, covs = _fit_classes(ab, resp, hues)
+        means, covs = _fit_classes(lab, resp, hues)
         prior = np.maximum(resp.sum(0), 4.0)
-        post, dist = _posterior(ab, means, covs, prior / prior.sum())
+        post, dist = _posterior(lab, means, covs, prior / prior.sum())
         resp = post
-        empty = (post[:, 0] > 0.5).reshape(rows, cols) & (usable > 0.5)
-        if empty.sum() >= 4:
+        # Not "usable > 0.5": that depends on the field itself, and a brightly lit corner
+        # would then never teach the field that it is bright. Clipped cells stay out.
+        empty = (post[:, 0] > 0.5).reshape(rows, cols) & ~clipped
+        if empty.sum() >= 4 and round_ < rounds - 1:
             field = _light_field(raw_med, empty, neutral)
+    post[usable.ravel() == 0] = 1.0 / k  # nothing but glare: no evidence either way
     best = np.argmax(post, axis=1)
     typical = np.exp(-0.5 * np.maximum(dist[np.arange(len(best)), best] - 3.0, 0.0) ** 2)
     seen = np.clip(usable.ravel() / 0.3, 0.0, 1.0)
     conf = post.max(1) * typical * seen
-    return CellColours(palette.labels, post.reshape(rows, cols, k), conf.reshape(rows, cols),
-                       1.0 - usable, feat)
+    return CellColours(palette.labels, post.reshape(rows, cols, k), conf.reshape(rows, cols))

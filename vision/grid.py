@@ -25,30 +25,45 @@ import cv2
 import numpy as np
 
 from .errors import ReadError
-from .lines import Normaliser, Segments, detect_segments, vanishing_points
-from .pose import BoardPose, Lens, apply_h, corner_points, rectify
+from .lines import (Normaliser, Segments, detect_segments, family_of, lens_from_segments, refine_vp,
+                    undistort, vanishing_points)
+from .pose import MAX_VIEW_ANGLE_DEG, BoardPose, Lens, apply_h, corner_points, rectify
 
 WORK_SIDE = 1024  # localisation runs on the photo shrunk to this long side
 MIN_SPACING_PX = 7.0  # cells smaller than this (at WORK_SIDE) are not worth finding
 MIN_EVIDENCE = 0.3  # grid evidence below this: no board
+CLEAR_EVIDENCE = 0.5  # a refined grid this clear is taken without refining other candidates
+REFINED = 3  # at most this many candidates are refined
+PHONE_FOCAL = 1.2  # a phone main camera's focal length in half-diagonals (about 80 degrees diagonal)
+MIN_CROSSED = 25  # crossing segments per family before their tilt is believed
+LENS_SEARCH = 0.1  # refinement searches the lens coefficient this far around the line-based guess
 
 
 @dataclass(frozen=True)
 class GridCandidate:
-    """A board->photo homography (undistorted pixels) and how well a grid shows there."""
+    """A board->photo homography (undistorted pixels), its lens, and how well a grid shows."""
 
     to_photo: np.ndarray
+    k: float
     evidence: float
 
 
 def working_image(image: np.ndarray, side: int = WORK_SIDE) -> tuple[np.ndarray, float]:
-    """Grey image shrunk so the long side is ``side`` (never enlarged), and the factor."""
+    """Grey image shrunk so the long side is ``side`` (never enlarged), and the factor.
+
+    Its contrast is stretched (1st..99th percentile to 0..255): in a dim evening photo the
+    grooves of empty cells are a few grey levels deep, below LSD's fixed gradient threshold.
+    """
     h, w = image.shape[:2]
     factor = min(1.0, side / max(h, w))
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     if factor < 1.0:
         gray = cv2.resize(gray, (round(w * factor), round(h * factor)), interpolation=cv2.INTER_AREA)
-    return gray, factor
+    lo, hi = np.percentile(gray[::4, ::4], [1, 99])
+    if hi - lo < 1:
+        return gray, factor
+    lut = np.clip((np.arange(256, dtype=np.float32) - lo) * (255.0 / (hi - lo)), 0, 255).astype(np.uint8)
+    return cv2.LUT(gray, lut), factor
 
 
 def _pose(to_photo: np.ndarray, size: tuple[int, int], cells: int, k: float = 0.0) -> BoardPose:
@@ -145,27 +160,72 @@ def _comb_fit(pos: np.ndarray, weight: np.ndarray, lines: int) -> list[tuple[flo
     return [(lo + (s0 + d * sp) * step, sp * step) for d in (0, -1, 1)]
 
 
-def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator) -> list[GridCandidate]:
-    """Grid hypotheses (board->working-pixel homographies), best evidence first."""
+def _camera_tilt(v1: np.ndarray, v2: np.ndarray) -> float:
+    """Angle (degrees) between the optical axis and the normal of the plane whose two line
+    families meet at ``v1`` and ``v2``, for a typical phone lens.
+
+    The horizon v1 x v2 of a plane seen by a camera of focal f is (n1, n2, n3 f) for the
+    plane normal n; without the photo's focal length, a phone's main camera is assumed.
+    """
+    horizon = np.cross(v1, v2)
+    normal = np.array([horizon[0], horizon[1], horizon[2] / PHONE_FOCAL])
+    return float(np.degrees(np.arccos(min(1.0, abs(normal[2]) / np.linalg.norm(normal)))))
+
+
+def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator) -> tuple[list[GridCandidate], float | None]:
+    """Grid hypotheses in ``gray``'s pixels, best evidence first, and the camera tilt implied
+    by the best-supported pair of crossing line families (None without one).
+
+    The lens is estimated first from the segments themselves (plumb lines), so the comb fit
+    sees straight, evenly spaced lines even through a wide phone lens.
+    """
     h, w = gray.shape
     seg, norm = detect_segments(gray, min_length=max(8.0, 0.01 * max(h, w)))
     vps = vanishing_points(seg, rng, count=4)
-    to_norm = norm.matrix()
-    found: list[GridCandidate] = []
+    k = lens_from_segments(seg, [mask for _, mask in vps[:3]]) if len(vps) >= 2 else 0.0
+    if k != 0.0:  # find the families again on straightened segments
+        seg = undistort(seg, k)
+        vps = vanishing_points(seg, rng, count=4)
+    to_pixels = np.linalg.inv(norm.matrix())
+
+    def candidate(frame: np.ndarray, x0: float, sx: float, y0: float, sy: float) -> GridCandidate:
+        to_photo = to_pixels @ np.linalg.inv(frame) @ np.array([[sx, 0, x0], [0, sy, y0], [0, 0, 1.0]])
+        return GridCandidate(to_photo, k, evidence(gray, _pose(to_photo, (w, h), cells, k)))
+
+    combs = []  # per pair of families: the frame and the row/column combs
+    tilt, support = None, 0
     for i in range(len(vps)):
         for j in range(i + 1, len(vps)):
             frame = _affine_frame(vps[i][0], vps[j][0], norm.scale)
             if frame is None:
                 continue
-            hor, ver = _in_frame(seg.subset(vps[i][1]), frame), _in_frame(seg.subset(vps[j][1]), frame)
-            rows = _comb_fit(*_positions(hor, _crossed(hor, ver, 1), 1), cells + 1)
-            cols = _comb_fit(*_positions(ver, _crossed(ver, hor, 0), 0), cells + 1)
-            for y0, sy in rows:
-                for x0, sx in cols:
-                    grid = np.array([[sx, 0, x0], [0, sy, y0], [0, 0, 1.0]])
-                    to_photo = np.linalg.inv(to_norm) @ np.linalg.inv(frame) @ grid
-                    found.append(GridCandidate(to_photo, evidence(gray, _pose(to_photo, (w, h), cells))))
-    return sorted(found, key=lambda c: -c.evidence)
+            fam_h, fam_v = seg.subset(vps[i][1]), seg.subset(vps[j][1])
+            hor, ver = _in_frame(fam_h, frame), _in_frame(fam_v, frame)
+            cross_h, cross_v = _crossed(hor, ver, 1), _crossed(ver, hor, 0)
+            if cross_h.sum() >= 8 and cross_v.sum() >= 8:
+                # Re-aim both vanishing points at the grid's own segments: a family may
+                # have merged with wood grain or cloth stripes running the same way.
+                # Then gather each family afresh around its new vanishing point.
+                v1 = refine_vp(fam_h.subset(cross_h), fam_h.length[cross_h])
+                v2 = refine_vp(fam_v.subset(cross_v), fam_v.length[cross_v])
+                frame = _affine_frame(v1, v2, norm.scale)
+                if frame is None:
+                    continue
+                fam_h, fam_v = seg.subset(family_of(seg, v1)), seg.subset(family_of(seg, v2))
+                hor, ver = _in_frame(fam_h, frame), _in_frame(fam_v, frame)
+                cross_h, cross_v = _crossed(hor, ver, 1), _crossed(ver, hor, 0)
+                if min(cross_h.sum(), cross_v.sum()) > support:
+                    tilt, support = _camera_tilt(v1, v2), min(cross_h.sum(), cross_v.sum())
+            rows = _comb_fit(*_positions(hor, cross_h, 1), cells + 1)
+            cols = _comb_fit(*_positions(ver, cross_v, 0), cells + 1)
+            if rows and cols:
+                combs.append((frame, rows, cols, candidate(frame, *cols[0], *rows[0])))
+    # The one-cell shifts only for the two most promising pairs: evidence is the costly part.
+    combs.sort(key=lambda c: -c[3].evidence)
+    found = [c[3] for c in combs]
+    for frame, rows, cols, _ in combs[:2]:
+        found += [candidate(frame, *col, *row) for row in rows for col in cols if (row, col) != (rows[0], cols[0])]
+    return sorted(found, key=lambda c: -c.evidence), (tilt if support >= MIN_CROSSED else None)
 
 
 # --- evidence -------------------------------------------------------------------------------
@@ -182,11 +242,14 @@ def _border_contrast(rect: np.ndarray, px: int, cells: int) -> np.ndarray:
     grads = (np.abs(cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)), np.abs(cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)))
     at = np.round((np.arange(2 * cells + 3) * 0.5 + 0.5) * px).astype(int)  # -0.5, 0, 0.5 .. cells + 0.5
     at = np.clip(at, 1, rect.shape[0] - 2)
-    bands = [slice(int((b + 1.2) * px), int((b + 1.8) * px)) for b in range(-1, cells + 1)]
+    starts = np.array([int((b + 1.2) * px) for b in range(-1, cells + 1)])
+    stops = np.array([int((b + 1.8) * px) for b in range(-1, cells + 1)])
     out = []
     for family, g in enumerate(grads):
         g = g if family == 0 else g.T  # lines x = k run down the columns
-        prof = np.stack([g[b][:, at - 1].mean(0) + g[b][:, at].mean(0) + g[b][:, at + 1].mean(0) for b in bands], 1)
+        acc = np.vstack([np.zeros((1, g.shape[1]), np.float32), np.cumsum(g, axis=0)])
+        band = (acc[stops] - acc[starts]) / (stops - starts)[:, None]  # bands x columns
+        prof = (band[:, at - 1] + band[:, at] + band[:, at + 1]).T  # positions x bands
         on, mid = prof[1::2], prof[0::2]
         beside = 0.5 * (mid[:-1] + mid[1:])
         out.append(np.clip((on - beside) / (on + beside + 4.0), 0, 1))
@@ -277,17 +340,23 @@ def _fit_homography(photo: np.ndarray, family: np.ndarray, index: np.ndarray, we
 
 
 def refine(image_gray: np.ndarray, to_photo: np.ndarray, cells: int, k: float = 0.0,
-           rounds: int = 3, fit_lens: bool = True, px: int = 24) -> tuple[np.ndarray, float, float]:
-    """Refined (board->undistorted photo homography, lens k, RMS residual in cells)."""
+           reach: tuple[float, ...] = (0.6, 0.8, 1.0, 1.0), px: int = 24) -> tuple[np.ndarray, float, float]:
+    """Refined (board->undistorted photo homography, lens k, RMS residual in cells).
+
+    Grown from the middle: each round uses the borders within ``reach`` (share of the half
+    board) of the centre, where a rough start is closest to the truth; a guess half a cell
+    off at a lens-bent edge would otherwise pull the fit onto the wrong grooves there.
+    """
     h, w = image_gray.shape
     norm = Normaliser.for_size(w, h)
     rms = 1.0
-    for _ in range(rounds):
+    search = LENS_SEARCH
+    for share in reach:
         pose = _pose(to_photo, (w, h), cells, k)
         rect = rectify(image_gray, pose, px, margin=0.5)
         board, family, index, weight = _border_points(rect, px, 0.5, cells)
         photo = pose.to_photo(board)
-        ok = weight > 0
+        ok = (weight > 0) & (np.abs(board - cells / 2).max(1) <= share * cells / 2 + 1e-6)
         photo, family, index, weight = photo[ok], family[ok], index[ok], weight[ok]
 
         def fit(k_try: float) -> tuple[float, np.ndarray]:
@@ -295,14 +364,14 @@ def refine(image_gray: np.ndarray, to_photo: np.ndarray, cells: int, k: float = 
             inl = np.abs(res) < 0.25
             return float(np.sqrt(np.average(res[inl] ** 2, weights=weight[inl])) if inl.any() else 1.0), g
 
-        if fit_lens:
-            k = _golden(lambda kk: fit(kk)[0], k - 0.3, k + 0.3)
+        k = _golden(lambda kk: fit(kk)[0], k - search, k + search)
+        search /= 3.0  # later rounds only polish
         rms, g = fit(k)
         to_photo = np.linalg.inv(g)
     return to_photo, k, rms
 
 
-def _golden(f, lo: float, hi: float, iters: int = 14) -> float:
+def _golden(f, lo: float, hi: float, iters: int = 10) -> float:
     """Minimum of a unimodal function on [lo, hi] (golden-section search)."""
     r = (np.sqrt(5) - 1) / 2
     a, b = lo, hi
@@ -320,21 +389,45 @@ def _golden(f, lo: float, hi: float, iters: int = 14) -> float:
     return (a + b) / 2
 
 
-def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = None) -> tuple[np.ndarray, float, float, float]:
-    """Locate an n x n grid: (board->undistorted photo homography, lens k, evidence, RMS).
+@dataclass(frozen=True)
+class GridFit:
+    """A located grid: board->undistorted photo homography, lens, evidence (0-1), RMS (cells)."""
+
+    to_photo: np.ndarray
+    k: float
+    evidence: float
+    rms: float
+
+
+def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = None) -> GridFit:
+    """Locate an n x n grid in a photo (any size; searched at WORK_SIDE, returned full size).
 
     Raises ReadError("no_board") when no candidate shows a grid.
     """
-    rng = rng or np.random.default_rng(0)
+    rng = rng or np.random.default_rng(0)  # fixed: the same photo always reads the same
     gray, factor = working_image(image)
-    found = candidates(gray, cells, rng)
-    if not found or found[0].evidence < MIN_EVIDENCE:
-        raise ReadError("no_board", "no board grid was found in the photo")
-    to_photo, k, rms = refine(gray, found[0].to_photo, cells)
     h, w = gray.shape
-    ev = evidence(gray, _pose(to_photo, (w, h), cells, k))
+    best = None
+    # Refinement can rescue a rough candidate (vanishing points blurred by table texture),
+    # so the few best are refined until one clearly shows the grid.
+    found, tilt = candidates(gray, cells, rng)
+    for cand in [c for c in found if c.evidence >= 0.5 * MIN_EVIDENCE][:REFINED]:
+        to_photo, k, rms = refine(gray, cand.to_photo, cells, cand.k)
+        ev = evidence(gray, _pose(to_photo, (w, h), cells, k))
+        if best is None or ev > best[2]:
+            best = (to_photo, k, ev, rms)
+        if ev >= CLEAR_EVIDENCE:
+            break
+    if (best is None or best[2] < MIN_EVIDENCE) and tilt is not None and tilt > MAX_VIEW_ANGLE_DEG:
+        # A crossing grid of lines is there, too oblique to resolve into cells.
+        raise ReadError("impossible_angle", f"the board seems to be seen about {tilt:.0f} degrees from "
+                        f"straight above; take the photo from higher up (at most {MAX_VIEW_ANGLE_DEG:.0f})")
+    if best is None or best[2] < MIN_EVIDENCE:
+        raise ReadError("no_board", "no board was found in the photo; take it from above with "
+                        "the whole board in the frame")
+    to_photo, k, ev, rms = best
     to_full = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
-    return to_full @ to_photo, k, ev, rms
+    return GridFit(to_full @ to_photo, k, ev, rms)
 
 
 def quick_contrast(gray: np.ndarray, pose: BoardPose) -> float:
@@ -345,12 +438,10 @@ def quick_contrast(gray: np.ndarray, pose: BoardPose) -> float:
     while the pose is right; no rectification, so it costs a few milliseconds per frame.
     """
     cells = int(round(pose.extent[0]))
-    along = np.array([0.3, 0.5, 0.7])
-    k = np.arange(cells + 1, dtype=np.float64)
-    c = np.arange(cells, dtype=np.float64)
-    # Border points of the x = const family: x = k, y = row + along; the control is x = k + 0.5.
-    kk, cc, aa = np.meshgrid(k[:-1], c, along, indexing="ij")
-    base = np.stack([kk.ravel(), (cc + aa).ravel()], 1)
+    index = np.arange(cells, dtype=np.float64)
+    # Points on the borders x = i (three per cell side), and as the control x = i + 0.5.
+    line, row, along = np.meshgrid(index, index, np.array([0.3, 0.5, 0.7]), indexing="ij")
+    base = np.stack([line.ravel(), (row + along).ravel()], 1)
     scores = []
     for shift in (0.0, 0.5):
         values = []

@@ -58,6 +58,27 @@ def load_image(source: str | Path | bytes) -> np.ndarray:
     return image
 
 
+def as_bgr(image: np.ndarray) -> np.ndarray:
+    """An in-memory picture as 3-channel BGR uint8, or a ReadError saying why not.
+
+    Readers take arrays from the CLI, the live camera and tests alike; a grey or BGRA frame
+    is converted, anything else (wrong type, empty, tiny) is refused with a clear code.
+    """
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
+        raise ReadError("not_an_image", "expected an 8-bit image array (height x width x 3, BGR)")
+    if image.ndim == 3 and image.shape[2] not in (1, 3, 4):
+        raise ReadError("not_an_image", f"an image has 1, 3 or 4 channels, not {image.shape[2]}")
+    h, w = image.shape[:2]
+    if min(h, w) < MIN_SIDE:
+        raise ReadError("image_too_small", f"the image is {w}x{h} pixels; a board needs at least "
+                        f"{MIN_SIDE} pixels on the short side")
+    if image.ndim == 2 or image.shape[2] == 1:
+        return cv2.cvtColor(image.reshape(h, w), cv2.COLOR_GRAY2BGR)
+    if image.shape[2] == 4:
+        return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    return image
+
+
 def _read_bytes(source: str | Path | bytes) -> bytes:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)

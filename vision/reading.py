@@ -39,6 +39,7 @@ class BoardReading:
     margin: float = 0.5
     flags: list[Any] = field(default_factory=list)
     changed_by_rules: list[tuple[int, int]] = field(default_factory=list)
+    confirmed_by_rules: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def overall_confidence(self) -> float:
@@ -56,6 +57,7 @@ class BoardReading:
             "cell_confidence": np.round(self.confidence, 3).tolist(),
             "flags": [f.to_json() for f in self.flags],
             "changed_by_rules": [[int(r), int(c)] for r, c in self.changed_by_rules],
+            "confirmed_by_rules": [[int(r), int(c)] for r, c in self.confirmed_by_rules],
             "corners": np.round(self.pose.corners, 2).tolist(),
             "pose_quality": round(float(self.pose.quality), 4),
         }

@@ -27,7 +27,8 @@ class Conditions:
     """How one photo is taken. Lengths in pixels refer to a 1600 px wide photo and scale with it."""
 
     # Camera pose. Tilt is the angle between the optical axis and the table normal; the
-    # azimuth is where the photographer stands, 0 = at the bottom edge of the photo.
+    # azimuth is where the photographer stands: 0 = at the photo's bottom edge (the far side
+    # of the board looks smaller), 90 = at its left edge, 180 = at its top edge.
     tilt_deg: float = 6.0
     tilt_azimuth_deg: float = 0.0
     rotation_deg: float = 0.0  # board yaw as seen in the photo, counter-clockwise

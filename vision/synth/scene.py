@@ -486,7 +486,8 @@ def _stripe(coord: np.ndarray, period: float, duty: float, footprint: np.ndarray
     return 1 - _smoothstep(half - footprint / 2, half + footprint / 2, d)
 
 
-def _table_albedo(style: TableStyle, x: np.ndarray, y: np.ndarray, footprint: np.ndarray):
+def _table_albedo(style: TableStyle, x: np.ndarray, y: np.ndarray,
+                  footprint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Table colour (H x W x 3) and gloss (H x W) at world points (x, y) mm."""
     rng = np.random.default_rng(style.seed)
     noise = _Noise(rng)
@@ -500,17 +501,17 @@ def _table_albedo(style: TableStyle, x: np.ndarray, y: np.ndarray, footprint: np
         rgb = _tint(tone.astype(np.float32), c[0])
     elif style.kind == "wood":
         plank = np.floor(b / style.period_mm)
-        table = rng.random((4, 97)).astype(np.float32)
+        per_plank = rng.random((4, 97)).astype(np.float32)  # offset, ring size, tone, joint spacing
         idx = np.mod(plank, 97).astype(np.int32)
-        along = a + table[0][idx] * 2000
+        along = a + per_plank[0][idx] * 2000
         warp = 22 * (noise.fbm(along, b * 4, 300, footprint) - 0.5) + 3 * (noise(along, b, 40, footprint) - 0.5)
-        ring_period = 5 + 6 * table[1][idx]
+        ring_period = 5 + 6 * per_plank[1][idx]
         rings = (0.5 + 0.5 * np.sin((b + warp) * (2 * math.pi) / ring_period)) ** 5
         rings = 0.5 + (rings - 0.5) * _resolvable(ring_period, footprint)
         fibre = noise(along * 0.05, b * 2.5, 1.0, footprint)  # fine streaks along the grain
-        mix = np.clip(0.15 + 0.55 * rings + 0.25 * fibre + 0.35 * (table[2][idx] - 0.5), 0, 1)
+        mix = np.clip(0.15 + 0.55 * rings + 0.25 * fibre + 0.35 * (per_plank[2][idx] - 0.5), 0, 1)
         rgb = _mix(c[0], c[1], mix)
-        joint_len = 700 + 900 * table[3][idx]
+        joint_len = 700 + 900 * per_plank[3][idx]
         seam = np.maximum(_stripe(b, style.period_mm, 1.2 / style.period_mm, footprint),
                           _stripe(along, joint_len, 1.5 / joint_len, footprint))
         rgb *= _rep3(1 - 0.55 * seam)
@@ -523,7 +524,9 @@ def _table_albedo(style: TableStyle, x: np.ndarray, y: np.ndarray, footprint: np
     return _with_room(style, rgb, gloss, x, y, footprint, noise)
 
 
-def _cloth(style, a, b, x, y, c, noise, footprint) -> np.ndarray:
+def _cloth(style: TableStyle, a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray,
+           c: list[np.ndarray], noise: _Noise, footprint: np.ndarray) -> np.ndarray:
+    """The printed pattern of a tablecloth (a, b: coordinates along and across the weave)."""
     p = style.period_mm
     ground, ink, ink2, ink3 = c
     if style.pattern == "gingham":
@@ -557,7 +560,8 @@ def _cloth(style, a, b, x, y, c, noise, footprint) -> np.ndarray:
     raise ValueError(f"unknown cloth pattern {style.pattern!r}")
 
 
-def _with_room(style, rgb, gloss, x, y, footprint, noise):
+def _with_room(style: TableStyle, rgb: np.ndarray, gloss: np.ndarray, x: np.ndarray, y: np.ndarray,
+               footprint: np.ndarray, noise: _Noise) -> tuple[np.ndarray, np.ndarray]:
     """Beyond the table's edge: the floor of the room, dim and out of focus."""
     hx, hy = style.half_size_mm
     dx = np.abs(x - style.centre_mm[0]) - hx
@@ -744,7 +748,8 @@ def _hand_parts(hand: Hand, top_z: float) -> list[tuple[str, np.ndarray]]:
     curl = st.curl
     # Hand frame: u towards the fingertips, v towards the little finger; palm centre at 0.
     fingers = []
-    for base_v, length, width, ang in ((-26, 72, 18, -1.0), (-8, 79, 18.5, -0.2), (9, 74, 17.5, 0.4), (25, 58, 15.5, 1.0)):
+    finger_specs = ((-26, 72, 18, -1.0), (-8, 79, 18.5, -0.2), (9, 74, 17.5, 0.4), (25, 58, 15.5, 1.0))
+    for base_v, length, width, ang in finger_specs:  # index to little finger: v, mm long, mm wide, splay
         a = math.radians(ang * st.spread_deg)
         base = np.array([36.0 - abs(base_v) * 0.25, base_v])
         fingers.append((base, base + length * curl * np.array([math.cos(a), math.sin(a)]), width))
@@ -945,7 +950,8 @@ class View:
                 return centre, z
         return None
 
-    def _lay_props(self, albedo, gloss, sprites: list[Sprite], rng: np.random.Generator) -> None:
+    def _lay_props(self, albedo: np.ndarray, gloss: np.ndarray, sprites: list[Sprite],
+                   rng: np.random.Generator) -> None:
         """Scatter loose pieces on the table around (never on) the board."""
         taken: list[tuple[np.ndarray, float]] = []
         if self.cup_at is not None:
@@ -965,7 +971,8 @@ class View:
                     self._draw_sprite(albedo, gloss, sp, centre, rng.uniform(0, 360), 0.0)
                     break
 
-    def _sprite_samples(self, sp: Sprite, centre, angle_deg: float, z: float):
+    def _sprite_samples(self, sp: Sprite, centre: np.ndarray, angle_deg: float,
+                        z: float) -> tuple[tuple[int, int, int, int] | None, np.ndarray | None]:
         """Sprite pixels (remapped RGB, alpha, gloss) seen at each photo pixel of its ROI."""
         a = math.radians(angle_deg)
         rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
@@ -984,14 +991,16 @@ class View:
                         borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         return roi, out
 
-    def _draw_sprite(self, albedo, gloss, sp: Sprite, centre, angle_deg: float, z: float) -> None:
+    def _draw_sprite(self, albedo: np.ndarray, gloss: np.ndarray, sp: Sprite, centre: np.ndarray,
+                     angle_deg: float, z: float) -> None:
         roi, s = self._sprite_samples(sp, centre, angle_deg, z)
         if roi is None:
             return
         x0, y0, x1, y1 = roi
         a = s[..., 3]
         # A piece is a few mm thick: a small soft shadow on the side away from the light.
-        shift = self.setup.light.shadow_shift(3.0) * self.board_scale
+        shift = _jacobian(self.camera.plane_homography(z), np.asarray(centre, np.float64)) @ \
+            self.setup.light.shadow_shift(3.0)
         m = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
         shade = cv2.warpAffine(a, m, (a.shape[1], a.shape[0]))
         shade = _blur_mask(shade, 1.5 * self.board_scale) * (1 - a)
@@ -1076,7 +1085,7 @@ class View:
             world = np.array([[(g.u - 0.5) * gw, (g.v - 0.5) * gh, self.geometry.top_z]])
             centre = self.camera.project(world)[0]
             r = g.size * self.board_onscreen
-            ext = 3.5 * r * g.aspect
+            ext = 5.0 * r * g.aspect  # where even the haze has faded (no visible box edge)
             roi = _roi(np.array([centre - ext, centre + ext]), self.size, 0)
             if roi is None:
                 continue
