@@ -18,6 +18,7 @@ from vision.blokus import (apply_rules, debug_images, locate_board, read_blokus,
 from vision.errors import ReadError
 from vision.image_io import load_image
 from vision.pose import BoardPose
+from vision.sampling import cells_in_photo
 from vision.synth import CONDITIONS, SyntheticPhoto, render_photo, sample_conditions
 
 SIZE = (960, 720)
@@ -203,7 +204,7 @@ def test_reading_json_matches_the_contract_and_debug_images() -> None:
         assert cv2.imencode(".png", img)[0]
 
 
-def test_live_referee_api_verifies_and_rereads_a_pose_quickly() -> None:
+def test_live_referee_api_verifies_and_rereads_a_pose() -> None:
     p = photo("clean", 61, typical=True, size=(1280, 720))
     frame = upright(p)
     pose = locate_board(frame)
@@ -214,10 +215,16 @@ def test_live_referee_api_verifies_and_rereads_a_pose_quickly() -> None:
     assert not verify_pose(upright(other), pose)
     # A pose survives a round trip through a calibration file.
     assert verify_pose(frame, BoardPose.from_json(pose.to_json()))
-    read_with_pose(frame, pose)  # warm-up
-    times = []
-    for _ in range(3):
-        reading = read_with_pose(frame, pose)
-        times.append(reading.timing_ms)
+    reading = read_with_pose(frame, pose)  # its time is measured in bench/ (goal ~20 ms)
     assert confident_errors(p, reading.board, reading.uncertain) == []
-    assert min(times) < 100  # goal ~20 ms on one core; generous for shared CI machines
+
+
+def test_cells_cut_off_by_the_photo_edge_are_uncertain() -> None:
+    p = photo("clean", 71, typical=True)
+    image = upright(p)
+    right = int(p.corners[:, 0].max() - 1.5 * (p.corners[:, 0].max() - p.corners[:, 0].min()) / 20)
+    reading = read_blokus(np.ascontiguousarray(image[:, :right]))
+    unseen = ~cells_in_photo(reading.pose, 20)
+    assert unseen.sum() >= 20  # at least the last column
+    assert all((r, c) in set(reading.uncertain) for r, c in np.argwhere(unseen))
+    assert confident_errors(p, reading.board, reading.uncertain) == []

@@ -6,7 +6,8 @@ and rules that make most misreadings visible. Pieces of one colour never share a
 (B5), so every one-colour region must be one of the 21 pieces, each used once, chained
 corner to corner from a board corner. A reading that breaks this is re-examined at its least
 confident cells (second-best labels) before it is reported; what cannot be explained away
-is reported as flags.
+is reported as flags. A doubtful cell whose colour is clear but faint (glare) is confirmed
+when no other label would keep the board legal.
 
 For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
 :func:`read_with_pose` when something changed (no localisation, no rules).
@@ -14,9 +15,9 @@ For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import combinations
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import cv2
 import numpy as np
@@ -29,13 +30,13 @@ from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
-from .sampling import cell_samples
+from .sampling import cell_samples, cells_in_photo
 
 # Nominal colours: only their hues seed the per-photo colour clusters.
 PALETTE = Palette(EMPTY, {"B": (20, 80, 200), "Y": (240, 200, 20), "R": (200, 30, 40), "G": (20, 150, 70)})
 DRAW_BGR = {".": (210, 210, 210), "B": (255, 140, 40), "Y": (0, 235, 255), "R": (70, 70, 255), "G": (90, 230, 90)}
-PX_PER_CELL = 20
-MARGIN = 0.5
+PX_PER_CELL = 20  # ~140 pixels per cell middle: robust statistics, still ~20 ms per live frame
+MARGIN = 0.5  # cells of rim kept around the grid in the top-down view (shows a grid that is off)
 VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this share of the original
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
@@ -45,8 +46,7 @@ CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confi
 CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertain" line)
 
 
-@dataclass
-class RulesOutcome:
+class RulesOutcome(NamedTuple):
     """A reading after the rules prior: what changed, what was confirmed, what conflicts remain."""
 
     board: list[str]
@@ -100,7 +100,8 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> BoardReading:
 
 
 def _reading(colours: CellColours, pose: BoardPose, rect: np.ndarray, start: float) -> BoardReading:
-    conf = colours.confidence
+    # A board cut off by the photo's edge: the cells beyond it were never seen.
+    conf = np.where(cells_in_photo(pose, SIZE), colours.confidence, 0.0)
     return BoardReading("blokus", colours.letters(), conf, uncertain_cells(conf), pose, rect,
                         (time.perf_counter() - start) * 1000.0, colours.labels, colours.posterior,
                         PX_PER_CELL, MARGIN)

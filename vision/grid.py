@@ -345,7 +345,8 @@ def refine(image_gray: np.ndarray, to_photo: np.ndarray, cells: int, k: float = 
 
     Grown from the middle: each round uses the borders within ``reach`` (share of the half
     board) of the centre, where a rough start is closest to the truth; a guess half a cell
-    off at a lens-bent edge would otherwise pull the fit onto the wrong grooves there.
+    off at a lens-bent edge would otherwise pull the fit onto the wrong grooves there. The
+    lens coefficient is only refitted once the whole board takes part.
     """
     h, w = image_gray.shape
     norm = Normaliser.for_size(w, h)
@@ -364,8 +365,9 @@ def refine(image_gray: np.ndarray, to_photo: np.ndarray, cells: int, k: float = 
             inl = np.abs(res) < 0.25
             return float(np.sqrt(np.average(res[inl] ** 2, weights=weight[inl])) if inl.any() else 1.0), g
 
-        k = _golden(lambda kk: fit(kk)[0], k - search, k + search)
-        search /= 3.0  # later rounds only polish
+        if share >= 1.0:  # the lens shows at the edges: the middle alone would fit noise
+            k = _golden(lambda kk: fit(kk)[0], k - search, k + search)
+            search /= 3.0  # later rounds only polish
         rms, g = fit(k)
         to_photo = np.linalg.inv(g)
     return to_photo, k, rms

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .pose import BoardPose
+
 INNER = (0.24, 0.76)  # the trusted middle of a cell, as fractions of its side
 RING = (0.12, 0.88)  # the fallback ring lies between RING and INNER
 
@@ -36,3 +38,17 @@ def cell_samples(rect: np.ndarray, cells: tuple[int, int], px: int, margin: floa
     blocks = cell_blocks(rect, cells, px, margin).astype(np.float32) / 255.0
     inner, ring = window_masks(px)
     return blocks[:, :, inner], blocks[:, :, ring]
+
+
+def cells_in_photo(pose: BoardPose, cells: int) -> np.ndarray:
+    """(cells x cells) whether each cell's middle lies inside the photo.
+
+    A board cut by the frame still rectifies (edge pixels are repeated), so the cells beyond
+    the photo must be known as unseen rather than read from smeared pixels.
+    """
+    t = np.array([INNER[0], 0.5, INNER[1]])
+    col, row, dy, dx = np.meshgrid(np.arange(cells), np.arange(cells), t, t, indexing="ij")
+    photo = pose.to_photo(np.stack([(col + dx).ravel(), (row + dy).ravel()], 1))
+    w, h = pose.image_size
+    inside = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
+    return inside.reshape(cells, cells, -1).all(-1).T
