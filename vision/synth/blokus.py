@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from .conditions import Conditions
+from .draw import smoothstep
 from .scene import (BoardGeometry, BoardTexture, CameraSetup, SceneRender, Sprite, View, save_photo,
                     upright_size)
 
@@ -174,8 +175,8 @@ def _piece_tile(style: BlokusStyle, p: int, colour: int, same: int, on_board: bo
 
 
 def _smoothstep(e0: float, e1: float, x: np.ndarray) -> np.ndarray:
-    t = np.clip((x - e0) / (e1 - e0), 0.0, 1.0)
-    return (t * t * (3 - 2 * t)).astype(np.float32)
+    """The shared `smoothstep`, always float32 (the tiles are float32 whatever the inputs)."""
+    return smoothstep(e0, e1, x).astype(np.float32)
 
 
 _NEIGHBOURS = ((-1, 0), (0, 1), (1, 0), (0, -1))  # N, E, S, W as (drow, dcol): bit order of tiles

@@ -29,7 +29,8 @@ from rules.gemblo import CORNERS, FOUR_STARTS, THREE_STARTS, on_board, row2, scr
 from ..hexgrid import (CORNERS_CW, EXTENT, NEIGHBOURS, PLATE_RADIUS, SQRT3, axial_round, cells, edge_distance,
                        hexagon, key, turn)
 from .conditions import Conditions
-from .scene import BoardGeometry, BoardTexture, CameraSetup, SceneRender, View, _smoothstep, save_photo, upright_size
+from .draw import smoothstep
+from .scene import BoardGeometry, BoardTexture, CameraSetup, SceneRender, View, save_photo, upright_size
 
 CELL_MM = 6.7  # circumradius: 11.6 mm between cell centres, as on the original edition
 THICKNESS_MM = 5.0
@@ -173,26 +174,26 @@ def board_texture(state: Mapping[str, str], px_per_mm: float, style: GembloStyle
     # Board: raised ridges around recessed cells, a flat rim, the embossing, a bevelled edge.
     plate_e, _ = edge_distance(x / np.float32(PLATE_RADIUS), y / np.float32(PLATE_RADIUS))
     plate_e *= np.float32(PLATE_RADIUS)
-    ridge = np.where(code >= 0, _smoothstep(0.11, 0.04, e), np.float32(1.0)).astype(np.float32)
+    ridge = np.where(code >= 0, smoothstep(0.11, 0.04, e), np.float32(1.0)).astype(np.float32)
     marks = _mark_relief((h, w), p)
     height = 0.06 * ridge + 0.02 * marks * style.mark_depth
-    height *= _smoothstep(0.0, 0.25, plate_e)
+    height *= smoothstep(0.0, 0.25, plate_e)
     diffuse = _shade(height.astype(np.float32), p, style.light_deg)
     rng = np.random.default_rng(style.seed)
     mottle = cv2.resize(rng.standard_normal((10, 10)).astype(np.float32), (w, h), interpolation=cv2.INTER_CUBIC)
     tone = diffuse * (1 + 0.015 * mottle) * (1 + (style.ridge_gain - 1) * ridge) \
-        * (1 - 0.1 * _smoothstep(0.25, 0.08, e) * (code >= 0)) * (1 - 0.06 * style.mark_depth * marks)
+        * (1 - 0.1 * smoothstep(0.25, 0.08, e) * (code >= 0)) * (1 - 0.06 * style.mark_depth * marks)
     rgb = tone[..., None] * np.array(style.board_rgb, np.float32)
 
     # Pieces: the board seen through tinted plastic, with bevels, grooves and highlights.
     piece = code > 0
     same = nb == code
-    cover = piece * np.where(same, 0.55 + 0.45 * _smoothstep(0.015, 0.04, e), _smoothstep(0.05, 0.07, e))
-    bevel = np.where(same, 1.0, _smoothstep(0.06, 0.2, e)).astype(np.float32)
+    cover = piece * np.where(same, 0.55 + 0.45 * smoothstep(0.015, 0.04, e), smoothstep(0.05, 0.07, e))
+    bevel = np.where(same, 1.0, smoothstep(0.06, 0.2, e)).astype(np.float32)
     lift = _shade((0.05 * bevel * piece).astype(np.float32), p, style.light_deg + 180)  # refraction: reversed
     tints = np.array([(1.0, 1.0, 1.0)] + list(style.tints), np.float32)[np.maximum(code, 0)]
     clear = code == 1
-    rim = (_smoothstep(0.2, 0.08, e) * ~same * piece).astype(np.float32)
+    rim = (smoothstep(0.2, 0.08, e) * ~same * piece).astype(np.float32)
     glint = np.clip(1 - np.hypot(x - np.float32(1.5) * q + 0.3, y - np.float32(SQRT3 / 2) * (q + 2 * r) + 0.3) / 0.18,
                     0, 1).astype(np.float32)
     seen = rgb * tints * lift[..., None]
