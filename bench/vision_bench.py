@@ -6,6 +6,7 @@ exact ground truth; each condition draws its own random camera, light and game.
 
 Figures per condition:
 - *cell error*: cells read as the wrong class and NOT marked uncertain (silent misreads);
+- *visible cell error*: the same among cells not hidden by a hand, cup or blinding glare;
 - *misread*: cells whose best label is wrong, marked uncertain or not;
 - *uncertain*: cells the reader marked uncertain;
 - *exact*: boards whose every best label equals the truth;
@@ -42,7 +43,7 @@ def _photo_image(photo) -> np.ndarray:
 def accuracy(per_condition: int, size=(1600, 1200)) -> list[dict]:
     rows = []
     for k, name in enumerate(CONDITIONS):
-        stats = {"condition": name, "photos": 0, "silent": 0, "misread": 0, "uncertain": 0,
+        stats = {"condition": name, "photos": 0, "silent": 0, "visible": 0, "misread": 0, "uncertain": 0,
                  "exact": 0, "refused": 0, "seconds": []}
         for i in range(per_condition):
             rng = np.random.default_rng(10_000 * k + i)
@@ -65,6 +66,7 @@ def accuracy(per_condition: int, size=(1600, 1200)) -> list[dict]:
             for r, c in reading.uncertain:
                 unsure[r, c] = True
             stats["silent"] += int((wrong & ~unsure).sum())
+            stats["visible"] += int((wrong & ~unsure & ~photo.occluded).sum())
             stats["misread"] += int(wrong.sum())
             stats["uncertain"] += int(unsure.sum())
             stats["exact"] += int(not wrong.any())
@@ -93,17 +95,19 @@ def main() -> None:
     per_condition = int(os.environ.get("BENCH_PHOTOS", "12"))
     cv2.setNumThreads(1)
     rows = accuracy(per_condition)
-    print("| condition | photos | cell error (silent) | misread | uncertain | boards exact | no board |")
-    print("|---|---|---|---|---|---|---|")
-    total = {"photos": 0, "silent": 0, "misread": 0, "uncertain": 0, "exact": 0, "refused": 0}
+    print("| condition | photos | cell error (silent) | visible cell error | misread | uncertain | boards exact | no board |")
+    print("|---|---|---|---|---|---|---|---|")
+    total = {"photos": 0, "silent": 0, "visible": 0, "misread": 0, "uncertain": 0, "exact": 0, "refused": 0}
     for s in rows:
         cells = s["photos"] * CELLS
-        print(f"| {s['condition']} | {s['photos']} | {_pct(s['silent'], cells)} | {_pct(s['misread'], cells)} | "
+        print(f"| {s['condition']} | {s['photos']} | {_pct(s['silent'], cells)} | {_pct(s['visible'], cells)} | "
+              f"{_pct(s['misread'], cells)} | "
               f"{_pct(s['uncertain'], cells)} | {s['exact']}/{s['photos']} | {s['refused']} |")
         for key in total:
             total[key] += s[key]
     cells = total["photos"] * CELLS
-    print(f"| **all** | {total['photos']} | {_pct(total['silent'], cells)} | {_pct(total['misread'], cells)} | "
+    print(f"| **all** | {total['photos']} | {_pct(total['silent'], cells)} | {_pct(total['visible'], cells)} | "
+          f"{_pct(total['misread'], cells)} | "
           f"{_pct(total['uncertain'], cells)} | {100.0 * total['exact'] / total['photos']:.1f} % | "
           f"{total['refused']} |")
     print()
