@@ -10,27 +10,33 @@ source time (seconds, not frames: a 4 fps recording and a 30 fps webcam must agr
 read, once. A still hand resting over the board is caught before reading by the size of what
 differs from the last accepted board (a hand is far bigger than two pieces), and after
 reading by the number of cells the reader could not make out.
+
+The loop knows no game: the game's reader (``vision.<game>``, imported when first used) is
+behind :class:`BoardVision`, and boards leave in the game-neutral ``{cell: colour}`` form.
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import cv2
 import numpy as np
 
 from calibration import Calibration
+from rules import blokus, gemblo
+from rules.lattice import Cell
+from rules.observe import as_cell
 from vision.errors import ReadError
 from vision.pose import BoardPose
-from vision.reading import BoardReading
 
 from .sources import FrameSource
 
 log = logging.getLogger(__name__)
 
-OnBoard = Callable[[list[str], list[tuple[int, int]], float], None]  # (board rows, uncertain cells, t)
+OnBoard = Callable[[dict[Cell, str], list[Cell], float], None]  # ({cell: colour} occupied, uncertain cells, t)
 OnStatus = Callable[[str, str], None]  # (status, message)
 
 
@@ -39,24 +45,52 @@ def _ignore(*_) -> None:
 
 
 @dataclass(frozen=True)
+class Reader:
+    """Where a game's photo reader lives, and how its reading becomes ``{cell: colour}``.
+
+    Every reader module offers ``locate_board(frame)``, ``verify_pose(frame, pose)`` and
+    ``read_with_pose(frame, pose)``; only the reading's board form differs. ``lockable``:
+    the calibration page locks Blokus' square grid, a pose no other reader can use.
+    """
+
+    module: str
+    cells: Callable[[Any], dict[Cell, str]]
+    lockable: bool = False
+
+
+READERS = {
+    "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board), lockable=True),
+    "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells)),
+}
+
+
+@dataclass(frozen=True)
 class BoardVision:
     """The reader calls the loop makes; tests wrap them to count calls or to fail on purpose."""
 
     locate: Callable[[np.ndarray], BoardPose]
     verify: Callable[[np.ndarray, BoardPose], bool]
-    read: Callable[[np.ndarray, BoardPose], BoardReading]
+    read: Callable[[np.ndarray, BoardPose], Any]  # a reading with the cells and ``uncertain``
+    cells: Callable[[Any], dict[Cell, str]]  # a reading's occupied cells
 
     @classmethod
-    def blokus(cls, locked: BoardPose | None = None) -> "BoardVision":
-        """The Blokus reader; with a ``locked`` pose (calibration) it is used while it fits."""
-        from vision import blokus
+    def of(cls, game: str, locked: BoardPose | None = None) -> "BoardVision":
+        """The game's reader; with a ``locked`` pose (calibration) it is used while it fits."""
+        reader = READERS[game]
+        locked = locked if reader.lockable else None
+
+        def vision() -> Any:
+            # Imported when a frame needs it: only the game on the table is loaded, and a
+            # reader that cannot be used fails frames (reported on the page), not the server.
+            return importlib.import_module(reader.module)
 
         def locate(frame: np.ndarray) -> BoardPose:
-            if locked is not None and blokus.verify_pose(frame, locked):
+            if locked is not None and vision().verify_pose(frame, locked):
                 return locked
-            return blokus.locate_board(frame)
+            return vision().locate_board(frame)
 
-        return cls(locate, blokus.verify_pose, blokus.read_with_pose)
+        return cls(locate, lambda frame, pose: vision().verify_pose(frame, pose),
+                   lambda frame, pose: vision().read_with_pose(frame, pose), reader.cells)
 
 
 @dataclass(frozen=True)
@@ -120,13 +154,13 @@ class LiveReferee:
 
     def __init__(self, source: FrameSource | None = None, on_board: OnBoard = _ignore,
                  on_status: OnStatus = _ignore, gate: Gate = Gate(), vision: BoardVision | None = None,
-                 calibration: Calibration | None = None) -> None:
+                 calibration: Calibration | None = None, game: str = "blokus") -> None:
         self.source, self.on_board, self.on_status, self.gate = source, on_board, on_status, gate
-        self.calibration = calibration
-        self.vision = vision or BoardVision.blokus(calibration.pose if calibration else None)
+        self.calibration, self.game = calibration, game
+        self.vision = vision or self._vision()
         self.latest_frame: np.ndarray | None = None  # as the camera gave it (the calibration page shows it)
         self.status: str | None = None
-        self.board: list[str] | None = None  # the last accepted state
+        self.board: dict[Cell, str] | None = None  # the last accepted state
         self.pose: BoardPose | None = None
         self._watch: Watch | None = None
         self._last_locate: float | None = None
@@ -173,10 +207,10 @@ class LiveReferee:
             self._read_at, self._waited = t + gate.hand_patience_seconds, True
             return
         self._read_at, self._reference = None, small
-        board = list(reading.board)
+        board = self.vision.cells(reading)
         if board != self.board:
             self.board = board
-            self.on_board(board, [tuple(c) for c in reading.uncertain], t)
+            self.on_board(board, [as_cell(c) for c in reading.uncertain], t)
 
     def _fits(self, frame: np.ndarray) -> bool:
         return frame.shape[1::-1] == tuple(self.pose.image_size) and self.vision.verify(frame, self.pose)
@@ -200,8 +234,17 @@ class LiveReferee:
     def calibrate(self, calibration: Calibration) -> None:
         """Use a new calibration from the next frame on (the board is found again with it)."""
         self.calibration = calibration
-        self.vision = BoardVision.blokus(calibration.pose)
+        self.vision = self._vision()
         self._lose_board()
+
+    def watch_game(self, game: str) -> None:
+        """Another game is set up on the table: read its board from the next frame on."""
+        self.game, self.board = game, None
+        self.vision = self._vision()
+        self._lose_board()
+
+    def _vision(self) -> BoardVision:
+        return BoardVision.of(self.game, self.calibration.pose if self.calibration else None)
 
     def _lose_board(self) -> None:
         self.pose = self._watch = self._anchor = self._reference = None

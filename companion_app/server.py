@@ -25,11 +25,11 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from calibration import Calibration, CalibrationError, load_calibration
 from rules.errors import InputError
 from rules import blokus
-from rules.records import GAMES
+from rules.records import GAME_RULES, GAMES
 
 from . import calibration_page
 from .calibration_page import CalibrationHooks
-from .session import Broadcast, Session, SessionError
+from .session import LIVE_GAMES, Broadcast, Session, SessionError, parse_setup
 from .store import CorruptDatabase, Store, StoreError, default_data_dir
 
 MAX_UPLOAD_MB = 25
@@ -38,13 +38,22 @@ IMAGE_MAGIC = (
     (b"\xff\xd8\xff", "JPEG"),
     (b"\x89PNG\r\n\x1a\n", "PNG"),
 )
-DEFAULT_SETUP = {"game": "blokus", "variant": "classic"}
 VARIANT_LABELS = {
-    "classic": "Classic: four players",
-    "team": "Team: blue + red against yellow + green",
-    "two-player": "Two players, two colours each",
-    "three-player-shared": "Three players, the neutral colour taken in turns",
-    "three-player-free": "Three players, the neutral colour laid freely",
+    "blokus": {
+        "classic": "Classic: four players",
+        "team": "Team: blue + red against yellow + green",
+        "two-player": "Two players, two colours each",
+        "three-player-shared": "Three players, the neutral colour taken in turns",
+        "three-player-free": "Three players, the neutral colour laid freely",
+    },
+    "gemblo": {
+        "6p": "Six players: the whole board",
+        "5p": "Five players: the sixth colour's pieces as obstacles",
+        "4p": "Four players: the rectangle",
+        "3p": "Three players: the central hexagon",
+        "2p": "Two players, one colour each from opposite starts",
+        "2p-double": "Two players, two colours each",
+    },
 }
 
 
@@ -71,12 +80,17 @@ class Table:
             if self.camera:
                 session.set_camera(*self.camera)
             self.session = session
+            if session.row.game != self.game:
+                self.game = session.row.game
+                if self.referee is not None:
+                    self.referee.watch_game(self.game)
             return session
 
-    def on_board(self, board_rows: list[str], uncertain: list, t: float) -> None:
+    def on_board(self, board: dict, uncertain: list, t: float) -> None:
+        """A stable board from the live loop (``{cell: colour}``) goes to the game being played."""
         session = self.session
         if session is not None:
-            session.observe(board_rows, uncertain, t)
+            session.observe(board, uncertain, t)
 
     def on_status(self, status: str, message: str) -> None:
         self.camera = (status, message)
@@ -116,7 +130,9 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
     table = Table(store, game, notice=notice)
     table.session = Session.resume(store, table.broadcast)
     if source is not None and (fresh_session or table.session is None):
-        table.start_session({**DEFAULT_SETUP, "game": game})
+        table.start_session({"game": game})  # the game's default variant
+    elif table.session is not None:
+        table.game = table.session.row.game  # the camera reads the game being resumed
     app.extensions["tableref"] = table
     _routes(app, table, live=source is not None)
     calibration = load_table_calibration(Path(data_dir))
@@ -129,7 +145,7 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
 
         table.on_status("starting", "starting the camera")
         table.referee = LiveReferee(source, on_board=table.on_board, on_status=table.on_status,
-                                    calibration=calibration)
+                                    calibration=calibration, game=table.game)
         table.referee.start()
     return app
 
@@ -201,16 +217,18 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     def live_page() -> Response | str:
         if table.session is None:
             return redirect(url_for("setup_page"))
-        return page("live.html", pickable=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
+        return page("live.html")
 
     @app.get("/setup")
     def setup_page() -> str:
-        return page("setup.html", games=GAMES, variants=VARIANT_LABELS,
-                    colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
+        choices = {g: {"variants": VARIANT_LABELS[g], "colours": list(GAME_RULES[g].COLOURS)} for g in LIVE_GAMES}
+        return page("setup.html", games=GAMES, live_games=LIVE_GAMES, choices=choices,
+                    game=table.session.row.game if table.session else table.game,
+                    blokus_colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
 
     @app.get("/review")
     def review_page() -> str:
-        return page("review.html", games=GAMES, game=table.game, variants=VARIANT_LABELS,
+        return page("review.html", games=GAMES, game=table.game, variants=VARIANT_LABELS["blokus"],
                     max_mb=MAX_UPLOAD_MB)
 
     # --- live state ----------------------------------------------------------------------
@@ -249,10 +267,20 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     def new_session() -> Response:
         return jsonify(table.start_session(body()).snapshot())
 
+    @app.post("/api/seats")
+    def seats() -> Response:
+        """The players a setup has by default (the setup page shows them as it is filled in)."""
+        doc = body()
+        game = doc.get("game")
+        if game not in LIVE_GAMES:
+            raise SessionError(f"live refereeing of {game} is not supported yet")
+        setup = parse_setup(game, {**doc, "players": []})
+        return jsonify({"seats": [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]})
+
     @app.post("/api/correct")
     def correct() -> Response:
         doc = body()
-        return act(lambda s: s.correct_cell(doc.get("row"), doc.get("col"), doc.get("colour")))
+        return act(lambda s: s.correct_cell(doc.get("cell"), doc.get("colour")))
 
     @app.post("/api/take-back")
     def take_back() -> Response:

@@ -10,6 +10,10 @@ decides, so they are re-derived after every change and can never go stale.
 An alert belongs to a logged move and a rule it breaks; it stays until acknowledged, or
 until that move is taken back or corrected so that it breaks the rule no more (the table
 has then dealt with it). Acknowledgements are stored, so a restart does not raise them again.
+
+One code path serves every game played on the shared placement engine (Blokus, Gemblo): the
+game module (``rules.records.GAME_RULES[game]``) is data here, and boards travel in the
+game-neutral form of :mod:`rules.observe`, ``{cell: colour}`` of the occupied cells.
 """
 from __future__ import annotations
 
@@ -17,20 +21,23 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from types import ModuleType
+from typing import Any, Sequence
 
+from rules.board import Board
 from rules.errors import InputError
-from rules import blokus
 from rules.lattice import Cell
-from rules.observe import observe as explain_board, passes_due
+from rules.observe import EMPTY, BoardLike, as_cell, laid_cells, occupied, passes_due
+from rules.observe import observe as explain_board
 from rules.placement import Match, Move
-from rules.records import InvalidInput, record_json, setup_of
+from rules.records import GAME_RULES, InvalidInput, record_json, setup_of
 from rules.sgf import to_sgf
 from tableref.report import turn_json
 
+from .layout import layout_json
 from .store import AlertRow, EventRow, SessionRow, Store
 
-PICKABLE = blokus.COLOURS + (blokus.EMPTY,)
+LIVE_GAMES = ("blokus", "gemblo")  # the games on the shared placement engine
 
 
 class SessionError(InputError):
@@ -126,7 +133,7 @@ class Override:
     colour: str
 
 
-def replay(events: Sequence[EventRow]) -> list[Entry]:
+def replay(events: Sequence[EventRow], board: Board) -> list[Entry]:
     """The moves the log stands for, in order, after corrections and take-backs."""
     entries: list[Entry] = []
     for event in events:
@@ -139,11 +146,16 @@ def replay(events: Sequence[EventRow]) -> list[Entry]:
             gone = set(p["events"])
             entries = [e for e in entries if e.event_id not in gone]
         elif event.kind == "correction":
-            entries = correct(entries, (p["row"], p["col"]), p["colour"], event.id)
+            entries = correct(entries, corrected_cell(p), p["colour"], event.id, board)
     return entries
 
 
-def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int) -> list[Entry]:
+def corrected_cell(payload: dict) -> Cell:
+    """The cell of a correction event (logs written before Gemblo name it by row and col)."""
+    return as_cell(payload["cell"]) if "cell" in payload else (payload["row"], payload["col"])
+
+
+def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int, board: Board) -> list[Entry]:
     """The moves after saying "``cell`` is really ``colour``" (``.`` for empty).
 
     The cell leaves the move that held it; a coloured cell joins the latest move of that
@@ -158,10 +170,9 @@ def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int) -> lis
                 continue
             e = Entry(e.event_id, Move(e.move.colour, cells))
         out.append(e)
-    if colour == blokus.EMPTY or any(cell in e.move.cells for e in out):
+    if colour == EMPTY or any(cell in e.move.cells for e in out):
         return out
-    r, c = cell
-    near = {(r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)}
+    near = set(board.cells_of(board.edge[board.index[cell]]))
     for i in range(len(out) - 1, -1, -1):
         e = out[i]
         if e.move.colour == colour and not e.move.passed and near & set(e.move.cells):
@@ -181,9 +192,9 @@ class Derived:
     sources: tuple[int | None, ...]
 
 
-def derive(setup: blokus.Setup, entries: Sequence[Entry], start: Derived | None = None) -> Derived:
-    """Play ``entries`` after ``start`` (a fresh match when None), then the passes now due."""
-    match = start.match if start else blokus.new_match(setup)
+def derive(fresh: Match, entries: Sequence[Entry], start: Derived | None = None) -> Derived:
+    """Play ``entries`` after ``start`` (``fresh``, the game's empty match, when None)."""
+    match = start.match if start else fresh
     sources = list(start.sources) if start else []
     for entry in entries:
         for colour in passes_due(match):
@@ -221,7 +232,7 @@ class Session:
 
     store: Store
     row: SessionRow
-    setup: blokus.Setup
+    setup: Any  # the game module's Setup
     broadcast: Broadcast = field(default_factory=Broadcast)
     version: int = 0
     camera: Camera = field(default_factory=Camera)
@@ -231,10 +242,11 @@ class Session:
     _derived: Derived | None = None
     _alerts: dict[tuple[int, str], AlertRow] = field(default_factory=dict)
     _overrides: dict[Cell, Override] = field(default_factory=dict)
-    _camera_rows: list[str] | None = None
+    _camera_board: dict[Cell, str] | None = None
     _uncertain: tuple[Cell, ...] = ()
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _snapshot: dict | None = None
+    _layout: dict | None = None
 
     # --- opening -------------------------------------------------------------------------
 
@@ -242,9 +254,9 @@ class Session:
     def start(cls, store: Store, setup_doc: dict, game: str = "blokus",
               broadcast: Broadcast | None = None) -> "Session":
         """A new game (closing the open one) from the setup page's document."""
-        if game != "blokus":
+        if game not in LIVE_GAMES:
             raise SessionError(f"live refereeing of {game} is not supported yet")
-        setup = parse_setup(setup_doc)
+        setup = parse_setup(game, setup_doc)
         row = store.create_session(game, setup_doc)
         return cls._open(store, row, setup, broadcast)
 
@@ -254,10 +266,10 @@ class Session:
         row = store.latest_open_session()
         if row is None:
             return None
-        return cls._open(store, row, parse_setup(row.setup), broadcast)
+        return cls._open(store, row, parse_setup(row.game, row.setup), broadcast)
 
     @classmethod
-    def _open(cls, store: Store, row: SessionRow, setup: blokus.Setup, broadcast: Broadcast | None) -> "Session":
+    def _open(cls, store: Store, row: SessionRow, setup: Any, broadcast: Broadcast | None) -> "Session":
         s = cls(store, row, setup, broadcast or Broadcast())
         s._events = store.events(row.id)
         s._alerts = {(a.event_id, a.code): a for a in store.alerts(row.id)}
@@ -270,20 +282,30 @@ class Session:
     def id(self) -> int:
         return self.row.id
 
+    @property
+    def module(self) -> ModuleType:
+        return GAME_RULES[self.row.game]
+
+    @property
+    def board(self) -> Board:
+        return self._derived.match.rules.board
+
     # --- input ---------------------------------------------------------------------------
 
-    def observe(self, board_rows: Sequence[str], uncertain: Sequence[Cell] = (), t: float | None = None) -> None:
-        """A newly stable board from the camera: record what it shows was played."""
+    def observe(self, board: BoardLike, uncertain: Sequence[Cell] = (), t: float | None = None) -> None:
+        """A newly stable board from the camera (``{cell: colour}``, see :func:`rules.observe.occupied`):
+        record what it shows was played."""
         t = time.time() if t is None else t
         with self._lock:
-            self._camera_rows = list(board_rows)
-            self._uncertain = tuple(tuple(c) for c in uncertain)
+            seen_now = occupied(board)
+            self._camera_board = seen_now
+            self._uncertain = tuple(as_cell(c) for c in uncertain)
             self._overrides = {cell: o for cell, o in self._overrides.items()
-                               if board_rows[cell[0]][cell[1]] == o.misread}
+                               if seen_now.get(cell, EMPTY) == o.misread}
             if self._unsure_change():
                 self._publish()  # part of the change could not be read: wait for a clearer board
                 return
-            seen = explain_board(self._derived.match, self._with_overrides(board_rows))
+            seen = explain_board(self._derived.match, self._with_overrides(seen_now))
             items: list[tuple[str, dict]] = []
             if seen.taken_back:
                 items.append(("take_back", {"events": self._last_placements(seen.taken_back),
@@ -296,18 +318,21 @@ class Session:
             else:
                 self._publish()
 
-    def correct_cell(self, row: int, col: int, colour: str) -> None:
-        """The user says cell (row, col) is really ``colour`` (``.`` for empty)."""
-        if colour not in PICKABLE:
-            raise SessionError(f"unknown colour {colour!r} (use {' '.join(PICKABLE)})")
-        if not (isinstance(row, int) and isinstance(col, int) and 0 <= row < blokus.SIZE and 0 <= col < blokus.SIZE):
-            raise SessionError(f"cell ({row}, {col}) is not on the {blokus.SIZE} x {blokus.SIZE} board")
+    def correct_cell(self, cell: Sequence[int], colour: str) -> None:
+        """The user says ``cell`` is really ``colour`` (``.`` for empty)."""
+        pickable = self.module.COLOURS + (EMPTY,)
+        if colour not in pickable:
+            raise SessionError(f"unknown colour {colour!r} (use {' '.join(pickable)})")
+        if not (isinstance(cell, (list, tuple)) and len(cell) == 2 and all(type(x) is int for x in cell)
+                and tuple(cell) in self.board.index):
+            raise SessionError(f"cell {cell!r} is not on the {self.row.game} board")
+        cell = tuple(cell)
         with self._lock:
-            misread = self._camera_rows[row][col] if self._camera_rows else None
-            self._overrides.pop((row, col), None)
+            misread = self._camera_board.get(cell, EMPTY) if self._camera_board is not None else None
+            self._overrides.pop(cell, None)
             if misread is not None and misread != colour:
-                self._overrides[(row, col)] = Override(misread, colour)
-            self._record([("correction", {"row": row, "col": col, "colour": colour, "misread": misread})])
+                self._overrides[cell] = Override(misread, colour)
+            self._record([("correction", {"cell": list(cell), "colour": colour, "misread": misread})])
 
     def take_back(self, index: int) -> None:
         """Take back the move at turn ``index`` (the piece lifted off; later moves stay)."""
@@ -355,6 +380,8 @@ class Session:
             return record_json(self._derived.match, self.setup)
 
     def export_sgf(self) -> str:
+        if self.row.game != "blokus":
+            raise SessionError("Pentobi files (.blksgf) hold Blokus games only: export the game record")
         with self._lock:
             return to_sgf(self._derived.match, self.setup)
 
@@ -369,13 +396,14 @@ class Session:
 
     def _rederive(self, new: list[EventRow] | None = None) -> None:
         """Replay the log; new moves at the end are just played on (the common case, kept fast)."""
+        fresh = self.module.new_match(self.setup)
         if new and self._core is not None and all(e.kind == "move" for e in new):
-            added = replay(new)
+            added = replay(new, fresh.rules.board)
             self._entries = self._entries + added
-            self._core = derive(self.setup, added, self._core)
+            self._core = derive(fresh, added, self._core)
         else:
-            self._entries = replay(self._events)
-            self._core = derive(self.setup, self._entries)
+            self._entries = replay(self._events, fresh.rules.board)
+            self._core = derive(fresh, self._entries)
         self._derived = with_passes(self._core)
         self._sync_alerts()
 
@@ -400,25 +428,25 @@ class Session:
         placed = [i for i, t in enumerate(self._derived.match.turns) if not t.move.passed]
         return [e for e in self._derived.sources[placed[-n]:] if e is not None]
 
-    def _with_overrides(self, rows: Sequence[str]) -> list[str]:
-        grid = [list(r) for r in rows]
-        for (r, c), o in self._overrides.items():
-            if grid[r][c] == o.misread:
-                grid[r][c] = o.colour
-        return ["".join(r) for r in grid]
+    def _with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
+        out = dict(seen)
+        for cell, o in self._overrides.items():
+            if out.get(cell, EMPTY) == o.misread:
+                out[cell] = o.colour
+        return {c: colour for c, colour in out.items() if colour != EMPTY}
 
     def _overrides_from_log(self) -> dict[Cell, Override]:
         """Corrections still standing after a restart: the latest per cell, if the game agrees."""
-        rows = blokus.board_rows(self._derived.match.position)
+        laid = laid_cells(self._derived.match)
         out = {}
         for event in self._events:
             if event.kind == "correction":
                 p = event.payload
-                cell = (p["row"], p["col"])
+                cell = corrected_cell(p)
                 out.pop(cell, None)
                 if p.get("misread") not in (None, p["colour"]):
                     out[cell] = Override(p["misread"], p["colour"])
-        return {cell: o for cell, o in out.items() if rows[cell[0]][cell[1]] == o.colour}
+        return {cell: o for cell, o in out.items() if laid.get(cell, EMPTY) == o.colour}
 
     def _differences(self) -> tuple[Cell, ...]:
         """Cells where the camera's last board and the game disagree (shown as unsure).
@@ -426,11 +454,11 @@ class Session:
         These are the cells :func:`rules.observe.observe` could not explain, or those of a
         piece the user took back that is still on the table.
         """
-        if self._camera_rows is None:
+        if self._camera_board is None:
             return ()
-        seen = self._with_overrides(self._camera_rows)
-        game = blokus.board_rows(self._derived.match.position)
-        return tuple((r, c) for r in range(blokus.SIZE) for c in range(blokus.SIZE) if seen[r][c] != game[r][c])
+        seen = self._with_overrides(self._camera_board)
+        game = laid_cells(self._derived.match)
+        return tuple(sorted(c for c in seen.keys() | game.keys() if seen.get(c) != game.get(c)))
 
     def _unsure_change(self) -> bool:
         """Whether a cell that changed lies on or next to one the camera could not read.
@@ -438,12 +466,23 @@ class Session:
         Such a change may be a piece seen in part; recording it would invent a wrong move or
         take back a piece that is still there. Cells the user corrected count as read.
         """
-        unsure = [c for c in self._uncertain if c not in self._overrides]
-        return any(abs(r - ur) <= 1 and abs(c - uc) <= 1 for r, c in self._differences() for ur, uc in unsure)
+        board = self.board
+        unsure = {c for c in self._uncertain if c not in self._overrides}
+        near = set(unsure)
+        for cell in unsure & board.index.keys():  # next to: along an edge or at a corner/bridge
+            i = board.index[cell]
+            near.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
+        return any(c in near for c in self._differences())
+
+    def _layout_json(self) -> dict:
+        """The board's drawing (static for the session, so built once)."""
+        if self._layout is None:
+            self._layout = layout_json(self._derived.match.rules, self.module.COLOURS)
+        return self._layout
 
     def _build_snapshot(self) -> dict:
         match, sources = self._derived.match, self._derived.sources
-        sheet = blokus.score_match(match, self.setup)
+        sheet = self.module.score_match(match, self.setup)
         history = []
         for turn, event_id in zip(match.turns, sources):
             doc = turn_json(turn)
@@ -467,8 +506,8 @@ class Session:
             "session": {"id": self.id, "game": self.row.game, "variant": self.setup.variant,
                         "created": self.row.created},
             "players": [{"name": n, "colours": list(cs)} for n, cs in self.setup.player_list],
-            "size": blokus.SIZE,
-            "board": blokus.board_rows(match.position),
+            "layout": self._layout_json(),
+            "cells": {f"{a},{b}": colour for (a, b), colour in laid_cells(match).items()},
             "last": {"index": last.index, "colour": last.move.colour,
                      "cells": [list(c) for c in last.move.cells]} if last else None,
             "to_move": None if over else match.colour_to_move,
@@ -481,9 +520,9 @@ class Session:
         }
 
 
-def parse_setup(doc: dict) -> blokus.Setup:
-    """The setup page's document (record-style: variant, players, settings) as a Setup."""
+def parse_setup(game: str, doc: dict) -> Any:
+    """The setup page's document (record-style: variant, players, settings) as the game's Setup."""
     try:
-        return setup_of("blokus", doc)
+        return setup_of(game, doc)
     except InvalidInput as e:
         raise SessionError(e.message) from None

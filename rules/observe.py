@@ -8,16 +8,24 @@ player may take a piece back (often right after the referee flags it) or nudge i
 and a new placement). Anything else -- a piece recoloured, an old piece gone, more than two
 pieces at once -- is reported as unexplained with its cells: the referee asks the table instead
 of guessing. Pure: nothing here does I/O or changes its inputs.
+
+Boards come in one game-neutral form, ``{cell: colour}`` of the occupied cells, so the same
+diff serves Blokus' squares and Gemblo's hexes; Blokus' 20 rows are still taken as they are.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import permutations
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from .blokus import board_rows, parse_board
+from .blokus import parse_board
 from .lattice import Cell
 from .placement import Match, Move
+
+EMPTY = "."  # the colour of an empty cell, when a cell must be named one (a correction)
+
+# Occupied cells (``"q,r"`` keys as in a Gemblo state are accepted too), or Blokus' 20 rows.
+BoardLike = Mapping[Cell, str] | Mapping[str, str] | Sequence[str]
 
 # At most this many placements, and this many take-backs, between two stable boards.
 # More than that is far likelier a misread or a bumped table than play.
@@ -41,23 +49,45 @@ class Observed:
         return bool(self.moves or self.taken_back or self.unexplained_cells)
 
 
-def observe(match: Match, rows: Sequence[str]) -> Observed:
-    """Explain the stable board ``rows`` (20 strings) as moves after ``match``."""
+def as_cell(value: Cell | Sequence[int] | str) -> Cell:
+    """A cell from a tuple, a JSON list or a state's ``"q,r"`` key."""
+    if isinstance(value, str):
+        return tuple(int(x) for x in value.split(","))
+    return tuple(int(x) for x in value)
+
+
+def occupied(board: BoardLike) -> dict[Cell, str]:
+    """The game-neutral board: ``{cell: colour}`` of the occupied cells only."""
+    if isinstance(board, Mapping):
+        return {as_cell(c): colour for c, colour in board.items() if colour != EMPTY}
+    return parse_board(board)
+
+
+def laid_cells(match: Match) -> dict[Cell, str]:
+    """What the match has on the board, in the game-neutral form."""
+    cells_of = match.rules.board.cells_of
+    return {c: p.colour for p in match.position.placed for c in cells_of(p.mask)}
+
+
+def observe(match: Match, stable: BoardLike) -> Observed:
+    """Explain the ``stable`` board (see :func:`occupied`) as moves after ``match``."""
     board = match.rules.board
-    seen = parse_board(rows)
-    laid = parse_board(board_rows(match.position))
+    seen = occupied(stable)
+    laid = laid_cells(match)
     changed = sorted(c for c in seen.keys() | laid.keys() if seen.get(c) != laid.get(c))
     if not changed:
         return Observed()
     unexplained = Observed(unexplained_cells=tuple(changed))
     if any(c in seen and c in laid for c in changed):
         return unexplained  # a colour turned into another: a misread or a swap, not play
+    if any(c not in board.index or seen[c] not in match.rules.colours for c in changed if c in seen):
+        return unexplained  # off the board, or a colour not in this game: not play either
     gone = board.mask(c for c in changed if c in laid)
     count = _placements_covering(match, gone)
     if count > MOST_PER_STEP:
         return unexplained
     before = take_back(match, count)
-    still = parse_board(board_rows(before.position))
+    still = laid_cells(before)
     pieces = [
         (colour, tuple(board.cells_of(part)))
         for colour in match.rules.colours

@@ -1,8 +1,11 @@
 """The live loop: frame sources keep their own clock and survive a camera dropping out; the
 referee reads only still boards with nothing over them, after the same seconds at any frame
 rate, finds a bumped board again, and turns a filmed game into exactly its moves."""
+import dataclasses
+import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -146,9 +149,9 @@ class Run:
     """Everything a referee did over the film at one frame rate."""
 
     def __init__(self, cache, fps: float):
-        real = BoardVision.blokus()
+        real = BoardVision.of("blokus")
         self.reads: list[float] = []
-        self.boards: list[tuple[list[str], list, float]] = []
+        self.boards: list[tuple[dict, list, float]] = []
         self.statuses: list[str] = []
         self.t = 0.0
 
@@ -158,7 +161,7 @@ class Run:
 
         referee = LiveReferee(on_board=lambda rows, uncertain, t: self.boards.append((rows, uncertain, t)),
                               on_status=lambda status, message: self.statuses.append(status),
-                              vision=BoardVision(real.locate, real.verify, read))
+                              vision=dataclasses.replace(real, read=read))
         for t, image in demo.FilmSource(SHOTS, demo.cameras(bumps=1), fps=fps, cache=cache).frames():
             self.t = t
             referee.process(t, image)
@@ -176,8 +179,8 @@ def runs(tmp_path_factory):
 def referee_log(boards):
     """What a session makes of the accepted boards: observations and the match they build."""
     match, seen = blokus.new_match(), []
-    for rows, _, _ in boards:
-        observed = observe(match, rows)
+    for board, _, _ in boards:
+        observed = observe(match, board)
         match = take_back(match, observed.taken_back)
         for move in observed.moves:
             match = match.play(move)
@@ -230,7 +233,7 @@ def test_a_change_of_light_does_not_blind_the_referee():
         t = k / 4
         referee.process(t, before if t < 2 else after)
     gate = referee.gate
-    assert [rows for rows, _ in boards] == [list(empty.board), list(one.board)]
+    assert [rows for rows, _ in boards] == [blokus.parse_board(empty.board), blokus.parse_board(one.board)]
     assert boards[1][1] == pytest.approx(2 + gate.steady_seconds + gate.hand_patience_seconds, abs=0.3)
 
 
@@ -280,4 +283,24 @@ def test_a_recording_runs_to_its_end_on_the_background_thread():
     assert ended.wait(60)
     referee.stop()
     assert statuses == ["ok", "ended"]
-    assert boards[-1] == list(demo.film(STEPS[:1])[-1].board)
+    assert boards[-1] == blokus.parse_board(demo.film(STEPS[:1])[-1].board)
+
+
+def test_a_gemblo_reader_is_wired_by_name_and_boards_leave_game_neutral(monkeypatch):
+    """The loop is the same for Gemblo: ``vision.gemblo`` is looked up when a frame needs it,
+    and its reading ({"q,r": colour}, uncertain "q,r") leaves as {(q, r): colour}."""
+    still = demo.FilmSource(demo.film(STEPS[:1])[:1], demo.cameras()).image(0)
+    pose = BoardVision.of("blokus").locate(still)  # any pose will do: the fake reader ignores it
+    calls = []
+    fake = SimpleNamespace(
+        locate_board=lambda frame: calls.append("locate") or pose,
+        verify_pose=lambda frame, p: True,
+        read_with_pose=lambda frame, p: calls.append("read") or SimpleNamespace(cells={"0,0": "R", "5,5": "C"},
+                                                                              uncertain=["1,0"]))
+    monkeypatch.setitem(sys.modules, "vision.gemblo", fake)
+    boards = []
+    referee = LiveReferee(on_board=lambda board, uncertain, t: boards.append((board, uncertain)), game="gemblo")
+    for k in range(12):
+        referee.process(k / 4, still)
+    assert calls == ["locate", "read"]
+    assert boards == [({(0, 0): "R", (5, 5): "C"}, [(1, 0)])]

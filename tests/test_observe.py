@@ -3,7 +3,7 @@ and changes that are no play at all (reported, never guessed); plus the passes t
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from rules import blokus
+from rules import blokus, gemblo
 from rules.observe import MOST_PER_STEP, Observed, observe, passes_due, take_back
 from rules.placement import Match, Move, legal_placements, random_playout
 
@@ -170,3 +170,70 @@ def test_passes_due():
                 return
             match = match.play(turn.move)
     raise AssertionError("no game had a colour passing before the end")
+
+
+# --- Gemblo: the same diff on hexes, boards given as {cell: colour} or the state's "q,r" keys ---
+
+GEMBLO = gemblo.rules(gemblo.Setup("3p"))
+
+
+def gemblo_game(seed: int, count: int | None = None) -> list[Move]:
+    return placements(random_playout(GEMBLO, np.random.default_rng(seed), count))
+
+
+def gemblo_match(moves) -> Match:
+    match = Match(GEMBLO)
+    for move in moves:
+        match = match.play(move)
+    return match
+
+
+def gemblo_after(moves) -> dict[str, str]:
+    """The board as a Gemblo state's ``cells`` ({"q,r": colour}) after ``moves``."""
+    return gemblo.cells_json(gemblo_match(moves).position)
+
+
+def test_gemblo_placements_one_and_two_at_a_time():
+    moves = gemblo_game(11)
+    for k in range(len(moves)):
+        seen = observe(gemblo_match(moves[:k]), gemblo_after(moves[:k + 1]))
+        assert seen.taken_back == 0 and len(seen.moves) == 1 and same(seen.moves[0], moves[k]), k
+    for k in range(0, len(moves) - 1, 5):
+        pair = moves[k:k + 2]
+        seen = observe(gemblo_match(moves[:k]), gemblo.parse_cells(gemblo_after(moves[:k + 2])))  # {(q, r): colour}
+        assert len(seen.moves) == 2 and all(same(a, b) for a, b in zip(seen.moves, pair)), k
+
+
+def test_gemblo_take_back_and_nudge():
+    moves = gemblo_game(12, 10)
+    match = gemblo_match(moves)
+    assert observe(match, gemblo_after(moves[:-1])) == Observed(taken_back=1)
+    before = gemblo_match(moves[:-1])
+    board = GEMBLO.board
+    other = next(m for _, m in legal_placements(GEMBLO, before.position, moves[-1].colour)
+                 if sorted(board.cells_of(m)) != sorted(moves[-1].cells))
+    nudged = Move(moves[-1].colour, tuple(board.cells_of(other)))
+    seen = observe(match, gemblo_after(moves[:-1] + [nudged]))
+    assert seen.taken_back == 1 and len(seen.moves) == 1 and same(seen.moves[0], nudged)
+
+
+def test_gemblo_illegal_placements_are_observed_and_judged():
+    moves = gemblo_game(13, 6)
+    match = gemblo_match(moves)
+    colour = match.colour_to_move
+    board = GEMBLO.board
+    laid = gemblo_after(moves)
+    own = [tuple(map(int, k.split(","))) for k, v in laid.items() if v == colour]
+    # A monohex beside its own colour: M4.
+    cell = next(n for c in own for n in board.cells_of(board.edge[board.index[c]]) if f"{n[0]},{n[1]}" not in laid)
+    seen = observe(match, {**laid, f"{cell[0]},{cell[1]}": colour})
+    assert seen.moves == (Move(colour, (cell,)),)
+    assert "edge_contact_same_colour" in [v.code for v in match.play(seen.moves[0]).turns[-1].violations]
+
+
+def test_gemblo_colour_not_in_play_or_off_board_is_unexplained():
+    moves = gemblo_game(14, 3)
+    match = gemblo_match(moves)
+    stray = {**gemblo_after(moves), "0,0": "P"}  # purple sits out of a three-player game
+    assert observe(match, stray) == Observed(unexplained_cells=((0, 0),))
+    assert observe(match, {**gemblo_after(moves), "20,20": "C"}) == Observed(unexplained_cells=((20, 20),))

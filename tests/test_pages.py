@@ -12,7 +12,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from companion_app.server import MAX_UPLOAD_MB, create_app
-from tests.test_session import MISSED, boards
+from tests.test_session import MISSED, boards, gemblo_boards, gemblo_script
 from vision.synth import CONDITIONS, render_photo
 
 CHROMIUM = "/usr/bin/chromium"
@@ -104,6 +104,7 @@ def test_setup_live_alert_correction_takeback(server, browser):
     page.goto(base + "/")
     assert page.url.endswith("/review")  # no camera, no game: the photo review page
     page.goto(base + "/setup")
+    page.wait_for_selector("#players input")
     inputs = page.locator("#players input")
     assert inputs.count() == 4
     for i, name in enumerate(["Ann", "Bo", "Cy", "Di"]):
@@ -119,7 +120,7 @@ def test_setup_live_alert_correction_takeback(server, browser):
     for t, rows in enumerate(boards()):
         session.observe(rows, [], float(t))
         page.wait_for_selector(f"#history li[data-index='{t}']")
-    assert page.locator('rect.cell[data-row="2"][data-col="2"]').get_attribute("data-colour") == "B"
+    assert page.locator('.cell[data-cell="2,2"]').get_attribute("data-colour") == "B"
 
     alert = page.locator(".alert")
     alert.wait_for()
@@ -139,12 +140,12 @@ def test_setup_live_alert_correction_takeback(server, browser):
     assert page.locator("#board path.illegal").count() == 0
 
     # one-tap correction: the camera missed the fifth square of yellow's I5
-    page.click(f'rect.cell[data-row="{MISSED[0]}"][data-col="{MISSED[1]}"]')
+    page.click(f'.cell[data-cell="{MISSED[0]},{MISSED[1]}"]')
     page.wait_for_selector("#picker[open]")
     shot(page, "picker")
     page.click('#picker .choice[data-colour="Y"]')
     page.wait_for_function("document.querySelector('#scores tr[data-player=\"Bo\"] .score').textContent === '-84'")
-    assert page.locator(f'rect.cell[data-row="0"][data-col="15"]').get_attribute("data-colour") == "Y"
+    assert page.locator('.cell[data-cell="0,15"]').get_attribute("data-colour") == "Y"
 
     # tap the illegal move in the history: take it back
     page.click("#history li[data-index='4']")
@@ -158,6 +159,74 @@ def test_setup_live_alert_correction_takeback(server, browser):
     record = page.request.get(base + "/export/record.json").json()
     assert record["game"] == "blokus" and len(record["moves"]) == 4
     assert page.request.get(base + "/export/game.blksgf").text().startswith("(;FF[4]")
+    page.close()
+
+
+def test_gemblo_setup_live_alert_correction(server, browser):
+    base = server.base
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(5000)
+    page.goto(base + "/setup")
+    page.select_option("#game", "gemblo")
+    page.select_option("#variant", "4p")
+    page.wait_for_selector("#players .player:nth-child(4)")
+    assert page.locator("[data-setting=rotated_4p]").is_visible()  # the turned rectangle: 4 players only
+    page.select_option("#variant", "3p")
+    page.wait_for_selector("#players .player:nth-child(4)", state="detached")
+    assert not page.locator("[data-setting=rotated_4p]").is_visible()
+    names = ["Ann", "Bo", "Cy"]
+    for i, name in enumerate(names):
+        page.locator("#players input").nth(i).fill(name)
+    page.locator("#players select.colour").nth(2).select_option("B")  # Cy plays blue, not yellow
+    shot(page, "gemblo-setup")
+    page.click("text=Start the game")
+    page.wait_for_url("**/live")
+    page.wait_for_selector("#conn[data-state=live]")
+
+    session = server.session
+    assert session.row.game == "gemblo" and session.setup.variant == "3p"
+    assert [(p["name"], p["colours"]) for p in session.snapshot()["players"]] == [
+        ("Ann", ["C"]), ("Bo", ["R"]), ("Cy", ["B"])]
+    moves = gemblo_script(session.setup)
+    assert page.locator("#board polygon.cell").count() == 463
+    session.set_camera("ok", "camera 0: watching the board")
+    for t, cells in enumerate(gemblo_boards(moves)):
+        session.observe(cells, [], float(t))
+        page.wait_for_selector(f"#history li[data-index='{t}']")
+    q, r = moves[0].cells[0]
+    assert page.locator(f'.cell[data-cell="{q},{r}"]').get_attribute("data-colour") == moves[0].colour
+
+    illegal = moves[-1]
+    player = next(p["name"] for p in session.snapshot()["players"] if illegal.colour in p["colours"])
+    alert = page.locator(".alert")
+    alert.wait_for()
+    assert "M4" in alert.inner_text() and "edge with its own colour" in alert.inner_text()
+    assert page.locator("#board path.illegal").count() == 1
+    assert page.locator("#board path.last").count() == 1
+    assert page.locator("a[data-games=blokus]").is_hidden()  # no Pentobi file for Gemblo
+    before = int(score_cell(page, player).inner_text())
+    shot(page, "gemblo-live-landscape")
+
+    portrait = browser.new_page(viewport=PORTRAIT)
+    portrait.goto(base + "/live")
+    portrait.wait_for_selector(".alert")
+    shot(portrait, "gemblo-live-portrait")
+    portrait.close()
+
+    page.click(".alert .ack")
+    page.wait_for_selector(".alert", state="detached")
+    # the monohex was a reflection: the cell is really empty
+    q, r = illegal.cells[0]
+    page.click(f'.cell[data-cell="{q},{r}"]')
+    page.wait_for_selector("#picker[open]")
+    assert page.locator("#picker .choice").count() == 7  # six colours and empty
+    shot(page, "gemblo-picker")
+    page.click('#picker .choice[data-colour="."]')
+    page.wait_for_function(f"document.querySelector('#scores tr[data-player=\"{player}\"] .score').textContent"
+                           f" === '{before - 1}'")
+    assert page.locator(f'.cell[data-cell="{q},{r}"]').get_attribute("data-colour") == "."
+    record = page.request.get(base + "/export/record.json").json()
+    assert record["game"] == "gemblo" and record["variant"] == "3p" and len(record["moves"]) == len(moves) - 1
     page.close()
 
 
@@ -233,7 +302,7 @@ def test_camera_source_feeds_the_session(tmp_path, monkeypatch):
     started = []
 
     class FakeReferee:
-        def __init__(self, source, on_board, on_status, calibration=None):
+        def __init__(self, source, on_board, on_status, calibration=None, game="blokus"):
             self.on_board, self.on_status = on_board, on_status
             started.append(self)
 
@@ -259,6 +328,43 @@ def test_camera_source_feeds_the_session(tmp_path, monkeypatch):
     assert not started
 
 
+def test_a_gemblo_game_turns_the_camera_to_the_gemblo_reader(tmp_path, monkeypatch):
+    from companion_app import live
+    from rules import gemblo
+
+    watched = []
+
+    class FakeReferee:
+        def __init__(self, source, on_board, on_status, calibration=None, game="blokus"):
+            self.on_board = on_board
+            watched.append(game)
+
+        def start(self):
+            pass
+
+        def stop(self):
+            pass
+
+        def watch_game(self, game):
+            watched.append(game)
+
+    monkeypatch.setattr(live, "LiveReferee", FakeReferee)
+    app = create_app(tmp_path, source=object())
+    client = app.test_client()
+    seats = client.post("/api/seats", json={"game": "gemblo", "variant": "2p-double"}).get_json()["seats"]
+    assert [s["colours"] for s in seats] == [["C", "Y"], ["R", "G"]]
+    client.post("/api/session", json={"game": "gemblo", "variant": "3p"})
+    assert watched == ["blokus", "gemblo"]
+    board = gemblo.parse_cells(gemblo_boards(gemblo_script())[0])
+    app.extensions["tableref"].referee.on_board(board, [], 0.0)
+    state = client.get("/api/state").get_json()
+    assert state["session"]["game"] == "gemblo" and len(state["history"]) == 1
+    assert client.get("/export/game.blksgf").status_code == 400  # Pentobi files hold Blokus only
+    app.extensions["tableref"].stop()
+    create_app(tmp_path, source=object()).extensions["tableref"].stop()  # a restart resumes Gemblo
+    assert watched[-1] == "gemblo"
+
+
 def test_table_calibration_reaches_the_referee_and_a_broken_one_is_ignored(tmp_path, monkeypatch, capsys):
     from calibration import Calibration, save_calibration
     from calibration.board import lock_board
@@ -270,7 +376,7 @@ def test_table_calibration_reaches_the_referee_and_a_broken_one_is_ignored(tmp_p
     given = []
 
     class FakeReferee:
-        def __init__(self, source, on_board, on_status, calibration=None):
+        def __init__(self, source, on_board, on_status, calibration=None, game="blokus"):
             given.append(calibration)
 
         def start(self):
@@ -302,9 +408,9 @@ def test_cross_site_post_is_refused(tmp_path):
 
 def test_actions_report_errors_as_json(tmp_path):
     client = create_app(tmp_path).test_client()
-    assert client.post("/api/correct", json={"row": 0, "col": 0, "colour": "B"}).status_code == 400
+    assert client.post("/api/correct", json={"cell": [0, 0], "colour": "B"}).status_code == 400
     client.post("/api/session", json={"variant": "classic"})
-    bad = client.post("/api/correct", json={"row": 0, "col": 99, "colour": "B"})
+    bad = client.post("/api/correct", json={"cell": [0, 99], "colour": "B"})
     assert bad.status_code == 400 and "not on the" in bad.get_json()["error"]["message"]
     assert client.post("/api/take-back", json={"index": 3}).status_code == 400
     assert client.post("/api/session", json={"variant": "nine"}).get_json()["error"]["code"] == "bad_request"

@@ -15,7 +15,7 @@ import pytest
 from companion_app.server import open_store
 from companion_app.session import Broadcast, Session, SessionError
 from companion_app.store import FILENAME, CorruptDatabase, Store, StoreError
-from rules import blokus
+from rules import blokus, gemblo
 from rules.placement import Match, Move, random_playout
 from rules.records import parse_record
 
@@ -44,6 +44,11 @@ def boards(moves=SCRIPT) -> list[list[str]]:
     return out
 
 
+def rows(snapshot) -> list[str]:
+    """The snapshot's board (``{"r,c": colour}``) as the camera's Blokus rows."""
+    return ["".join(snapshot["cells"].get(f"{r},{c}", ".") for c in range(blokus.SIZE)) for r in range(blokus.SIZE)]
+
+
 def score_of(snapshot, colour):
     return next(p["score"] for p in snapshot["scores"]["players"] if colour in p["colours"])
 
@@ -61,7 +66,7 @@ def test_observed_boards_become_judged_moves(tmp_path):
     s = new_session(tmp_path)
     play(s, boards())
     snap = s.snapshot()
-    assert snap["board"] == boards()[-1]
+    assert rows(snap) == boards()[-1]
     assert [h["colour"] for h in snap["history"]] == ["B", "Y", "R", "G", "B"]
     assert [h["legal"] for h in snap["history"]] == [True, True, True, True, False]
     assert snap["last"] == {"index": 4, "colour": "B", "cells": [[2, 1], [2, 2]]}
@@ -78,7 +83,7 @@ def test_restart_resumes_exactly(tmp_path):
 
     again = Session.resume(Store.open(tmp_path))
     after = again.snapshot()
-    for key in ("board", "history", "scores", "to_move", "last", "players", "session"):
+    for key in ("cells", "history", "scores", "to_move", "last", "players", "session"):
         assert after[key] == before[key], key
     assert again.export_record() == s.export_record()
     # and play goes on from there
@@ -120,7 +125,7 @@ def test_kill_mid_game_loses_no_recorded_move(tmp_path):
     resumed = Session.resume(Store.open(tmp_path))
     placed = [h for h in resumed.snapshot()["history"] if not h["pass"]]
     assert len(placed) >= reported + 1
-    assert resumed.snapshot()["board"] == stream[len(placed) - 1]
+    assert rows(resumed.snapshot()) == stream[len(placed) - 1]
 
 
 def test_a_change_next_to_an_unreadable_cell_waits(tmp_path):
@@ -138,15 +143,15 @@ def test_correction_changes_scores_and_is_kept(tmp_path):
     s = new_session(tmp_path)
     play(s, boards())
     assert score_of(s.snapshot(), "Y") == -85
-    s.correct_cell(*MISSED, "Y")  # the camera missed the I5's fifth square
+    s.correct_cell(MISSED, "Y")  # the camera missed the I5's fifth square
     snap = s.snapshot()
-    assert snap["board"][0][15] == "Y"
+    assert rows(snap)[0][15] == "Y"
     yellow = next(h for h in snap["history"] if h["colour"] == "Y")
     assert yellow["piece"] == "I5" and yellow["legal"]
     assert score_of(snap, "Y") == -84
     # the next camera board still misses the square: the correction holds
     s.observe(boards()[-1], [], 10.0)
-    assert s.snapshot()["board"][0][15] == "Y" and s.snapshot()["uncertain"] == []
+    assert rows(s.snapshot())[0][15] == "Y" and s.snapshot()["uncertain"] == []
     # and survives a restart
     s.store.close()
     assert score_of(Session.resume(Store.open(tmp_path)).snapshot(), "Y") == -84
@@ -155,17 +160,17 @@ def test_correction_changes_scores_and_is_kept(tmp_path):
 def test_correction_to_empty_and_a_missed_monomino(tmp_path):
     s = new_session(tmp_path)
     play(s, boards()[:2])
-    s.correct_cell(0, 16, ".")  # a shadow read as yellow: the I4 was an I3
+    s.correct_cell((0, 16), ".")  # a shadow read as yellow: the I4 was an I3
     snap = s.snapshot()
-    assert snap["history"][1]["piece"] == "I3" and snap["board"][0][16] == "."
-    s.correct_cell(5, 5, "R")  # touches no red piece: a piece of its own, red's monomino
+    assert snap["history"][1]["piece"] == "I3" and rows(snap)[0][16] == "."
+    s.correct_cell((5, 5), "R")  # touches no red piece: a piece of its own, red's monomino
     snap = s.snapshot()
     assert snap["history"][-1]["colour"] == "R" and snap["history"][-1]["piece"] == "1"
     assert not snap["history"][-1]["legal"]  # not in a corner (B3)
     with pytest.raises(SessionError):
-        s.correct_cell(0, 20, "R")
+        s.correct_cell((0, 20), "R")
     with pytest.raises(SessionError):
-        s.correct_cell(0, 0, "X")
+        s.correct_cell((0, 0), "X")
 
 
 def test_alert_stays_until_acknowledged(tmp_path):
@@ -233,7 +238,7 @@ def test_game_over_passes_and_exports(tmp_path):
     replayed = blokus.new_match(record.setup)
     for move in record.moves:
         replayed = replayed.play(move)
-    assert blokus.board_rows(replayed.position) == snap["board"]
+    assert blokus.board_rows(replayed.position) == rows(snap)
     assert s.export_sgf().startswith("(;FF[4]")
     with pytest.raises(SessionError):
         s.take_back(len(snap["history"]) - 1)  # a pass the board made due
@@ -295,3 +300,74 @@ def test_every_write_is_committed(tmp_path):
         kinds = [k for (k,) in conn.execute("SELECT kind FROM events ORDER BY id")]
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     assert kinds == ["move", "move"] and mode == "wal"
+
+
+# --- Gemblo: the same session on hexes --------------------------------------------------------
+
+GEMBLO_3P = gemblo.Setup("3p")
+
+
+def gemblo_script(setup: gemblo.Setup = GEMBLO_3P, seed: int = 21, legal: int = 6) -> list[Move]:
+    """A self-played opening, then the colour to move lays a monohex against its own colour
+    along an edge (M4)."""
+    rules = gemblo.rules(setup)
+    game = random_playout(rules, np.random.default_rng(seed), legal)
+    colour = game.colour_to_move
+    laid = gemblo.cells_json(game.position)
+    board = rules.board
+    own = [c for c in board.cells if laid.get(f"{c[0]},{c[1]}") == colour]
+    cell = next(n for c in own for n in board.cells_of(board.edge[board.index[c]]) if f"{n[0]},{n[1]}" not in laid)
+    return [t.move for t in game.turns if not t.move.passed] + [Move(colour, (cell,))]
+
+
+def gemblo_boards(moves: list[Move]) -> list[dict[str, str]]:
+    """The camera's board after each move, as a Gemblo state's cells ({"q,r": colour})."""
+    cells: dict[str, str] = {}
+    out = []
+    for move in moves:
+        cells.update({f"{q},{r}": move.colour for q, r in move.cells})
+        out.append(dict(cells))
+    return out
+
+
+def test_gemblo_game_is_refereed_live(tmp_path):
+    moves = gemblo_script()
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    play(s, gemblo_boards(moves))
+    snap = s.snapshot()
+    assert snap["session"]["game"] == "gemblo" and snap["cells"] == gemblo_boards(moves)[-1]
+    assert [h["legal"] for h in snap["history"]] == [True] * (len(moves) - 1) + [False]
+    layout = snap["layout"]
+    assert layout["shape"] == "hex" and len(layout["cells"]) == 463
+    assert sum(c[4] for c in layout["cells"]) == 241  # the three-player hexagon is in play
+    assert sorted((a, b) for a, b, _ in layout["starts"]) == sorted(gemblo.THREE_STARTS)
+    assert layout["pickable"] == list(gemblo.COLOURS)
+    [alert] = snap["alerts"]
+    assert alert["rule"] == "M4" and alert["code"] == "edge_contact_same_colour"
+    illegal = moves[-1]
+    before = score_of(snap, illegal.colour)
+    s.acknowledge(alert["id"])
+    assert s.snapshot()["alerts"] == []
+    s.correct_cell(illegal.cells[0], ".")  # a reflection, not a piece
+    snap = s.snapshot()
+    assert len(snap["history"]) == len(moves) - 1 and score_of(snap, illegal.colour) == before - 1
+    with pytest.raises(SessionError):
+        s.correct_cell((20, 20), "R")  # off the hexagon
+    with pytest.raises(SessionError):
+        s.export_sgf()
+    record = parse_record(s.export_record())
+    assert record.game == "gemblo" and record.setup.variant == "3p" and len(record.moves) == len(moves) - 1
+    s.store.close()
+    again = Session.resume(Store.open(tmp_path)).snapshot()
+    assert again["cells"] == snap["cells"] and again["scores"] == snap["scores"]
+
+
+def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):
+    moves = gemblo_script()
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    play(s, gemblo_boards(moves[:1]))
+    second = moves[1].cells[0]
+    s.observe(gemblo_boards(moves[:2])[-1], [(second[0] + 1, second[1])], 1.0)
+    assert len(s.snapshot()["history"]) == 1
+    s.observe(gemblo_boards(moves[:2])[-1], [], 2.0)
+    assert len(s.snapshot()["history"]) == 2

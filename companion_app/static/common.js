@@ -1,7 +1,7 @@
 /* Helpers shared by the pages: building elements, posting actions, short messages. */
 "use strict";
 
-const COLOUR_NAMES = { B: "Blue", Y: "Yellow", R: "Red", G: "Green", ".": "Empty" };
+const COLOUR_NAMES = { B: "Blue", Y: "Yellow", R: "Red", G: "Green", C: "Clear", P: "Purple", ".": "Empty" };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);

@@ -5,12 +5,15 @@
 const SVG = "http://www.w3.org/2000/svg";
 let state = null;
 let shown = "";          // session id and version of the snapshot on screen
-let cellNodes = [];      // [row][col] -> <rect>
+let cellNodes = new Map();  // "a,b" -> the cell's polygon
+let layout = null;       // the board's drawing (static per game, from the snapshot)
+let builtFor = null;     // the session whose board is built
+let centres = new Map(); // "a,b" -> [x, y]
 let pickedCell = null;
 let pickedTurn = null;
 let alertsShown = "";    // ids of the alerts on screen: redrawn only when they change
 
-const PIECE_NAMES = { 1: "monomino", 2: "domino" };
+const PIECE_NAMES = { 1: "monomino", 2: "domino", P01: "monohex", P02: "dihex" };  // Blokus, Gemblo ids
 
 function svg(tag, attrs) {
   const node = document.createElementNS(SVG, tag);
@@ -19,59 +22,79 @@ function svg(tag, attrs) {
 }
 
 /* ---- board ------------------------------------------------------------------------- */
+/* One drawing for every board: the layout gives each cell's centre and the cell polygon
+   (squares for Blokus, flat-topped hexes for Gemblo), with neighbouring centres 1 apart. */
 
-function buildBoard(size) {
+const fx = (v) => Math.round(v * 1000) / 1000;
+const key = (a, b) => `${a},${b}`;
+
+function points(x, y, scale) {
+  return layout.polygon.map(([px, py]) => `${fx(x + px * scale)},${fx(y + py * scale)}`).join(" ");
+}
+
+function buildBoard(l) {
+  layout = l;
+  centres = new Map(l.cells.map(([a, b, x, y]) => [key(a, b), [x, y]]));
   const board = document.getElementById("board");
-  board.setAttribute("viewBox", `-0.5 -0.5 ${size + 1} ${size + 1}`);
+  const xs = l.cells.map((c) => c[2]), ys = l.cells.map((c) => c[3]);
+  const reach = Math.max(...l.polygon.map(([px, py]) => Math.hypot(px, py))) + 0.4;
+  const x0 = Math.min(...xs) - reach, y0 = Math.min(...ys) - reach;
+  board.setAttribute("viewBox", `${fx(x0)} ${fx(y0)} ${fx(Math.max(...xs) + reach - x0)} ${fx(Math.max(...ys) + reach - y0)}`);
+  board.dataset.shape = l.shape;
   board.replaceChildren();
   const defs = svg("defs");
   const hatch = svg("pattern", { id: "hatch", width: 0.25, height: 0.25, patternUnits: "userSpaceOnUse",
                                  patternTransform: "rotate(45)" });
   hatch.append(svg("rect", { width: 0.12, height: 0.25, class: "hatch" }));
   defs.append(hatch);
-  board.append(defs, svg("rect", { x: -0.5, y: -0.5, width: size + 1, height: size + 1, rx: 0.4, class: "frame" }));
+  const frame = svg("g", { class: "frame" });
   const cells = svg("g", { class: "cells" });
-  cellNodes = [];
-  for (let r = 0; r < size; r++) {
-    const row = [];
-    for (let c = 0; c < size; c++) {
-      const rect = svg("rect", { x: c + 0.04, y: r + 0.04, width: 0.92, height: 0.92, rx: 0.12,
-                                 class: "cell", "data-row": r, "data-col": c, "data-colour": "." });
-      cells.append(rect);
-      row.push(rect);
-    }
-    cellNodes.push(row);
+  cellNodes = new Map();
+  for (const [a, b, x, y, inZone] of l.cells) {
+    frame.append(svg("polygon", { points: points(x, y, 1) }));
+    const cell = svg("polygon", { points: points(x, y, 0.92), class: inZone ? "cell" : "cell out",
+                                  "data-cell": key(a, b), "data-colour": "." });
+    cells.append(cell);
+    cellNodes.set(key(a, b), cell);
   }
-  board.append(cells);
-  for (const [r, c] of [[0, 0], [0, size - 1], [size - 1, 0], [size - 1, size - 1]]) {
-    board.append(svg("circle", { cx: c + 0.5, cy: r + 0.5, r: 0.12, class: "corner" }));
+  const starts = svg("g", { class: "starts" });
+  for (const [a, b, colour] of l.starts) {
+    const [x, y] = centres.get(key(a, b));
+    starts.append(svg("circle", { cx: x, cy: y, r: 0.16, class: "start", "data-colour": colour || "" }));
   }
-  board.append(svg("g", { class: "marks", id: "marks" }));
+  board.append(defs, frame, cells, starts, svg("g", { class: "marks", id: "marks" }));
+  const choices = document.getElementById("choices");
+  choices.replaceChildren(...l.pickable.concat(["."]).map((code) =>
+    el("button", { class: "choice", value: code, "data-colour": code, text: COLOUR_NAMES[code] || code })));
 }
 
-/* The outline of a set of cells: the sides that do not border another cell of the set. */
+/* The outline of a set of cells: the polygon sides that do not border another cell of the set. */
 function outline(cells) {
-  const inSet = new Set(cells.map(([r, c]) => `${r},${c}`));
+  const inSet = new Set(cells.map(([a, b]) => key(a, b)));
+  const poly = layout.polygon, n = poly.length;
   const parts = [];
-  for (const [r, c] of cells) {
-    if (!inSet.has(`${r - 1},${c}`)) parts.push(`M${c} ${r}h1`);
-    if (!inSet.has(`${r + 1},${c}`)) parts.push(`M${c} ${r + 1}h1`);
-    if (!inSet.has(`${r},${c - 1}`)) parts.push(`M${c} ${r}v1`);
-    if (!inSet.has(`${r},${c + 1}`)) parts.push(`M${c + 1} ${r}v1`);
+  for (const [a, b] of cells) {
+    const centre = centres.get(key(a, b));
+    if (!centre) continue;
+    layout.sides.forEach(([da, db], k) => {
+      if (inSet.has(key(a + da, b + db))) return;
+      const [p, q] = [poly[k], poly[(k + 1) % n]];
+      parts.push(`M${fx(centre[0] + p[0])} ${fx(centre[1] + p[1])}L${fx(centre[0] + q[0])} ${fx(centre[1] + q[1])}`);
+    });
   }
   return parts.join("");
 }
 
 function drawBoard(s) {
-  if (cellNodes.length !== s.size) buildBoard(s.size);
-  for (let r = 0; r < s.size; r++) {
-    for (let c = 0; c < s.size; c++) cellNodes[r][c].dataset.colour = s.board[r][c];
-  }
+  if (builtFor !== s.session.id) { buildBoard(s.layout); builtFor = s.session.id; }
+  for (const [k, node] of cellNodes) node.dataset.colour = s.cells[k] || ".";
   const marks = document.getElementById("marks");
   marks.replaceChildren();
-  for (const [r, c] of s.uncertain) {
-    marks.append(svg("rect", { x: c + 0.1, y: r + 0.1, width: 0.8, height: 0.8, class: "unsure" }));
-    const q = svg("text", { x: c + 0.5, y: r + 0.56, class: "unsure-text" });
+  for (const [a, b] of s.uncertain) {
+    const centre = centres.get(key(a, b));
+    if (!centre) continue;
+    marks.append(svg("polygon", { points: points(...centre, 0.8), class: "unsure" }));
+    const q = svg("text", { x: centre[0], y: centre[1] + 0.06, class: "unsure-text" });
     q.textContent = "?";
     marks.append(q);
   }
@@ -79,8 +102,9 @@ function drawBoard(s) {
     marks.append(svg("path", { d: outline(s.last.cells), class: "last" }));
   }
   for (const alert of s.alerts) {
-    for (const [r, c] of alert.cells) {
-      marks.append(svg("rect", { x: c, y: r, width: 1, height: 1, class: "offending" }));
+    for (const [a, b] of alert.cells) {
+      const centre = centres.get(key(a, b));
+      if (centre) marks.append(svg("polygon", { points: points(...centre, 1), class: "offending" }));
     }
     if (!alert.piece_cells.length) continue;
     const d = outline(alert.piece_cells);
@@ -143,9 +167,17 @@ function drawHistory(s) {
   list.replaceChildren(...items);
 }
 
+/* Links and buttons for some games only (data-games="blokus"). */
+function showForGame(game) {
+  for (const node of document.querySelectorAll("[data-games]")) {
+    node.hidden = !node.dataset.games.split(" ").includes(game);
+  }
+}
+
 function render(s) {
   state = s;
   drawBoard(s);
+  showForGame(s.session.game);
   drawAlerts(s);
   drawTurn(s);
   renderScores(document.getElementById("scores"), s.scores);
@@ -193,23 +225,23 @@ async function act(url, body, done) {
 
 /* ---- taps -------------------------------------------------------------------------- */
 
-function cellName(r, c) {
-  return `row ${r + 1}, column ${c + 1}`;
+function cellName([a, b]) {
+  return layout.label.replace("{a}", a + layout.label_base).replace("{b}", b + layout.label_base);
 }
 
 document.getElementById("board").addEventListener("click", (event) => {
-  const rect = event.target.closest(".cell");
-  if (!rect || !state) return;
-  pickedCell = [Number(rect.dataset.row), Number(rect.dataset.col)];
-  document.getElementById("picker-cell").textContent = cellName(...pickedCell);
+  const cell = event.target.closest(".cell");
+  if (!cell || !state) return;
+  pickedCell = cell.dataset.cell.split(",").map(Number);
+  document.getElementById("picker-cell").textContent = cellName(pickedCell);
   document.getElementById("picker").showModal();
 });
 
 document.getElementById("picker").addEventListener("close", (event) => {
   const colour = event.target.returnValue;
   if (!colour || !pickedCell) return;
-  const [row, col] = pickedCell;
-  act("/api/correct", { row, col, colour }, `Corrected ${cellName(row, col)} to ${COLOUR_NAMES[colour].toLowerCase()}`);
+  act("/api/correct", { cell: pickedCell, colour },
+      `Corrected ${cellName(pickedCell)} to ${COLOUR_NAMES[colour].toLowerCase()}`);
 });
 
 function askTakeBack(item) {

@@ -1,0 +1,73 @@
+"""How the live page draws a game's board, computed from the game's rules.
+
+The page has one drawing path for every board: a polygon per cell at a centre given here,
+outlines built from the polygon's sides and the neighbour across each side. Only the cell
+shape differs between games, and it follows the lattice (Blokus' squares, Gemblo's hexes).
+Units are chosen so that neighbouring cells' centres lie 1 apart on either board: the
+page's stroke widths and marks then read the same on both.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from rules import gemblo
+from rules.lattice import Cell
+from rules.placement import PlacementRules
+
+HEX_RADIUS = 1 / math.sqrt(3)  # a flat-topped hex whose neighbours' centres lie 1 apart
+
+
+@dataclass(frozen=True)
+class CellShape:
+    """One lattice's cells on screen (y down)."""
+
+    polygon: tuple[tuple[float, float], ...]  # corners around the centre, clockwise
+    sides: tuple[Cell, ...]  # the neighbour across the side from corner k to corner k + 1
+    centre: Callable[[Cell], tuple[float, float]]
+    label: str  # a cell as the user is told it: {a}, {b} are its coordinates plus label_base
+    label_base: int
+
+
+SQUARE = CellShape(
+    polygon=((-.5, -.5), (.5, -.5), (.5, .5), (-.5, .5)),
+    sides=((-1, 0), (0, 1), (1, 0), (0, -1)),
+    centre=lambda cell: (float(cell[1]), float(cell[0])),  # (row, col): x is the column
+    label="row {a}, column {b}", label_base=1,
+)
+
+HEX = CellShape(
+    polygon=tuple((HEX_RADIUS * math.cos(k * math.pi / 3), HEX_RADIUS * math.sin(k * math.pi / 3))
+                  for k in range(6)),
+    sides=((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1)),
+    centre=lambda cell: tuple(HEX_RADIUS * v for v in gemblo.screen(cell)),
+    label="cell {a}, {b}", label_base=0,
+)
+
+SHAPES = {"square": SQUARE, "hex": HEX}  # by lattice name
+
+
+def layout_json(rules: PlacementRules, pickable: Sequence[str]) -> dict:
+    """Everything static the page needs to draw and correct this game's board.
+
+    ``cells`` rows are ``[a, b, x, y, in_zone]``; ``starts`` rows ``[a, b, colour]`` with
+    colour None where several colours may start (Blokus' free corners).
+    """
+    board = rules.board
+    shape = SHAPES[board.lattice.name]
+    colours_at: dict[Cell, set[str]] = {}
+    for colour, mask in rules.starts.items():
+        for cell in board.cells_of(mask):
+            colours_at.setdefault(cell, set()).add(colour)
+    return {
+        "shape": board.lattice.name,
+        "polygon": [[round(x, 4), round(y, 4)] for x, y in shape.polygon],
+        "sides": [list(s) for s in shape.sides],
+        "label": shape.label,
+        "label_base": shape.label_base,
+        "cells": [[*cell, *(round(v, 4) for v in shape.centre(cell)), (rules.zone >> i) & 1]
+                  for i, cell in enumerate(board.cells)],
+        "starts": [[*cell, next(iter(cs)) if len(cs) == 1 else None] for cell, cs in sorted(colours_at.items())],
+        "pickable": list(pickable),
+    }
