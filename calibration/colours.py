@@ -138,11 +138,28 @@ def observe(frame: np.ndarray, pose: BoardPose, palette: Palette = PALETTE) -> C
     w, h = pose.extent
     rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
     inner, ring = cell_samples(rect, (int(round(h)), int(round(w))), PX_PER_CELL, MARGIN)
+    return CellObservation(_cell_raw(inner), classify(inner, ring, palette))
+
+
+def _cell_raw(inner: np.ndarray) -> np.ndarray:
+    """Median BGR of each cell's middle (rows x cols x n x 3), clipped pixels left out."""
     unclipped = np.where((inner.max(-1) < CLIP)[..., None], inner, np.nan)
     with np.errstate(all="ignore"):
         raw = np.nanmedian(unclipped, axis=2)
-    raw = np.where(np.isnan(raw), np.median(inner, axis=2), raw)
-    return CellObservation(raw, classify(inner, ring, palette))
+    return np.where(np.isnan(raw), np.median(inner, axis=2), raw)
+
+
+def empty_samples(reading, empty: str = ".", min_confidence: float = MIN_CONFIDENCE) -> np.ndarray:
+    """BGR (0-1) of each cell a reading (``vision.reading.BoardReading``) found empty with
+    confidence, as :func:`observe` measures cells: what :func:`renormalise` needs to follow
+    the light from an accepted board (N x 3; empty when there is none)."""
+    rows, cols = len(reading.board), len(reading.board[0]) if reading.board else 0
+    if not rows or not cols:
+        return np.zeros((0, 3))
+    inner, _ = cell_samples(reading.rectified, (rows, cols), reading.px_per_cell, reading.margin)
+    labels = np.array([list(r) for r in reading.board])
+    sure = (labels == empty) & (np.asarray(reading.confidence) >= min_confidence)
+    return _cell_raw(inner)[sure]
 
 
 def light_free(raw: np.ndarray, empty: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from calibration import Calibration
+from calibration.colours import ColourProfile, empty_samples, renormalise
 from rules import blokus, gemblo
 from rules.lattice import Cell
 from rules.observe import as_cell
@@ -51,15 +52,18 @@ class Reader:
     Every reader module offers ``locate_board(frame)``, ``verify_pose(frame, pose)`` and
     ``read_with_pose(frame, pose)``; only the reading's board form differs. ``lockable``:
     the calibration page locks Blokus' square grid, a pose no other reader can use.
+    ``profiled``: the reader takes a table's colour profile (``read_with_pose(..., profile)``).
     """
 
     module: str
     cells: Callable[[Any], dict[Cell, str]]
     lockable: bool = False
+    profiled: bool = False
 
 
 READERS = {
-    "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board), lockable=True),
+    "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board), lockable=True,
+                     profiled=True),
     "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells)),
 }
 
@@ -74,10 +78,16 @@ class BoardVision:
     cells: Callable[[Any], dict[Cell, str]]  # a reading's occupied cells
 
     @classmethod
-    def of(cls, game: str, locked: BoardPose | None = None) -> "BoardVision":
-        """The game's reader; with a ``locked`` pose (calibration) it is used while it fits."""
+    def of(cls, game: str, locked: BoardPose | None = None,
+           profile: Callable[[], ColourProfile | None] | None = None) -> "BoardVision":
+        """The game's reader; with a ``locked`` pose (calibration) it is used while it fits.
+
+        ``profile``: where to get the table's colour profile at each read (the referee keeps
+        it following the light); a reader that takes none, or no profile, reads without.
+        """
         reader = READERS[game]
         locked = locked if reader.lockable else None
+        profile = profile if reader.profiled else None
 
         def vision() -> Any:
             # Imported when a frame needs it: only the game on the table is loaded, and a
@@ -89,8 +99,13 @@ class BoardVision:
                 return locked
             return vision().locate_board(frame)
 
-        return cls(locate, lambda frame, pose: vision().verify_pose(frame, pose),
-                   lambda frame, pose: vision().read_with_pose(frame, pose), reader.cells)
+        def read(frame: np.ndarray, pose: BoardPose) -> Any:
+            colours = profile() if profile is not None else None
+            if colours is None:
+                return vision().read_with_pose(frame, pose)
+            return vision().read_with_pose(frame, pose, colours)
+
+        return cls(locate, lambda frame, pose: vision().verify_pose(frame, pose), read, reader.cells)
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,10 @@ class LiveReferee:
                  calibration: Calibration | None = None, game: str = "blokus") -> None:
         self.source, self.on_board, self.on_status, self.gate = source, on_board, on_status, gate
         self.calibration, self.game = calibration, game
+        # The table's colour profile, re-normalised on the empty cells of every accepted board
+        # so it follows the light through the evening (in memory only; the file keeps the
+        # calibration's own).
+        self.profile: ColourProfile | None = calibration.colours if calibration is not None else None
         self.vision = vision or self._vision()
         self.latest_frame: np.ndarray | None = None  # as the camera gave it (the calibration page shows it)
         self.status: str | None = None
@@ -207,10 +226,18 @@ class LiveReferee:
             self._read_at, self._waited = t + gate.hand_patience_seconds, True
             return
         self._read_at, self._reference = None, small
+        self._follow_light(reading)
         board = self.vision.cells(reading)
         if board != self.board:
             self.board = board
             self.on_board(board, [as_cell(c) for c in reading.uncertain], t)
+
+    def _follow_light(self, reading: Any) -> None:
+        """Move the colour profile to the light the accepted reading's empty cells show now."""
+        if self.profile is None or not READERS[self.game].profiled or not hasattr(reading, "rectified"):
+            return
+        samples = empty_samples(reading, self.profile.empty)
+        self.profile = renormalise(self.profile, samples)
 
     def _fits(self, frame: np.ndarray) -> bool:
         return frame.shape[1::-1] == tuple(self.pose.image_size) and self.vision.verify(frame, self.pose)
@@ -234,6 +261,7 @@ class LiveReferee:
     def calibrate(self, calibration: Calibration) -> None:
         """Use a new calibration from the next frame on (the board is found again with it)."""
         self.calibration = calibration
+        self.profile = calibration.colours if calibration is not None else None
         self.vision = self._vision()
         self._lose_board()
 
@@ -244,7 +272,8 @@ class LiveReferee:
         self._lose_board()
 
     def _vision(self) -> BoardVision:
-        return BoardVision.of(self.game, self.calibration.pose if self.calibration else None)
+        return BoardVision.of(self.game, self.calibration.pose if self.calibration else None,
+                              lambda: self.profile)
 
     def _lose_board(self) -> None:
         self.pose = self._watch = self._anchor = self._reference = None

@@ -463,3 +463,27 @@ def test_calibration_page_refusals(page_app, tmp_path):
     frames["frame"] = None
     gone = client.get("/calibrate/frame.jpg")
     assert gone.status_code == 503 and gone.get_json()["error"]["code"] == "no_camera"
+
+
+def test_a_calibration_file_with_colours_hands_its_profile_to_the_reader(tmp_path, shot, monkeypatch):
+    import vision.blokus
+    from vision.photo import read_photo
+
+    pose = lock_board(shot.image).pose
+    profile = learn_profile(observe(shot.image, pose))
+    photo = tmp_path / "board.png"
+    cv2.imwrite(str(photo), shot.image)
+    seen, real = [], vision.blokus.read_blokus
+
+    def spy(image, calibration=None, **kwargs):
+        seen.append(kwargs.get("profile"))
+        return real(image, calibration=calibration, **kwargs)
+
+    monkeypatch.setattr(vision.blokus, "read_blokus", spy)
+    path = tmp_path / "calibration.json"
+    save_calibration(Calibration(colours=profile), path)
+    assert read_photo(str(photo), "blokus", calibration=str(path)).board == shot.state
+    assert seen[-1] is not None and seen[-1].labels == profile.labels
+    save_calibration(Calibration(board=lock_board(shot.image)), path)  # no colours: none passed
+    assert read_photo(str(photo), "blokus", calibration=str(path)).board == shot.state
+    assert seen[-1] is None

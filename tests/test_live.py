@@ -304,3 +304,34 @@ def test_a_gemblo_reader_is_wired_by_name_and_boards_leave_game_neutral(monkeypa
         referee.process(k / 4, still)
     assert calls == ["locate", "read"]
     assert boards == [({(0, 0): "R", (5, 5): "C"}, [(1, 0)])]
+
+
+def test_the_colour_profile_follows_the_light_after_each_accepted_board():
+    from calibration import Calibration
+    from calibration.colours import learn_profile, observe as observe_cells
+    from vision.blokus import locate_board
+
+    empty, one = demo.film(STEPS[:1])[0], demo.film(STEPS[:1])[-1]
+    source = demo.FilmSource([empty, one], demo.cameras())
+    before, after = source.image(0), (source.image(1) * 0.7).astype(np.uint8)
+    pose = locate_board(before)
+    profile = learn_profile(observe_cells(source.image(1), pose), one.board)  # under the bright light
+    boards = []
+    referee = LiveReferee(on_board=lambda rows, uncertain, t: boards.append(rows),
+                          calibration=Calibration(colours=profile))
+    for k in range(40):
+        t = k / 4
+        referee.process(t, before if t < 2 else after)
+        if k == 7:  # the empty board accepted under the same light: the profile hardly moves
+            assert referee.profile is not profile
+            assert np.allclose(referee.profile.classes["."].lab, profile.classes["."].lab, atol=2.0)
+    assert boards == [blokus.parse_board(empty.board), blokus.parse_board(one.board)]
+    # The light dropped: the empty board's colour now is the dark frame's, the light-free centres stay.
+    dark = learn_profile(observe_cells(after, pose), one.board)
+    moved, was = referee.profile.classes["."], profile.classes["."]
+    assert moved.lab[0] < was.lab[0] - 10
+    assert np.linalg.norm(np.subtract(moved.lab, dark.classes["."].lab)) < 2.5
+    assert all(referee.profile.classes[k].neutral == profile.classes[k].neutral for k in profile.classes)
+    # A new calibration replaces the followed profile; none means reading without one.
+    referee.calibrate(Calibration())
+    assert referee.profile is None

@@ -228,3 +228,37 @@ def test_cells_cut_off_by_the_photo_edge_are_uncertain() -> None:
     assert unseen.sum() >= 20  # at least the last column
     assert all((r, c) in set(reading.uncertain) for r, c in np.argwhere(unseen))
     assert confident_errors(p, reading.board, reading.uncertain) == []
+
+
+def test_a_table_colour_profile_reads_a_dim_warm_photo_at_least_as_right() -> None:
+    from calibration.colours import learn_profile, observe
+    from vision.synth import CameraSetup, render_frame
+
+    calibration_shot = ["B.................YY", "B..................Y"] + ["...................."] * 16 + \
+        ["G..................R", "G.................RR"]
+    rng = np.random.default_rng(3)
+    camera = CameraSetup.random(rng, replace(CONDITIONS["dim"], white_balance=0.85))  # one table, one lamp
+    shot = render_frame(calibration_shot, camera, rng, size=SIZE)
+    pose = locate_board(shot.image)
+    profile = learn_profile(observe(shot.image, pose))
+    assert set(profile.labels) == set(".BYRG")
+
+    def wrong(board: list[str], truth: list[str]) -> int:
+        return sum(a != b for row, true in zip(board, truth) for a, b in zip(row, true))
+
+    for moves in (2, 8):  # early in a game a colour has a cell or two: the profile's centre stands in
+        p = render_frame(random_game_state(np.random.default_rng(100 + moves), moves), camera, rng, size=SIZE)
+        plain, profiled = read_with_pose(p.image, pose), read_with_pose(p.image, pose, profile)
+        assert wrong(profiled.board, p.state) <= wrong(plain.board, p.state)
+        assert not confident_errors(p, profiled.board, profiled.uncertain)
+        assert read_blokus(p.image, calibration=pose, profile=profile).board == p.state
+        # The evening gets darker and warmer than the calibration shot: a stale profile is outvoted.
+        evening = np.clip(p.image * np.array([0.55, 0.75, 1.0]), 0, 255).astype(np.uint8)
+        stale, nominal = read_with_pose(evening, pose, profile), read_with_pose(evening, pose)
+        assert wrong(stale.board, p.state) <= wrong(nominal.board, p.state)
+
+        # No profile: exactly the reading made without the parameter.
+        again = read_with_pose(p.image, pose, None)
+        assert again.board == plain.board
+        assert np.array_equal(again.probabilities, plain.probabilities)
+        assert np.array_equal(again.confidence, plain.confidence)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from itertools import combinations
-from typing import Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 import cv2
 import numpy as np
@@ -31,6 +31,9 @@ from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
 from .sampling import cell_samples, cells_in_photo
+
+if TYPE_CHECKING:  # calibration imports this module: no import at run time
+    from calibration.colours import ColourProfile
 
 # Nominal colours: only their hues seed the per-photo colour clusters.
 PALETTE = Palette(EMPTY, {"B": (20, 80, 200), "Y": (240, 200, 20), "R": (200, 30, 40), "G": (20, 150, 70)})
@@ -89,14 +92,19 @@ def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
     return pose.scaled(w / pose.image_size[0])
 
 
-def read_with_pose(frame: np.ndarray, pose: BoardPose) -> BoardReading:
-    """Classify every cell at a known pose (no localisation, no rules prior)."""
+def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None" = None) -> BoardReading:
+    """Classify every cell at a known pose (no localisation, no rules prior).
+
+    ``profile``: the table's colour profile (``calibration.colours``), used as the colour
+    classes' prior; without it the classes start from the nominal palette.
+    """
     start = time.perf_counter()
     frame = as_bgr(frame)
     pose = _fit_to(frame, pose)
     rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
     inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN)
-    return _reading(classify(inner, ring, PALETTE), pose, rect, start)
+    prior = None if profile is None else profile.prior()
+    return _reading(classify(inner, ring, PALETTE, prior=prior), pose, rect, start)
 
 
 def _reading(colours: CellColours, pose: BoardPose, rect: np.ndarray, start: float) -> BoardReading:
@@ -107,19 +115,21 @@ def _reading(colours: CellColours, pose: BoardPose, rect: np.ndarray, start: flo
                         PX_PER_CELL, MARGIN)
 
 
-def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = None) -> BoardReading:
+def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = None,
+                profile: "ColourProfile | None" = None) -> BoardReading:
     """Photo (upright BGR) -> board reading, with the rules as a prior.
 
     ``calibration`` may hold a board pose from ``tableref calibrate board`` (a fixed camera):
     a BoardPose or its JSON, alone or under a "pose" key. It is used when the photo still
-    shows the grid there, otherwise the board is searched for as usual.
+    shows the grid there, otherwise the board is searched for as usual. ``profile``: the
+    table's colour profile (``tableref calibrate colours``), a prior for the colour classes.
     """
     start = time.perf_counter()
     image = as_bgr(image)
     pose = _calibrated_pose(calibration)
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
-    reading = read_with_pose(image, pose)
+    reading = read_with_pose(image, pose, profile)
     rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence)
     reading.board, reading.confidence, reading.flags = rules.board, rules.confidence, rules.flags
     reading.changed_by_rules, reading.confirmed_by_rules = rules.changed, rules.confirmed

@@ -20,11 +20,17 @@ itself: its empty cells are one neutral plastic. So:
    board's own grey, so a hand or a cup stands out even where it has no colour.
 4. *Confidence*: the posterior of the best class, lowered when the cell is far from every
    class (a hand, a cup, a held piece) or mostly lost to glare.
+5. *A table's profile* (optional, ``prior``; see ``calibration.colours``): what this
+   table's board and plastic looked like when calibrated. It seeds the board's grey (when
+   more cells of this photo agree with it than with the photo's own first guess), anchors
+   each colour at its real hue here rather than the nominal one, and gives a class with too
+   few cells in this photo its learned centre and spread instead of a guess at the nominal
+   hue. Without a profile nothing of this applies.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Protocol
 
 import cv2
 import numpy as np
@@ -45,6 +51,20 @@ MIN_SPREAD = (1.5, 6.0)
 # The same for lightness L*: the light field makes every empty cell the board's own grey, so
 # a dark hand or a white cup is out of place even when it has no colour; pieces vary more.
 MIN_SPREAD_L, MAX_SPREAD_L = (4.0, 6.0), (10.0, 20.0)
+PRIOR_GREY_TOLERANCE = 0.15  # log-ratio, every channel: a cell this close to a grey supports it
+PRIOR_MIN_CHROMA = 10.0  # a profile colour this grey says nothing about its hue
+
+
+class Prior(Protocol):
+    """What ``classify`` takes from a table's colour profile (``calibration.colours.ColourPrior``):
+    per label, empty first, a*b* centre and spread and L* in the light-free feature space;
+    and the empty board's BGR (0-1) under the latest light."""
+
+    labels: tuple[str, ...]
+    means_ab: np.ndarray
+    spreads: np.ndarray
+    lightness: np.ndarray
+    board_grey: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -102,6 +122,45 @@ def _initial_neutral(med: np.ndarray, clipped: np.ndarray) -> np.ndarray:
     lo, hi = np.percentile(bright[grey], [20, 70])
     pick = grey[(bright[grey] >= lo) & (bright[grey] <= hi)]
     return np.median(flat[pick if len(pick) else grey], axis=0)
+
+
+def _prior_neutral(med: np.ndarray, clipped: np.ndarray, own: np.ndarray, grey: np.ndarray) -> np.ndarray:
+    """The board's grey given the profile's: whichever of the profile's grey and the photo's
+    own first guess more unclipped cells agree with (a late-game board is mostly plastic,
+    so the own guess may be a piece; a profile from another light is simply outvoted).
+    The profile's grey, when chosen, is refined to the median of the cells that agree."""
+    flat = med.reshape(-1, 3)[~clipped.ravel()]
+    logs = np.log(np.maximum(flat, 1e-3))
+
+    def support(candidate: np.ndarray) -> np.ndarray:
+        gap = np.abs(logs - np.log(np.maximum(candidate, 1e-3))).max(-1)
+        return gap < PRIOR_GREY_TOLERANCE
+
+    grey = np.asarray(grey, np.float64)
+    if not np.isfinite(grey).all() or len(flat) == 0:
+        return own
+    near = support(grey)
+    if near.sum() < max(4, int(support(own).sum())):
+        return own
+    return np.median(flat[near], axis=0).astype(own.dtype)
+
+
+def _prior_classes(prior: Prior, palette: Palette, hues: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The profile aligned to ``palette.labels``: means (K x 3, NaN rows for classes the
+    profile lacks), a*b* spreads (K) and the hue anchors (the profile's hue where it has one)."""
+    k = len(palette.labels)
+    means, spreads, hues = np.full((k, 3), np.nan), np.full(k, np.nan), hues.copy()
+    index = {label: i for i, label in enumerate(prior.labels)}
+    for j, label in enumerate(palette.labels):
+        i = index.get(label)
+        if i is None:
+            continue
+        ab = np.asarray(prior.means_ab[i], np.float64)
+        means[j] = [float(prior.lightness[i]), *ab]
+        spreads[j] = float(prior.spreads[i])
+        if j > 0 and np.hypot(*ab) >= PRIOR_MIN_CHROMA:
+            hues[j - 1] = np.arctan2(ab[1], ab[0])
+    return means, spreads, hues
 
 
 def _light_field(raw: np.ndarray, weight: np.ndarray, fallback: np.ndarray) -> np.ndarray:
@@ -167,8 +226,13 @@ def _weighted_gaussian(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.nda
     return mu, (w[:, None, None] * d[:, :, None] * d[:, None, :]).sum(0) / max(w.sum(), 1e-9)
 
 
-def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Means (K x 3) and covariances (K x 3 x 3) in L*a*b* from soft assignments (N x K)."""
+def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
+                 learned: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Means (K x 3) and covariances (K x 3 x 3) in L*a*b* from soft assignments (N x K).
+
+    ``learned``: a profile's means (K x 3, NaN where unknown) and a*b* spreads (K), used for a
+    class with too few cells instead of the guess at its nominal hue.
+    """
     k = resp.shape[1]
     means = np.zeros((k, 3))
     covs = np.zeros((k, 3, 3))
@@ -197,6 +261,10 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray) -> tuple[n
                     break
                 mu, cov = _weighted_gaussian(lab, keep)
                 cov = cov + np.diag(floor ** 2) * 0.25
+        elif learned is not None and np.isfinite(learned[0][j]).all() and np.isfinite(learned[1][j]):
+            mu = learned[0][j].copy()
+            sd = np.array([floor[0] * 2, *[max(float(learned[1][j]), floor[1])] * 2])
+            cov = np.diag(sd ** 2)
         else:
             if j == 0:
                 mu = np.array([typical_l, 0.0, 0.0])
@@ -232,16 +300,26 @@ def _posterior(x: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.nda
     return p / p.sum(1, keepdims=True), np.sqrt(m2)
 
 
-def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3) -> CellColours:
-    """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR)."""
+def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3,
+             prior: Prior | None = None) -> CellColours:
+    """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR).
+
+    ``prior``: a table's colour profile (``ColourProfile.prior()``), see the module notes.
+    """
     rows, cols = inner.shape[:2]
     hues = palette.hues()
+    learned = None
+    if prior is not None:
+        means, spreads, hues = _prior_classes(prior, palette, hues)
+        learned = (means, spreads)
     k = len(palette.labels)
     inner = np.ascontiguousarray(inner.transpose(0, 1, 3, 2))  # channel-major: fast sorts
     ring = np.ascontiguousarray(ring.transpose(0, 1, 3, 2))
     raw_med = np.median(inner, axis=-1)
     clipped = (inner.min(2) >= CLIP).mean(-1) > 0.2  # mostly glare even before any light model
     neutral = _initial_neutral(raw_med, clipped)
+    if prior is not None:
+        neutral = _prior_neutral(raw_med, clipped, neutral, prior.board_grey)
     field = np.broadcast_to(neutral, (rows, cols, 3)).copy()
     resp = None
     for round_ in range(rounds):
@@ -253,9 +331,9 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
             hue_gap = np.abs(np.angle(np.exp(1j * (np.arctan2(ab[:, 1], ab[:, 0])[:, None] - hues[None]))))
             label = np.where(chroma < EMPTY_CHROMA, 0, 1 + np.argmin(hue_gap, axis=1))
             resp = np.eye(k)[label]
-        means, covs = _fit_classes(lab, resp, hues)
-        prior = np.maximum(resp.sum(0), 4.0)
-        post, dist = _posterior(lab, means, covs, prior / prior.sum())
+        means, covs = _fit_classes(lab, resp, hues, learned)
+        counts = np.maximum(resp.sum(0), 4.0)
+        post, dist = _posterior(lab, means, covs, counts / counts.sum())
         resp = post
         # Not "usable > 0.5": that depends on the field itself, and a brightly lit corner
         # would then never teach the field that it is bright. Clipped cells stay out.

@@ -40,17 +40,22 @@ def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = No
 
 
 def _read(read, source: str | Path | bytes, calibration: str | None):
-    """Load, undistort with the calibration (a broken one is reported and ignored), read."""
-    image, pose = load_image(source), None
+    """Load, undistort with the calibration (a broken one is reported and ignored), read.
+
+    A calibration with a colour profile hands it to the reader as the colours' prior.
+    """
+    image, pose, extra = load_image(source), None, {}
     if calibration is not None:
         from calibration import CalibrationError, load_calibration
 
         try:
             cal = load_calibration(calibration)
             image, pose = cal.undistort(image), cal.pose
+            if cal.colours is not None:
+                extra["profile"] = cal.colours
         except CalibrationError as e:
             print(f"tableref: calibration ignored: {e.message}", file=sys.stderr)
-    return read(image, calibration=pose)
+    return read(image, calibration=pose, **extra)
 
 
 def write_debug(images: Mapping[str, np.ndarray], folder: str) -> None:

@@ -1,0 +1,117 @@
+"""The accuracy sweep every photo reader is measured by, whatever its board.
+
+A game plugs in a :class:`PhotoBench`: how to render a photo of a random game under given
+conditions (with its truth per cell) and how to read one. The sweep then reports, per
+named condition of ``vision.synth.conditions``:
+
+- *cell error*: cells read as the wrong class and NOT marked uncertain (silent misreads);
+- *visible cell error*: the same among cells not hidden by a hand, cup or blinding glare;
+- *misread*: cells whose best label is wrong, marked uncertain or not;
+- *uncertain*: cells the reader marked uncertain;
+- *exact*: boards whose every best label equals the truth;
+- *no board*: photos the reader refused (all their cells count as misread, none as silent).
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Hashable
+
+import cv2
+import numpy as np
+
+from vision.errors import ReadError
+from vision.image_io import load_image
+from vision.synth.conditions import CONDITIONS
+
+Cell = Hashable
+
+
+@dataclass(frozen=True)
+class Truth:
+    labels: dict[Cell, str]  # every cell of the board
+    occluded: set[Cell]
+
+
+@dataclass(frozen=True)
+class PhotoBench:
+    cells: int
+    # (rng, condition name, size) -> (the photo as its file gives it, the truth); draws the
+    # game first, then the condition's camera and light (sample_conditions)
+    render: Callable[[np.random.Generator, str, tuple[int, int]], tuple[np.ndarray, Truth]]
+    # image -> (best label per cell, uncertain cells)
+    read: Callable[[np.ndarray], tuple[dict[Cell, str], set[Cell]]]
+
+
+def upright(photo) -> np.ndarray:
+    """The image a user's file gives: through our loader when the photo was saved as a file."""
+    return load_image(photo.encoded) if photo.encoded is not None else photo.image
+
+
+KEYS = ("photos", "silent", "visible", "misread", "uncertain", "exact", "refused")
+
+
+def accuracy(bench: PhotoBench, per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
+    rows = []
+    for k, name in enumerate(CONDITIONS):
+        stats = dict.fromkeys(KEYS, 0) | {"condition": name}
+        for i in range(per_condition):
+            rng = np.random.default_rng(seed * 10_000 * k + i)
+            image, truth = bench.render(rng, name, size)
+            stats["photos"] += 1
+            try:
+                labels, uncertain = bench.read(image)
+            except ReadError:
+                stats["refused"] += 1
+                stats["misread"] += bench.cells
+                continue
+            wrong = {c for c, label in truth.labels.items() if labels.get(c) != label}
+            silent = wrong - uncertain
+            stats["silent"] += len(silent)
+            stats["visible"] += len(silent - truth.occluded)
+            stats["misread"] += len(wrong)
+            stats["uncertain"] += len(uncertain)
+            stats["exact"] += int(not wrong)
+        rows.append(stats)
+        print(f"  {name}: done", file=sys.stderr, flush=True)
+    return rows
+
+
+def latency(bench: PhotoBench, size: tuple[int, int], photos: int) -> float:
+    """Median seconds to read a JPEG file of a clean photo (decoding is part of the wait)."""
+    times = []
+    for i in range(photos):
+        rng = np.random.default_rng(500 + i)
+        image, _ = bench.render(rng, "clean", size)
+        _, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        start = time.perf_counter()
+        bench.read(load_image(jpeg.tobytes()))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100.0 * n / total:.3f} %" if total else "-"
+
+
+def report(bench: PhotoBench, per_condition: int, seed: int, goal_12mp: str) -> None:
+    """Run the sweep and the latencies (one core) and print them as Markdown tables."""
+    cv2.setNumThreads(1)
+    rows = accuracy(bench, per_condition, seed)
+    print("| condition | photos | cell error (silent) | visible cell error | misread | uncertain | boards exact "
+          "| no board |\n|---|---|---|---|---|---|---|---|")
+    total = dict.fromkeys(KEYS, 0)
+    for s in rows + [None]:
+        row = s or total | {"condition": "**all**"}
+        n = row["photos"] * bench.cells
+        exact = f"{row['exact']}/{row['photos']}" if s else f"{100.0 * row['exact'] / max(row['photos'], 1):.1f} %"
+        print(f"| {row['condition']} | {row['photos']} | {_pct(row['silent'], n)} | {_pct(row['visible'], n)} | "
+              f"{_pct(row['misread'], n)} | {_pct(row['uncertain'], n)} | {exact} | {row['refused']} |")
+        if s:
+            for key in KEYS:
+                total[key] += s[key]
+    print("\n| latency (one core, file decode included) | median | goal |\n|---|---|---|")
+    print(f"| 12 MP photo (4000x3000) | {latency(bench, (4000, 3000), 5):.2f} s | {goal_12mp} |")
+    print(f"| 1280x720 photo | {latency(bench, (1280, 720), 10):.2f} s | |")
