@@ -166,3 +166,57 @@ def test_gemblo_check_and_score(tmp_path, capsys):
     state["cells"]["40,0"] = "C"
     code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--game", "gemblo", "--json")
     assert code == 1 and "off the 463-cell board" in json.loads(out)["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def board_photo(tmp_path_factory):
+    """A generated phone photo of a mid-game Blokus board, saved as a JPEG file."""
+    import cv2
+
+    from vision.synth.blokus import render_photo
+    from vision.synth.conditions import CONDITIONS
+
+    rng = np.random.default_rng(5)
+    shot = render_photo(blokus.random_game_state(rng, 30), CONDITIONS["clean"], rng, size=(1280, 960))
+    path = tmp_path_factory.mktemp("photo") / "board.jpg"
+    cv2.imwrite(str(path), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return str(path), shot.state
+
+
+def test_read_photo_json(capsys, board_photo, tmp_path):
+    path, truth = board_photo
+    code, out, _ = run(capsys, "read", path, "--game", "blokus", "--json", "--debug-dir", str(tmp_path / "dbg"))
+    doc = json.loads(out)
+    assert code == 0 and doc["state"] == {"game": "blokus", "board": truth}
+    assert 0 <= doc["confidence"] <= 1 and doc["uncertain"] == [] and doc["timing_ms"] > 0
+    assert {p.name for p in (tmp_path / "dbg").iterdir()} == {"rectified.png", "overlay.png"}
+    code, out, _ = run(capsys, "read", path, "--game", "blokus")
+    assert code == 0 and out.splitlines()[:20] == truth
+
+
+def test_score_photo_matches_scoring_its_state(capsys, board_photo):
+    path, truth = board_photo
+    code, out, _ = run(capsys, "score", path, "--game", "blokus", "--variant", "team", "--json")
+    doc = json.loads(out)
+    expected = blokus.score_state({"board": truth}, blokus.Setup(variant="team")).to_json()
+    assert code == 0 and doc["players"] == expected["players"] and doc["reading"]["state"]["board"] == truth
+
+
+@pytest.mark.parametrize("argv, code", [
+    (["read", "{photo}", "--game", "geometrius", "--json"], "unsupported_game"),
+    (["score", "{photo}", "--game", "blokus", "--variant", "6p", "--json"], "bad_setup"),
+    (["read", "{noise}", "--game", "blokus", "--json"], "no_board"),
+    (["read", "{text}", "--game", "blokus", "--json"], "not_an_image"),
+    (["read", "{photo}", "--game", "blokus", "--json", "--debug-dir", "/proc/none/x"], "unwritable_debug_dir"),
+])
+def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
+    import cv2
+
+    noise = tmp_path / "noise.png"
+    cv2.imwrite(str(noise), np.random.default_rng(0).integers(0, 255, (600, 800, 3), dtype=np.uint8))
+    text = tmp_path / "notes.jpg"
+    text.write_text("not a photo")
+    names = {"photo": board_photo[0], "noise": str(noise), "text": str(text)}
+    status, out, err = run(capsys, *[a.format(**names) for a in argv])
+    assert status == 1 and json.loads(out)["error"]["code"] == code
+    assert err.startswith("tableref: ") and err.count("\n") == 1

@@ -16,6 +16,8 @@ CODES = {
     "image_too_large": "the image has too many pixels to decode safely",
     "no_board": "no board was found in the image",
     "impossible_angle": "the board is seen at too steep an angle to read",
+    "unsupported_game": "reading this game's board from photos is not supported yet",
+    "unwritable_debug_dir": "the debug images could not be written",
 }
 
 

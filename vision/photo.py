@@ -5,6 +5,7 @@ load (EXIF-upright, validated) → read → optional debug images → decompose 
 """
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,20 +14,23 @@ from typing import Mapping
 import cv2
 import numpy as np
 
-from rules import blokus
-from rules.records import InvalidInput
+from rules.records import GAME_RULES, setup_of
 from rules.scoring import ScoreSheet, Undecided
 
 from .errors import ReadError
 from .image_io import load_image
 
 
-def _reader(game: str):
-    if game != "blokus":
-        raise ReadError("unsupported_game", f"reading {game} boards from photos is not supported yet")
-    from .blokus import debug_images, read_blokus
+READERS = {"blokus": ("vision.blokus", "read_blokus"), "gemblo": ("vision.gemblo", "read_gemblo")}
 
-    return read_blokus, debug_images
+
+def _reader(game: str):
+    """The game's photo reader and its debug images (imported when first needed)."""
+    if game not in READERS:
+        raise ReadError("unsupported_game", f"reading {game} boards from photos is not supported yet")
+    module_name, function = READERS[game]
+    module = importlib.import_module(module_name)
+    return getattr(module, function), module.debug_images
 
 
 def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = None,
@@ -89,19 +93,15 @@ def score_photo(source: str | Path | bytes, game: str, variant: str | None = Non
     Cells the reader could not read with confidence are scored as read but named in
     ``undecided``, since the remaining pieces (and so the score) may change with them.
     """
+    setup = setup_of(game, {}, variant)  # a bad variant is refused before the photo is read
     read, debug = _reader(game)
     reading = _read(read, source, calibration)
     images = debug(reading)
     if debug_dir:
         write_debug(images, debug_dir)
-    try:
-        setup = blokus.Setup(variant=variant or "classic")
-    except ValueError as e:
-        raise InvalidInput("bad_variant", str(e)) from None
-    decomposition = blokus.decompose(reading.board, setup)
-    sheet = blokus.score(decomposition.position, setup, last_piece, decomposition.flags)
+    sheet = GAME_RULES[game].score_state(reading.to_state_json()["state"], setup, last_piece)
     if reading.uncertain:
-        cells = ", ".join(f"({r},{c})" for r, c in reading.uncertain[:12])
+        cells = ", ".join(f"({c})" if isinstance(c, str) else f"({c[0]},{c[1]})" for c in reading.uncertain[:12])
         more = "" if len(reading.uncertain) <= 12 else f" and {len(reading.uncertain) - 12} more"
         sheet = ScoreSheet(sheet.players, sheet.tiebreak, sheet.flags, sheet.undecided + (
             Undecided("", "read", f"{len(reading.uncertain)} cell(s) could not be read with confidence: "
