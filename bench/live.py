@@ -7,6 +7,7 @@ laid and taken back every half minute) so two hours of source time take under a 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -32,7 +33,7 @@ def _ms(samples: list[float], q: float) -> str:
 
 def per_frame() -> list[tuple[str, str, str, str]]:
     """Every frame of the first moves of the demo, timed one by one, split by what was done."""
-    real = BoardVision.blokus()
+    real = BoardVision.of("blokus")
     did = {"read": False, "verify": []}
 
     def read(frame, pose):
@@ -45,7 +46,7 @@ def per_frame() -> list[tuple[str, str, str, str]]:
         did["verify"].append(time.perf_counter() - start)
         return ok
 
-    referee = LiveReferee(vision=BoardVision(real.locate, verify, read))
+    referee = LiveReferee(vision=dataclasses.replace(real, verify=verify, read=read))
     source = demo.FilmSource(demo.film(demo.demo_script()[:6]), demo.cameras())
     frames = list(source.frames())
     start = time.perf_counter()
