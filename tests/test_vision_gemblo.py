@@ -6,6 +6,7 @@ whose clear pieces were taken off, so they pin what does work.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -14,9 +15,10 @@ import pytest
 from rules import gemblo
 from rules.placement import random_playout
 from vision.errors import ReadError
-from vision.gemblo import debug_images, read_gemblo
+from vision.gemblo import debug_images, locate_board, read_gemblo, read_with_pose, verify_pose
 from vision.hexgrid import cells, corner_points, key
 from vision.image_io import load_image
+from vision.pose import BoardPose
 from vision.synth.conditions import sample_conditions
 from vision.synth.gemblo import GembloPhoto, render_photo
 
@@ -80,3 +82,43 @@ def test_photo_without_a_board_is_refused() -> None:
 def test_clear_pieces_are_read_right_or_marked_uncertain() -> None:
     p = photo("clean", 11, clear=True)
     assert silent_errors(p, read_gemblo(upright(p))) == []
+
+
+# --- the live referee's calls: locate once, verify cheaply, read at the pose -----------------
+
+def moved(pose: BoardPose, dx: float, dy: float) -> BoardPose:
+    """The pose with the board moved by (dx, dy) board units (R)."""
+    return replace(pose, homography=np.array([[1, 0, -dx], [0, 1, -dy], [0, 0, 1.0]]) @ pose.homography)
+
+
+def test_verify_pose_holds_on_its_frame_and_fails_when_the_board_is_elsewhere() -> None:
+    image = upright(photo("clean", 7))
+    pose = locate_board(image)
+    assert verify_pose(image, pose)
+    # Half a cell off either way (neither is a lattice step, which the interior cannot tell).
+    assert not verify_pose(image, moved(pose, 0.75, 0.0))
+    assert not verify_pose(image, moved(pose, 0.0, 0.5))
+    # Another photo, whose board lies elsewhere.
+    assert not verify_pose(upright(photo("perspective", 7)), pose)
+
+
+def test_read_with_pose_reads_what_read_gemblo_reads() -> None:
+    image = upright(photo("perspective", 7))
+    pose = locate_board(image)
+    fast = read_with_pose(image, pose)
+    assert fast.cells == read_gemblo(image).cells
+    # At one pose the two are the same reading (locating itself wobbles by ~1e-6: LMEDS samples).
+    same = read_gemblo(image, pose)
+    assert (fast.cells, fast.uncertain, fast.flags, fast.confidence) == \
+        (same.cells, same.uncertain, same.flags, same.confidence)
+
+
+def test_a_pose_survives_json_and_a_resized_frame() -> None:
+    image = upright(photo("clean", 7))
+    pose = locate_board(image)
+    back = BoardPose.from_json(pose.to_json())
+    assert back.contrast == pose.contrast > 0
+    assert verify_pose(image, back)
+    assert read_with_pose(image, back).cells == read_with_pose(image, pose).cells
+    half = image[::2, ::2].copy()  # the pose is rescaled to the frame it is checked on
+    assert verify_pose(half, pose)

@@ -18,7 +18,7 @@ labels); what cannot be explained is flagged and its weakest cells reported unce
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import combinations
 from typing import Mapping
@@ -31,7 +31,7 @@ from rules.gemblo import pieces, row2
 from .colour import Palette, classify
 from .errors import ReadError
 from .hexgrid import EXTENT, NEIGHBOURS, cells, centres, edge_distance, key
-from .hexpose import locate
+from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
 from .pose import BoardPose, rectify
 from .reading import UNCERTAIN_BELOW
@@ -50,6 +50,9 @@ CLEAR_CUT = 5.0  # clear-piece evidence this many empty-cell spreads above their
 CLEAR_SURE_EMPTY = 2.0  # within this many spreads of it a cell is surely empty (confidence band)
 RULES_BUDGET_S = 0.1
 CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo did not show it
+VERIFY_SHARE = 0.6  # a frame whose ridges show less than this share of the located frame's: moved
+VERIFY_FLOOR = 1.3  # ridge contrast (ridge over off-ridge gradient) below which no lattice is where the pose says
+VERIFY_DEFAULT = 3.0  # the reference for a pose that carries none (located elsewhere)
 
 
 @dataclass
@@ -255,17 +258,52 @@ def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray) -> tuple
 
 # --- reading ----------------------------------------------------------------------------
 
+def locate_board(frame: np.ndarray) -> BoardPose:
+    """The board's pose in a frame (upright BGR); ReadError("no_board") when there is none.
+
+    The pose carries, in ``contrast``, how strongly the lattice's ridges show at it: later
+    frames are checked against it by :func:`verify_pose`."""
+    frame = as_bgr(frame)
+    pose = locate(frame)
+    return replace(pose, contrast=ridge_contrast(frame, pose))
+
+
+def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
+    """Is the board still where ``pose`` says? Cheap: a few thousand pixels sampled across the
+    lattice's ridges (no rectification, no filtering of the frame)."""
+    pose = _fit_to(frame, pose)
+    score = ridge_contrast(as_bgr(frame), pose)
+    reference = pose.contrast or VERIFY_DEFAULT
+    return score >= max(VERIFY_FLOOR, VERIFY_SHARE * reference)
+
+
+def read_with_pose(frame: np.ndarray, pose: BoardPose, *, rules: bool = True) -> GembloReading:
+    """Read every cell at a known pose (no localisation). ``rules``: apply the rules prior
+    (one colour's region is one piece; what cannot be explained is reported uncertain), as
+    :func:`read_gemblo` does; it is budgeted to RULES_BUDGET_S."""
+    start = time.perf_counter()
+    frame = as_bgr(frame)
+    return _read(frame, _fit_to(frame, pose), start, rules)
+
+
 def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = None) -> GembloReading:
     """Photo (upright BGR) -> Gemblo reading. ``calibration`` may hold a known board pose
     (a BoardPose or its JSON, alone or under "pose") for a fixed camera."""
     start = time.perf_counter()
     image = as_bgr(image)
-    pose = _calibrated(calibration, image) or locate(image)
+    pose = _calibrated(calibration, image) or locate_board(image)
+    return _read(image, pose, start, rules=True)
+
+
+def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> GembloReading:
     rect = rectify(image, pose, PPU, 0.0)
     post, conf = _probabilities(rect)
     conf = np.where(_in_photo(pose), conf, 0.0)
     labels = [LABELS[j] for j in np.argmax(post, 1)]
-    labels, changed, flags = _apply_rules(labels, post, conf)
+    changed: list[int] = []
+    flags: list[str] = []
+    if rules:
+        labels, changed, flags = _apply_rules(labels, post, conf)
     names = [key(c) for c in cells()]
     return GembloReading(
         cells={names[i]: lab for i, lab in enumerate(labels) if lab != EMPTY},
@@ -275,12 +313,17 @@ def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
         changed_by_rules=[names[i] for i in changed])
 
 
+def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
+    """The pose for this frame's size (a pose may have been found on another size)."""
+    h, w = frame.shape[:2]
+    return pose if pose.image_size == (w, h) else pose.scaled(w / pose.image_size[0])
+
+
 def _calibrated(calibration, image: np.ndarray) -> BoardPose | None:
     if calibration is None:
         return None
     pose = calibration if isinstance(calibration, BoardPose) else BoardPose.from_json(calibration.get("pose", calibration))
-    h, w = image.shape[:2]
-    return pose if pose.image_size == (w, h) else pose.scaled(w / pose.image_size[0])
+    return _fit_to(image, pose)
 
 
 def debug_images(reading: GembloReading, scale: int = 2) -> dict[str, np.ndarray]:
@@ -298,4 +341,5 @@ def debug_images(reading: GembloReading, scale: int = 2) -> dict[str, np.ndarray
     return {"rectified": reading.rectified.copy(), "overlay": overlay}
 
 
-__all__ = ["GembloReading", "ReadError", "debug_images", "read_gemblo"]
+__all__ = ["GembloReading", "ReadError", "debug_images", "locate_board", "read_gemblo", "read_with_pose",
+           "verify_pose"]

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from .errors import ReadError
-from .hexgrid import EXTENT, LATTICE_RADIUS, axial_round, centres, corner_points, edge_distance, hexagon
+from .hexgrid import EXTENT, LATTICE_RADIUS, NEIGHBOURS, axial_round, cells, centres, corner_points, edge_distance, hexagon
 from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
@@ -32,6 +32,8 @@ SEARCH_R = 0.7  # how far a patch may move (R units)
 RIM_WEIGHT = 1.5  # weight of 'no ridges on the rim' against 'ridges on the cells'
 SHIFT_R = 0.8  # the outline puts the lattice within this much (R units): less than half a cell
 SCALES = (0.94, 0.97, 1.0, 1.03, 1.06)  # board sizes tried against the outline's
+RIDGE_ALONG = (-0.25, 0.0, 0.25)  # where each shared cell side is sampled along it (R units)
+FLAT_OFF = 0.38  # off-ridge samples sit this far from the side, inside each cell (R units)
 
 
 def _working(image: np.ndarray) -> tuple[np.ndarray, float]:
@@ -250,3 +252,54 @@ def locate(image: np.ndarray) -> BoardPose:
         pose = _fit(board_pts, photo, size, float(np.median(weights)))
     full = (image.shape[1], image.shape[0])
     return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
+
+
+# --- a cheap check that a pose still fits a frame -------------------------------------------
+
+@lru_cache(maxsize=1)
+def _ridge_samples() -> tuple[np.ndarray, np.ndarray]:
+    """Board points on the ridges between neighbouring cells, (edges, 3, 2), and beside them
+    in the flat of each cell, (edges, 4, 2). Off-ridge points keep clear of the embossed marks (cell
+    middle) and of a piece's bevel (next to the side)."""
+    index = {c: i for i, c in enumerate(cells())}
+    xy = centres()
+    ridge, flat = [], []
+    for (q, r), i in index.items():
+        for dq, dr in NEIGHBOURS[:3]:
+            j = index.get((q + dq, r + dr))
+            if j is None:
+                continue
+            a, b = xy[i], xy[j]
+            n = (b - a) / np.linalg.norm(b - a)
+            t = np.array([-n[1], n[0]])
+            mid = (a + b) / 2
+            ridge.append([mid + s * t for s in RIDGE_ALONG])
+            flat.append([mid + side * FLAT_OFF * n + s * t for side in (-1, 1) for s in (-0.2, 0.2)])
+    return np.array(ridge), np.array(flat)
+
+
+def _gradient_at(image: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sqrt of the brightness gradient's magnitude at photo points (bilinear, 1 px central
+    differences over the summed channels), and whether each point lies inside the photo."""
+    h, w = image.shape[:2]
+    inside = (pts[:, 0] >= 1) & (pts[:, 0] <= w - 2) & (pts[:, 1] >= 1) & (pts[:, 1] <= h - 2)
+    d = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.float32)
+    probe = (pts[None].astype(np.float32) + d[:, None]).reshape(1, -1, 2)
+    vals = cv2.remap(image, probe[..., 0], probe[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    vals = vals.reshape(4, len(pts), -1).astype(np.float32).sum(axis=2)
+    return np.sqrt(np.hypot(vals[0] - vals[1], vals[2] - vals[3])), inside
+
+
+def ridge_contrast(image: np.ndarray, pose: BoardPose) -> float:
+    """How much stronger the brightness gradient is on the lattice's ridges, where ``pose``
+    puts them, than in the flat of the cells beside them (about 1 where there is no lattice,
+    or it is elsewhere). Lighting cancels out; a few thousand pixels are read."""
+    ridge, flat = _ridge_samples()
+    g_r, in_r = _gradient_at(image, pose.to_photo(ridge.reshape(-1, 2)))
+    g_f, in_f = _gradient_at(image, pose.to_photo(flat.reshape(-1, 2)))
+    seen = in_r.reshape(len(ridge), -1).all(1) & in_f.reshape(len(flat), -1).all(1)
+    if seen.sum() < 0.25 * len(seen):
+        return 0.0
+    on = g_r.reshape(len(ridge), -1).mean(1)[seen]
+    off = g_f.reshape(len(flat), -1).mean(1)[seen]
+    return float(np.median(on) / max(np.median(off), 1e-3))
