@@ -57,14 +57,15 @@ class Reader:
 
     module: str
     cells: Callable[[Any], dict[Cell, str]]
+    cell_count: int  # cells on the board: the live loop's thresholds are in cells
     lockable: bool = False
     profiled: bool = False
 
 
 READERS = {
-    "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board), lockable=True,
-                     profiled=True),
-    "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells)),
+    "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board),
+                     len(blokus.board().cells), lockable=True, profiled=True),
+    "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells), len(gemblo.board().cells)),
 }
 
 
@@ -76,6 +77,7 @@ class BoardVision:
     verify: Callable[[np.ndarray, BoardPose], bool]
     read: Callable[[np.ndarray, BoardPose], Any]  # a reading with the cells and ``uncertain``
     cells: Callable[[Any], dict[Cell, str]]  # a reading's occupied cells
+    cell_count: int  # cells on the board (the thresholds of Gate are in cells)
 
     @classmethod
     def of(cls, game: str, locked: BoardPose | None = None,
@@ -105,7 +107,8 @@ class BoardVision:
                 return vision().read_with_pose(frame, pose)
             return vision().read_with_pose(frame, pose, colours)
 
-        return cls(locate, lambda frame, pose: vision().verify_pose(frame, pose), read, reader.cells)
+        return cls(locate, lambda frame, pose: vision().verify_pose(frame, pose), read, reader.cells,
+                   reader.cell_count)
 
 
 @dataclass(frozen=True)
@@ -133,10 +136,20 @@ class Watch:
     cell_px: float  # pixels of the small image per board cell, on average
 
     @classmethod
-    def of(cls, pose: BoardPose, gate: Gate) -> "Watch":
-        w_units, h_units = pose.extent
-        m = gate.margin_cells
-        outline = pose.to_photo(np.array([[-m, -m], [w_units + m, -m], [w_units + m, h_units + m], [-m, h_units + m]]))
+    def of(cls, pose: BoardPose, gate: Gate, cell_count: int) -> "Watch":
+        """Watch the board's outline (``pose.corners``, any polygon) grown by ``margin_cells``.
+
+        Any board works: the outline is grown in board units about its centre, and a cell's
+        size is the outline's area shared among the board's ``cell_count`` cells.
+        """
+        corners = pose.to_board(pose.corners)
+        centre = corners.mean(axis=0)
+        cell = np.sqrt(cv2.contourArea(corners.astype(np.float32)) / cell_count)
+        sides = np.roll(corners, -1, axis=0) - corners
+        to_centre = centre - corners
+        cross = sides[:, 0] * to_centre[:, 1] - sides[:, 1] * to_centre[:, 0]
+        apothem = np.mean(np.abs(cross) / np.linalg.norm(sides, axis=1))
+        outline = pose.to_photo(centre + (corners - centre) * (1 + gate.margin_cells * cell / apothem))
         width, height = pose.image_size
         x0, y0 = np.clip(np.floor(outline.min(0)).astype(int), 0, [width - 1, height - 1])
         x1, y1 = np.clip(np.ceil(outline.max(0)).astype(int) + 1, 1, [width, height])
@@ -145,7 +158,7 @@ class Watch:
         mask = np.zeros(size[::-1], np.uint8)
         cv2.fillConvexPoly(mask, np.round((outline - [x0, y0]) * scale).astype(np.int32), 1)
         grid = (pose.corners - [x0, y0]) * scale
-        cell_px = cv2.contourArea(grid.astype(np.float32)) / (w_units * h_units)
+        cell_px = cv2.contourArea(grid.astype(np.float32)) / cell_count
         return cls((int(x0), int(y0), int(x1), int(y1)), size, mask.astype(bool), cell_px)
 
     def small(self, frame: np.ndarray) -> np.ndarray:
@@ -253,7 +266,7 @@ class LiveReferee:
             self._report("no_board", e.message)
             return False
         self._last_locate = None
-        self._watch = Watch.of(self.pose, self.gate)
+        self._watch = Watch.of(self.pose, self.gate, self.vision.cell_count)
         self._anchor, self._reference = self._watch.small(frame), None
         self._read_at, self._waited = t + self.gate.steady_seconds, False
         return True

@@ -335,3 +335,33 @@ def test_the_colour_profile_follows_the_light_after_each_accepted_board():
     # A new calibration replaces the followed profile; none means reading without one.
     referee.calibrate(Calibration())
     assert referee.profile is None
+
+
+@pytest.mark.parametrize("game", ["blokus", "gemblo"])
+def test_the_watched_area_covers_any_board_with_a_margin(game):
+    """Motion is watched over the board's own outline (square or hexagon), cells sized by count."""
+    import importlib
+
+    from companion_app.live import READERS, Gate, Watch
+    from rules import gemblo as gemblo_rules
+    from rules.placement import random_playout
+
+    rng = np.random.default_rng(4)
+    synth = importlib.import_module(f"vision.synth.{game}")
+    if game == "blokus":
+        board = blokus.random_game_state(rng, 10)
+    else:
+        board = gemblo_rules.cells_json(random_playout(gemblo_rules.rules(gemblo_rules.Setup()), rng, 10).position)
+    from vision.synth.conditions import CONDITIONS
+
+    shot = synth.render_photo(board, CONDITIONS["clean"], rng, size=(1280, 960))
+    pose = importlib.import_module(f"vision.{game}").locate_board(shot.image)
+    count = READERS[game].cell_count
+    watch = Watch.of(pose, Gate(), count)
+    x0, y0, _, _ = watch.box
+    scale = watch.size[0] / (watch.box[2] - x0)
+    corners = np.round((pose.corners - [x0, y0]) * scale).astype(int)
+    assert all(watch.mask[y, x] for x, y in corners)  # the whole board is inside the watched area
+    board_px = cv2.contourArea(((pose.corners - [x0, y0]) * scale).astype(np.float32))
+    assert watch.mask.sum() > board_px * 1.05  # with a margin beyond it
+    assert watch.cell_px == pytest.approx(board_px / count)
