@@ -220,3 +220,28 @@ def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
     status, out, err = run(capsys, *[a.format(**names) for a in argv])
     assert status == 1 and json.loads(out)["error"]["code"] == code
     assert err.startswith("tableref: ") and err.count("\n") == 1
+
+
+def test_geometrius_check_and_score(tmp_path, capsys):
+    """The record format documented in rules/geometrius.py, through the command line."""
+    record = {
+        "game": "geometrius",
+        "players": [{"name": "Ann", "colours": ["red"]}, {"name": "Bob", "colours": ["blue"]}],
+        "field": [["T01", "Q03", "P02", "H01"], ["T05", "Q01", "P06", "H03"],
+                  ["T02", "Q10", "P01", "X01"], ["T08", "Q05", "H08", "X03"]],
+        "hands": {"red": {"tokens": ["X02", "Q02", "T03", "P04"], "cards": ["C08", "C20", "C13", "C03"]}},
+        "moves": [
+            {"colour": "red", "actions": [{"cards": ["C08"], "at": [[1, 1]]},
+                                          {"push": "X02", "row": 3, "from": "left"}]},
+            {"colour": "blue", "hand": {"cards": ["C20", "C12", "C11", "C20"]},
+             "actions": [{"cards": ["C20"], "at": [[0, 2], [2, 3]]}]},
+            {"colour": "red", "actions": [{"cards": ["C20", "C11"], "at": [[1, 2]]}]},
+            {"colour": "blue", "actions": []}],
+    }
+    code, out, _ = run(capsys, "check", write(tmp_path, "g.json", record), "--json")
+    doc = json.loads(out)
+    assert code == 0 and [m["legal"] for m in doc["moves"]] == [True] * 4
+    assert {p["name"]: p["score"] for p in doc["scores"]["players"]} == {"Ann": 3, "Bob": 2}
+    record["moves"][1]["actions"] = [{"cards": ["C12"], "at": [[0, 0]]}]  # C12 needs a right angle: T01 has none
+    _, out, _ = run(capsys, "check", write(tmp_path, "bad.json", record), "--json")
+    assert "card_does_not_match" in json.loads(out)["moves"][1]["reasons"]
