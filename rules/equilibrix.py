@@ -405,6 +405,11 @@ def parse_fields(fields: Mapping[str, str]) -> dict[str, int]:
     return own
 
 
+def cell_json(cell: Cell) -> str:
+    """A field as records and states name it (``"P q s d"`` / ``"T q s +"``)."""
+    return flower.field_id(cell)
+
+
 def fields_json(own: Mapping[str, int]) -> dict[str, str]:
     b = flower.board()
     return {flower.field_id(b.cells[i]): c for c in COLOURS for i in bits(own[c])}

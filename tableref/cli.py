@@ -72,7 +72,8 @@ def cmd_check(args: argparse.Namespace) -> tuple[dict, str]:
         except OSError as e:
             raise InputError("unwritable_file", f"cannot write {args.sgf}: {e.strerror or e}") from None
     names = record.module.COLOUR_NAMES
-    return report.check_json(match, sheet), report.check_text(match, sheet, names)
+    cell_json = getattr(record.module, "cell_json", list)
+    return report.check_json(match, sheet, cell_json), report.check_text(match, sheet, names)
 
 
 def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:

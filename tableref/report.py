@@ -1,13 +1,14 @@
 """Verdicts and score sheets as contract JSON and as text a person reads at the table."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 from rules.placement import Match, Turn
 from rules.scoring import ScoreSheet
 
 
-def turn_json(turn: Turn) -> dict:
+def turn_json(turn: Turn, cell_json: Callable[[tuple], object] = list) -> dict:
+    """A judged move as ``check`` prints it; ``cell_json`` writes a cell as the game's records do."""
     doc = {
         "index": turn.index,
         "legal": turn.legal,
@@ -18,12 +19,12 @@ def turn_json(turn: Turn) -> dict:
     }
     if turn.violations:
         doc["details"] = [{"code": v.code, "rule": v.rule, "message": v.message, "warning": v.warning,
-                           "cells": [list(c) for c in v.cells]} for v in turn.violations]
+                           "cells": [cell_json(c) for c in v.cells]} for v in turn.violations]
     return doc
 
 
-def check_json(match: Match, sheet: ScoreSheet) -> dict:
-    return {"moves": [turn_json(t) for t in match.turns], "scores": sheet.to_json(),
+def check_json(match: Match, sheet: ScoreSheet, cell_json: Callable[[tuple], object] = list) -> dict:
+    return {"moves": [turn_json(t, cell_json) for t in match.turns], "scores": sheet.to_json(),
             "game_over": match.over}
 
 

@@ -245,3 +245,10 @@ def test_geometrius_check_and_score(tmp_path, capsys):
     record["moves"][1]["actions"] = [{"cards": ["C12"], "at": [[0, 0]]}]  # C12 needs a right angle: T01 has none
     _, out, _ = run(capsys, "check", write(tmp_path, "bad.json", record), "--json")
     assert "card_does_not_match" in json.loads(out)["moves"][1]["reasons"]
+
+
+def test_equilibrix_details_name_fields_as_records_do(tmp_path, capsys):
+    rec = {"game": "equilibrix", "moves": [{"colour": "B", "fields": ["P 0 0 0"], "tile": "zz"}]}
+    _, out, _ = run(capsys, "check", write(tmp_path, "e.json", rec), "--json")
+    detail = json.loads(out)["moves"][0]["details"][0]
+    assert detail["code"] == "tile_not_offered" and detail["cells"] == ["P 0 0 0"]

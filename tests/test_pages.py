@@ -91,6 +91,15 @@ def shot(page, name: str, full_page: bool = False) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), animations="disabled", full_page=full_page)
 
 
+def shoot_portrait(browser, base, name):
+    """A screenshot of the live page, alert showing, on a tablet held upright."""
+    portrait = browser.new_page(viewport=PORTRAIT)
+    portrait.goto(base + "/live")
+    portrait.wait_for_selector(".alert")
+    shot(portrait, name)
+    portrait.close()
+
+
 def score_cell(page, name: str):
     return page.locator(f'#scores tr[data-player="{name}"] .score')
 
@@ -129,11 +138,7 @@ def test_setup_live_alert_correction_takeback(server, browser):
     assert score_cell(page, "Bo").inner_text() == "-85"
     shot(page, "live-landscape")
 
-    portrait = browser.new_page(viewport=PORTRAIT)
-    portrait.goto(base + "/live")
-    portrait.wait_for_selector(".alert")
-    shot(portrait, "live-portrait")
-    portrait.close()
+    shoot_portrait(browser, base, "live-portrait")
 
     page.click(".alert .ack")
     page.wait_for_selector(".alert", state="detached")
@@ -207,11 +212,7 @@ def test_gemblo_setup_live_alert_correction(server, browser):
     before = int(score_cell(page, player).inner_text())
     shot(page, "gemblo-live-landscape")
 
-    portrait = browser.new_page(viewport=PORTRAIT)
-    portrait.goto(base + "/live")
-    portrait.wait_for_selector(".alert")
-    shot(portrait, "gemblo-live-portrait")
-    portrait.close()
+    shoot_portrait(browser, base, "gemblo-live-portrait")
 
     page.click(".alert .ack")
     page.wait_for_selector(".alert", state="detached")
