@@ -71,3 +71,53 @@ def layout_json(rules: PlacementRules, pickable: Sequence[str]) -> dict:
         "starts": [[*cell, next(iter(cs)) if len(cs) == 1 else None] for cell, cs in sorted(colours_at.items())],
         "pickable": list(pickable),
     }
+
+
+# --- Equilibrix: the Flower of Life -----------------------------------------------------------
+
+FLOWER_SCALE = 2.0  # node spacing on screen: a petal's length (its two tips 1 apart would be too thin to tap)
+
+
+def _arc(to: tuple[float, float], r: float, sweep: int) -> str:
+    return f"A{r:g} {r:g} 0 0 {sweep} {to[0]:.4f} {to[1]:.4f}"
+
+
+def flower_field_path(cell: Cell, r: float = FLOWER_SCALE) -> str:
+    """The field's outline as an SVG path: arcs of the circles (radius r) drawn round the nodes.
+
+    Every side of a field is an arc of radius r between two of its tips (they lie r apart).
+    A petal's two sides bow outward, one to each side of its edge; a curved triangle's three
+    sides bow inward, each being the arc of the circle round the node beyond that side.
+    """
+    from rules import flower
+
+    def xy(node: tuple[int, int]) -> tuple[float, float]:
+        q, s = node
+        return (r * (q + s / 2), r * s * math.sqrt(3) / 2)
+
+    nodes = sorted(flower.field_nodes(cell))
+    pts = [xy(n) for n in nodes]
+    if len(pts) == 2:
+        a, b = pts
+        return f"M{a[0]:.4f} {a[1]:.4f}{_arc(b, r, 0)}{_arc(a, r, 0)}Z"
+    cx, cy = sum(p[0] for p in pts) / 3, sum(p[1] for p in pts) / 3
+    pts.sort(key=lambda p: math.atan2(p[1] - cy, p[0] - cx))  # clockwise on screen (y down)
+    a, b, c = pts
+    return f"M{a[0]:.4f} {a[1]:.4f}{_arc(b, r, 0)}{_arc(c, r, 0)}{_arc(a, r, 0)}Z"
+
+
+def flower_layout(markers: dict | None = None, r: float = FLOWER_SCALE) -> dict:
+    """The Equilibrix board: a path per field (``[id, d, x, y]``, (x, y) its centroid),
+    the nodes (``[q, s, x, y]``) and the TŘI METY markers (``[q, s, colour]``)."""
+    from rules import equilibrix, flower
+
+    board = flower.board()
+    return {
+        "shape": "flower",
+        "fields": [[flower.field_id(c), flower_field_path(c, r), *(round(v, 4) for v in flower.centroid(c, r))]
+                   for c in board.cells],
+        "nodes": [[q, s, round(r * (q + s / 2), 4), round(r * s * math.sqrt(3) / 2, 4)] for q, s in flower.NODES],
+        "markers": [[q, s, colour] for (q, s), colour in (markers or {}).items()],
+        "radius": round(3 * r, 4),
+        "pickable": list(equilibrix.COLOURS),
+    }

@@ -12,7 +12,8 @@ differs from the last accepted board (a hand is far bigger than two pieces), and
 reading by the number of cells the reader could not make out.
 
 The loop knows no game: the game's reader (``vision.<game>``, imported when first used) is
-behind :class:`BoardVision`, and boards leave in the game-neutral ``{cell: colour}`` form.
+behind :class:`BoardVision`, and boards leave in the game's neutral form: ``{cell: colour}``
+for Blokus, Gemblo and Equilibrix (whose cells are fields), Geometrius' list of tokens.
 """
 from __future__ import annotations
 
@@ -27,8 +28,7 @@ import numpy as np
 
 from calibration import Calibration
 from calibration.colours import ColourProfile, empty_samples, renormalise
-from rules import blokus, gemblo
-from rules.lattice import Cell
+from rules import blokus, equilibrix, flower, gemblo
 from rules.observe import as_cell
 from vision.errors import ReadError
 from vision.pose import BoardPose
@@ -37,7 +37,7 @@ from .sources import FrameSource
 
 log = logging.getLogger(__name__)
 
-OnBoard = Callable[[dict[Cell, str], list[Cell], float], None]  # ({cell: colour} occupied, uncertain cells, t)
+OnBoard = Callable[[Any, list, float], None]  # (the board in the game's neutral form, uncertain cells, t)
 OnStatus = Callable[[str, str], None]  # (status, message)
 
 
@@ -56,16 +56,38 @@ class Reader:
     """
 
     module: str
-    cells: Callable[[Any], dict[Cell, str]]
+    cells: Callable[[Any], Any]
     cell_count: int  # cells on the board: the live loop's thresholds are in cells
     lockable: bool = False
     profiled: bool = False
+    unsure: Callable[[Any], list] = lambda reading: [as_cell(c) for c in reading.uncertain]
+
+
+def equilibrix_board(reading: Any) -> dict:
+    """``{field: colour}`` of the covered fields; with the ring when the reader saw all of it
+    (``{"fields": ..., "ring": [...], "origin": n}``), so the session knows which tile went."""
+    fields = {flower.parse_field(k): colour for k, colour in reading.fields.items() if colour in equilibrix.COLOURS}
+    ring = getattr(reading, "ring", None)
+    if not ring or getattr(reading, "ring_uncertain", None):
+        return fields
+    return {"fields": fields, "ring": list(ring), "origin": getattr(reading, "origin", None)}
+
+
+def geometrius_unsure(reading: Any) -> list:
+    """The places of tokens or stacks the reader could not make out, as ``(row, col)``."""
+    return [(u["row"], u["col"]) if isinstance(u, dict) else tuple(u) for u in reading.uncertain]
 
 
 READERS = {
     "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board),
                      len(blokus.board().cells), lockable=True, profiled=True),
     "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells), len(gemblo.board().cells)),
+    "equilibrix": Reader("vision.equilibrix", equilibrix_board, len(flower.board().cells),
+                         unsure=lambda reading: [flower.parse_field(f) if isinstance(f, str) else tuple(f)
+                                                 for f in reading.uncertain]),
+    # The token field's outline holds the 16 tokens it starts with (it grows by pushes).
+    "geometrius": Reader("vision.geometrius", lambda reading: [t.state() for t in reading.tokens], 16,
+                         unsure=geometrius_unsure),
 }
 
 
@@ -76,8 +98,9 @@ class BoardVision:
     locate: Callable[[np.ndarray], BoardPose]
     verify: Callable[[np.ndarray, BoardPose], bool]
     read: Callable[[np.ndarray, BoardPose], Any]  # a reading with the cells and ``uncertain``
-    cells: Callable[[Any], dict[Cell, str]]  # a reading's occupied cells
+    cells: Callable[[Any], Any]  # a reading's board in the game's neutral form
     cell_count: int  # cells on the board (the thresholds of Gate are in cells)
+    unsure: Callable[[Any], list] = lambda reading: [as_cell(c) for c in reading.uncertain]
 
     @classmethod
     def of(cls, game: str, locked: BoardPose | None = None,
@@ -108,7 +131,7 @@ class BoardVision:
             return vision().read_with_pose(frame, pose, colours)
 
         return cls(locate, lambda frame, pose: vision().verify_pose(frame, pose), read, reader.cells,
-                   reader.cell_count)
+                   reader.cell_count, reader.unsure)
 
 
 @dataclass(frozen=True)
@@ -192,7 +215,7 @@ class LiveReferee:
         self.vision = vision or self._vision()
         self.latest_frame: np.ndarray | None = None  # as the camera gave it (the calibration page shows it)
         self.status: str | None = None
-        self.board: dict[Cell, str] | None = None  # the last accepted state
+        self.board: Any = None  # the last accepted state
         self.pose: BoardPose | None = None
         self._watch: Watch | None = None
         self._last_locate: float | None = None
@@ -243,7 +266,7 @@ class LiveReferee:
         board = self.vision.cells(reading)
         if board != self.board:
             self.board = board
-            self.on_board(board, [as_cell(c) for c in reading.uncertain], t)
+            self.on_board(board, self.vision.unsure(reading), t)
 
     def _follow_light(self, reading: Any) -> None:
         """Move the colour profile to the light the accepted reading's empty cells show now."""

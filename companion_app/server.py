@@ -11,7 +11,9 @@ import argparse
 import base64
 import json
 import logging
+import errno
 import signal
+import socket
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -24,11 +26,12 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from calibration import Calibration, CalibrationError, load_calibration
 from rules.errors import InputError
-from rules import blokus
-from rules.records import GAME_RULES, GAMES
+from rules import blokus, geometrius
+from rules.records import GAME_RULES, GAMES, InvalidInput
 
-from . import calibration_page
+from . import calibration_page, tokens_page
 from .calibration_page import CalibrationHooks
+from .tokens_page import TokenHooks
 from .session import LIVE_GAMES, Broadcast, Session, SessionError, parse_setup
 from .store import CorruptDatabase, Store, StoreError, default_data_dir
 
@@ -54,6 +57,14 @@ VARIANT_LABELS = {
         "2p": "Two players, one colour each from opposite starts",
         "2p-double": "Two players, two colours each",
     },
+    "equilibrix": {
+        "zdrzovacka": "ZDRŽOVAČKA: the first who cannot move loses",
+        "autonomie": "AUTONOMIE: territory (empty regions walled by one colour)",
+        "tri-mety": "TŘI METY: join the corner markers",
+    },
+    "geometrius": {
+        "standard": "Standard: four turns each",
+    },
 }
 
 
@@ -72,10 +83,12 @@ class Table:
     notice: str | None = None  # shown on every page (a damaged database moved aside)
     camera: tuple[str, str] | None = None
     referee: Any = None  # companion_app.live.LiveReferee when a source is given
+    catalogue_path: Path | None = None  # the table's Geometrius catalogue (tokens added by camera)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start_session(self, doc: dict) -> Session:
         with self._lock:
+            doc = self.with_catalogue(doc)
             session = Session.start(self.store, doc, doc.get("game", self.game), self.broadcast)
             if self.camera:
                 session.set_camera(*self.camera)
@@ -85,6 +98,21 @@ class Table:
                 if self.referee is not None:
                     self.referee.watch_game(self.game)
             return session
+
+    def with_catalogue(self, doc: dict) -> dict:
+        """A Geometrius game uses the table's own catalogue when tokens were added to it (the
+        session keeps a copy, so its record replays the same anywhere)."""
+        path = self.catalogue_path
+        if doc.get("game", self.game) != "geometrius" or path is None or not path.exists():
+            return doc
+        settings = doc.get("settings") or {}
+        if "catalogue" in settings:
+            return doc
+        try:
+            catalogue = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as e:
+            raise SessionError(f"the table's token catalogue {path} cannot be read: {e}") from None
+        return {**doc, "settings": {**settings, "catalogue": catalogue}}
 
     def on_board(self, board: dict, uncertain: list, t: float) -> None:
         """A stable board from the live loop (``{cell: colour}``) goes to the game being played."""
@@ -127,7 +155,7 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
     app.config["MAX_CONTENT_LENGTH"] = MAX_UPLOAD_MB * 1024 * 1024
     app.json.sort_keys = False
     store, notice = open_store(Path(data_dir))
-    table = Table(store, game, notice=notice)
+    table = Table(store, game, notice=notice, catalogue_path=Path(data_dir) / tokens_page.CATALOGUE)
     table.session = Session.resume(store, table.broadcast)
     if source is not None and (fresh_session or table.session is None):
         table.start_session({"game": game})  # the game's default variant
@@ -140,6 +168,8 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
         latest_frame=lambda: table.referee.latest_frame if table.referee else None,
         path=Path(data_dir) / "calibration.json",
         on_saved=lambda cal: table.referee.calibrate(cal) if table.referee else None))
+    tokens_page.install(app, TokenHooks(latest_frame=lambda: table.referee.latest_frame if table.referee else None,
+                                        catalogue_path=table.catalogue_path))
     if source is not None:
         from .live import LiveReferee
 
@@ -221,14 +251,17 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
     @app.get("/setup")
     def setup_page() -> str:
-        choices = {g: {"variants": VARIANT_LABELS[g], "colours": list(GAME_RULES[g].COLOURS)} for g in LIVE_GAMES}
+        # Variants as [code, label] pairs: JSON objects lose their order on the way (tojson sorts keys).
+        choices = {g: {"variants": list(VARIANT_LABELS[g].items()), "colours": list(GAME_RULES[g].COLOURS),
+                       "names": dict(GAME_RULES[g].COLOUR_NAMES)} for g in LIVE_GAMES}
         return page("setup.html", games=GAMES, live_games=LIVE_GAMES, choices=choices,
                     game=table.session.row.game if table.session else table.game,
                     blokus_colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
 
     @app.get("/review")
     def review_page() -> str:
-        return page("review.html", games=GAMES, game=table.game, variants=VARIANT_LABELS["blokus"],
+        return page("review.html", games=GAMES, game=table.game,
+                    variants={g: list(labels.items()) for g, labels in VARIANT_LABELS.items()},
                     max_mb=MAX_UPLOAD_MB)
 
     # --- live state ----------------------------------------------------------------------
@@ -267,6 +300,11 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     def new_session() -> Response:
         return jsonify(table.start_session(body()).snapshot())
 
+    @app.post("/api/kombo/next")
+    def kombo_next() -> Response:
+        """Equilibrix KOMBO: the next game of the series, in the variant the loser picked."""
+        return jsonify(table.start_session(session().next_kombo_doc(body().get("variant"))).snapshot())
+
     @app.post("/api/seats")
     def seats() -> Response:
         """The players a setup has by default (the setup page shows them as it is filled in)."""
@@ -274,13 +312,18 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         game = doc.get("game")
         if game not in LIVE_GAMES:
             raise SessionError(f"live refereeing of {game} is not supported yet")
-        setup = parse_setup(game, {**doc, "players": []})
-        return jsonify({"seats": [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]})
+        return jsonify({"seats": default_seats(game, doc)})
 
     @app.post("/api/correct")
     def correct() -> Response:
         doc = body()
-        return act(lambda s: s.correct_cell(doc.get("cell"), doc.get("colour")))
+        return act(lambda s: s.correct(doc))
+
+    @app.post("/api/amend")
+    def amend() -> Response:
+        """A detail of a logged move entered by tap: Geometrius cards, an Equilibrix tile or token."""
+        doc = body()
+        return act(lambda s: s.amend(doc))
 
     @app.post("/api/take-back")
     def take_back() -> Response:
@@ -326,9 +369,20 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         variant = request.form.get("variant") or None
         if game not in GAMES:
             raise SessionError(f"unknown game {game!r}")
-        if variant is not None and variant not in blokus.VARIANTS:
-            raise SessionError(f"unknown variant {variant!r}")
+        if variant is not None and variant not in GAME_RULES[game].VARIANTS:
+            raise SessionError(f"unknown {game} variant {variant!r}")
         return jsonify(score_upload(data, game, variant))
+
+
+def default_seats(game: str, doc: dict) -> list[dict]:
+    """The players a setup has by default; Geometrius: as many as ``doc["count"]`` asks (2-6)."""
+    if game == "geometrius":
+        count = doc.get("count", 2)
+        if type(count) is not int or not 2 <= count <= len(geometrius.COLOURS):
+            raise SessionError(f"Geometrius is played by 2 to {len(geometrius.COLOURS)} players")
+        return [{"name": geometrius.COLOUR_NAMES[c], "colours": [c]} for c in geometrius.COLOURS[:count]]
+    setup = parse_setup(game, {**doc, "players": []})
+    return [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]
 
 
 def score_upload(data: bytes, game: str, variant: str | None) -> dict:
@@ -340,6 +394,10 @@ def score_upload(data: bytes, game: str, variant: str | None) -> dict:
         result = photo.score_photo(data, game, variant, None, None, None)
     except ReadError as e:
         raise SessionError(f"the photo could not be read: {e.message}") from None
+    except InvalidInput as e:
+        raise SessionError(e.message) from None
+    except ImportError:
+        raise SessionError(f"reading {game} photos is not available in this installation yet") from None
     return {"result": result.to_json(),
             "images": {name: _data_url(image) for name, image in result.debug_images.items()}}
 
@@ -401,17 +459,16 @@ def serve(args: argparse.Namespace) -> None:
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request and event stream
     data_dir = Path(args.data) if args.data else default_data_dir()
+    listener = listen(args.host, args.port)  # before the camera starts: a taken port ends here
     try:
         app = create_app(data_dir, open_source(args, data_dir), args.game,
                          fresh_session=bool(getattr(args, "demo", False)))
     except StoreError as e:
+        listener.close()
         raise ServeError("data_folder", e.message) from None
     table: Table = app.extensions["tableref"]
-    try:
-        server = make_server(args.host, args.port, app, threaded=True)
-    except OSError as e:
-        table.stop()
-        raise ServeError("cannot_listen", f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
+    server = make_server(args.host, args.port, app, threaded=True, fd=listener.fileno())
+    listener.close()  # the server holds its own copy of the socket
     print(f"tableref: open http://{args.host}:{args.port}/ on the tablet (games saved in {data_dir}); "
           "Ctrl-C stops", file=sys.stderr)
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: the same clean exit as Ctrl-C
@@ -422,6 +479,19 @@ def serve(args: argparse.Namespace) -> None:
     finally:
         server.server_close()
         table.stop()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or a one-line ServeError (Werkzeug's own would print
+    two lines and exit, past the command line's --json error)."""
+    try:
+        return socket.create_server((host, port), reuse_port=False)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            why = "the port is in use by another program; stop it or choose another --port"
+        else:
+            why = e.strerror or str(e)
+        raise ServeError("cannot_listen", f"cannot listen on {host}:{port}: {why}") from None
 
 
 def _interrupt(signum: int, frame: Any) -> None:

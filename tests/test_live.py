@@ -365,3 +365,68 @@ def test_the_watched_area_covers_any_board_with_a_margin(game):
     board_px = cv2.contourArea(((pose.corners - [x0, y0]) * scale).astype(np.float32))
     assert watch.mask.sum() > board_px * 1.05  # with a margin beyond it
     assert watch.cell_px == pytest.approx(board_px / count)
+
+
+def _fake_reader(monkeypatch, module: str, readings: list):
+    """A stand-in ``vision.<game>`` module: any pose, and ``readings`` handed out in turn."""
+    still = demo.FilmSource(demo.film(STEPS[:1])[:1], demo.cameras()).image(0)
+    pose = BoardVision.of("blokus").locate(still)
+    queue = list(readings)
+    fake = SimpleNamespace(locate_board=lambda frame: pose, verify_pose=lambda frame, p: True,
+                           read_with_pose=lambda frame, p: queue.pop(0) if len(queue) > 1 else queue[0])
+    monkeypatch.setitem(sys.modules, module, fake)
+    return still
+
+
+def _run(referee, still, seconds=6):
+    for k in range(seconds * 4):
+        referee.process(k / 4, still)
+
+
+def test_an_equilibrix_reading_reaches_the_session_as_fields(monkeypatch, tmp_path):
+    """``vision.equilibrix`` reads ``fields`` {id: colour} (and maybe the ring); the loop hands
+    them on as {field: colour}, with uncertain field ids as fields, and the session judges them."""
+    from companion_app.live import READERS
+    from companion_app.session import Session
+    from companion_app.store import Store
+
+    duo = {"P 0 0 0": "B", "T 0 0 +": "B"}
+    still = _fake_reader(monkeypatch, "vision.equilibrix", [
+        SimpleNamespace(fields={**duo, "P 1 1 1": "."}, uncertain=["P 2 0 0"]),
+    ])
+    seen = []
+    referee = LiveReferee(on_board=lambda board, uncertain, t: seen.append((board, uncertain)), game="equilibrix")
+    _run(referee, still)
+    assert seen == [({(0, 0, 0): "B", (0, 0, 3): "B"}, [(2, 0, 0)])]
+    session = Session.start(Store.open(tmp_path), {"variant": "autonomie"}, "equilibrix")
+    session.observe(*seen[0], 1.0)
+    assert [h["piece"] for h in session.snapshot()["history"]] == ["duo-1"]
+
+    slots = [{"shape": "fan", "side": "B", "confidence": 0.9}, None]
+    ring = SimpleNamespace(fields=duo, uncertain=[], ring=slots, origin=1, ring_uncertain=[])
+    board = READERS["equilibrix"].cells(ring)
+    assert board == {"fields": {(0, 0, 0): "B", (0, 0, 3): "B"}, "ring": slots, "origin": 1}
+    unsure_ring = SimpleNamespace(fields=duo, uncertain=[], ring=slots, origin=1, ring_uncertain=[0])
+    assert READERS["equilibrix"].cells(unsure_ring) == {(0, 0, 0): "B", (0, 0, 3): "B"}
+
+
+def test_a_geometrius_reading_reaches_the_session_as_tokens(monkeypatch, tmp_path):
+    """``vision.geometrius`` reads ``tokens`` (contract dicts); they leave the loop as a list,
+    uncertain places as (row, col), and the session takes the first 4 × 4 as its field."""
+    from companion_app.live import READERS
+    from companion_app.session import Session
+    from companion_app.store import Store
+    from tests.test_session_geometrius import FIELD, PLAYERS
+
+    tokens = [{"row": r, "col": c, "shape": s, "stack": []} for r, row in enumerate(FIELD) for c, s in enumerate(row)]
+    read = [SimpleNamespace(state=lambda t=t: dict(t)) for t in tokens]  # vision.geometrius.TokenReading
+    still = _fake_reader(monkeypatch, "vision.geometrius", [SimpleNamespace(tokens=read, uncertain=[])])
+    seen = []
+    referee = LiveReferee(on_board=lambda board, uncertain, t: seen.append((board, uncertain)), game="geometrius")
+    _run(referee, still)
+    assert seen == [(tokens, [])]
+    session = Session.start(Store.open(tmp_path), {"players": PLAYERS}, "geometrius")
+    session.observe(*seen[0], 1.0)
+    assert session.snapshot()["geometrius"]["waiting"] is False
+    unsure = SimpleNamespace(tokens=read, uncertain=[{"row": 0, "col": 1}, [2, 2]])
+    assert READERS["geometrius"].unsure(unsure) == [(0, 1), (2, 2)]

@@ -416,3 +416,212 @@ def test_actions_report_errors_as_json(tmp_path):
     assert client.post("/api/take-back", json={"index": 3}).status_code == 400
     assert client.post("/api/session", json={"variant": "nine"}).get_json()["error"]["code"] == "bad_request"
     assert client.post("/api/correct", data="not json").status_code == 400
+
+
+# --- Equilibrix and Geometrius ------------------------------------------------------------
+
+def test_equilibrix_setup_flower_board_alert_correction_and_tile_sheet(server, browser):
+    from tests.test_session_equilibrix import DUO, around_origin
+
+    base = server.base
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(5000)
+    page.goto(base + "/setup")
+    page.select_option("#game", "equilibrix")
+    page.select_option("#variant", "tri-mety")
+    page.wait_for_selector("#players .player:nth-child(2)")
+    assert page.locator("#kombo").is_visible()
+    page.check("#kombo")
+    assert page.locator("#players select.colour").nth(0).input_value() == "B"
+    page.click("text=Start the game")
+    page.wait_for_url("**/live")
+    page.wait_for_selector("#conn[data-state=live]")
+    session = server.session
+    assert session.row.game == "equilibrix" and session.setup.variant == "tri-mety"
+    assert page.locator("#board path.field").count() == 144  # 90 petals and 54 curved triangles
+    assert page.locator("#board circle.marker").count() == 6  # TŘI METY's corner markers
+    assert page.locator("#ring .tile.offered").count() == 4
+    assert "KOMBO game 1" in page.locator("#extra h2").inner_text()
+
+    board = {}
+    for t, step in enumerate((DUO, {"P 2 0 0": "W"}, around_origin(6) | {"P -3 3 0": "B"})):
+        board.update(step)
+        session.observe(dict(board), [], float(t))
+    page.wait_for_selector("#history li[data-index='2']")
+    assert page.locator('.field[data-cell="T 0 0 +"]').get_attribute("data-colour") == "B"
+    assert page.locator("#turn").inner_text().strip() == "White to play"
+    rules = {page.locator(".alert .rule").nth(i).inner_text() for i in range(page.locator(".alert").count())}
+    assert {"E1", "E5"} <= rules
+    shot(page, "equilibrix-live-landscape")
+    shoot_portrait(browser, base, "equilibrix-live-portrait")
+
+    # one-tap correction: White's petal was a reflection
+    page.click('.field[data-cell="P 2 0 0"]')
+    page.wait_for_selector("#picker[open]")
+    assert [page.locator("#picker .choice").nth(i).inner_text() for i in range(3)] == ["Black", "White", "Empty"]
+    page.click('#picker .choice[data-colour="."]')
+    page.wait_for_function("document.querySelector('.field[data-cell=\"P 2 0 0\"]').dataset.colour === '.'")
+
+    # a move's sheet: the ring tile and the 5+1 token
+    page.click("#history li[data-index='0']")
+    page.wait_for_selector("#takeback[open]")
+    assert page.locator("#amend-tile").input_value() == "duo-1"
+    page.select_option("#amend-tile", "duo-2")
+    page.click("#amend-apply")
+    page.wait_for_function("document.querySelector(\"#history li[data-index='0'] .what\").textContent.includes('duo-2')")
+    assert session.snapshot()["history"][0]["reasons"] == ["tile_not_offered"]
+    page.close()
+
+
+def test_geometrius_token_field_and_card_verdict_at_once(server, browser):
+    from tests.test_session_geometrius import START, camera, chips
+
+    base = server.base
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(5000)
+    page.goto(base + "/setup")
+    page.select_option("#game", "geometrius")
+    page.select_option("#count", "3")
+    page.wait_for_selector("#players .player:nth-child(3)")
+    page.locator("#players input").nth(0).fill("Ann")
+    page.click("text=Start the game")
+    page.wait_for_url("**/live")
+    page.wait_for_selector("#conn[data-state=live]")
+    session = server.session
+    assert [(p["name"], p["colours"]) for p in session.snapshot()["players"]] == [
+        ("Ann", ["red"]), ("Blue", ["blue"]), ("Green", ["green"])]
+    page.wait_for_selector("#board .waiting-text")
+
+    # the camera cannot read one starting token: the page asks for its shape
+    board = camera(START)
+    board[5]["shape"] = "unknown"
+    session.observe(board, [], 0.0)
+    page.wait_for_selector("#waiting-hint")
+    assert page.locator("#board rect.token-face").count() == 16
+    page.click('#board rect.token-face[data-cell="1,1"]')
+    page.wait_for_selector("#tokenfix[open]")
+    assert page.locator("#fix-top-part").is_hidden()
+    page.select_option("#fix-shape", "Q01")
+    page.click("#fix-shape-save")
+    page.wait_for_selector("#waiting-hint", state="detached")
+    session.observe(camera(START), [], 0.5)
+    assert page.locator("#board rect.token-face").count() == 16
+    session.observe(camera(chips(START, Q01="red")), [], 1.0)
+    page.wait_for_selector("#history li[data-index='0']")
+    assert page.locator("#board circle.stone").count() == 1
+
+    # the player taps the card played: the verdict shows at once, then the turn is judged
+    page.click(".tap-card")
+    page.wait_for_selector("#cardpicker[open]")
+    page.click('#cardpicker [data-card="C01"]')  # exactly 3 sides: not the square Q01
+    assert "does not fit Q01" in page.locator("#card-verdict").inner_text()
+    shot(page, "geometrius-card-picker")
+    page.wait_for_selector(".alert")
+    assert "G1" in page.locator(".alert .rule").inner_text()
+    assert page.locator("#board rect.offending").count() == 1
+    shot(page, "geometrius-live-landscape")
+    shoot_portrait(browser, base, "geometrius-live-portrait")
+    page.click(".tap-card")
+    page.wait_for_selector("#cardpicker[open]")
+    page.click('#cardpicker [data-card="C02"]')  # exactly 4 sides
+    assert "✓ fits Q01" in page.locator("#card-verdict").inner_text()
+    page.wait_for_selector(".alert", state="detached")
+    assert page.locator(".slot .fit.ok").count() == 1
+
+    # one-tap correction of a token: no chip was put on it after all
+    page.click('#board rect.token-face[data-shape="Q01"]')
+    page.wait_for_selector("#tokenfix[open]")
+    page.click('#tokenfix [data-top="."]')
+    page.wait_for_selector("#history li[data-index='0']", state="detached")
+    assert page.locator("#board circle.stone").count() == 0
+    page.close()
+
+
+def test_review_offers_every_game_and_says_when_a_reader_is_missing(tmp_path, monkeypatch, browser):
+    """The review page lets the user choose the game; a reader not installed yet is a clear
+    error, and a reader that exists (here a stand-in) is scored by the game's rules."""
+    import sys
+    from types import SimpleNamespace
+
+    client = create_app(tmp_path).test_client()
+    png = cv2.imencode(".png", np.zeros((240, 320, 3), np.uint8))[1].tobytes()
+
+    def upload(game, variant):
+        return client.post("/api/review", data={"photo": (io.BytesIO(png), "board.png"), "game": game,
+                                                "variant": variant}, content_type="multipart/form-data")
+
+    monkeypatch.setitem(sys.modules, "vision.geometrius", None)  # not installed: import fails
+    missing = upload("geometrius", "standard")
+    assert missing.status_code == 400
+    assert missing.get_json()["error"]["message"] == "reading geometrius photos is not available in this installation yet"
+    assert upload("equilibrix", "classic").get_json()["error"]["message"] == "unknown equilibrix variant 'classic'"
+
+    fields = {"P 0 0 0": "B", "T 0 0 +": "B", "P 2 0 0": "W"}
+    reading = SimpleNamespace(uncertain=[], to_state_json=lambda: {"state": {"game": "equilibrix", "fields": fields}})
+    fake = SimpleNamespace(read_equilibrix=lambda image, calibration=None: reading,
+                           debug_images=lambda r: {"overlay": np.zeros((4, 4, 3), np.uint8)})
+    monkeypatch.setitem(sys.modules, "vision.equilibrix", fake)
+    scored = upload("equilibrix", "tri-mety").get_json()["result"]
+    assert {p["name"]: p["score"] for p in scored["players"]} == {"Black": 0, "White": 1}  # P 2 0 0 joins (3, 0)
+    assert scored["reading"]["state"]["fields"] == fields
+
+    running = Running(tmp_path / "pages").start()
+    try:
+        page = browser.new_page(viewport=LANDSCAPE)
+        page.goto(running.base + "/review")
+        assert page.locator("#review-game option").count() == 4
+        page.select_option("#review-game", "equilibrix")
+        assert page.locator("#review-variant option").all_inner_texts()[0].startswith("ZDRŽOVAČKA")
+        page.close()
+    finally:
+        running.stop()
+
+
+def test_serve_on_a_taken_port_is_one_line_and_a_json_error(tmp_path, capsys):
+    import socket
+
+    from tableref.cli import main
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--data", str(tmp_path), "--json"]) == 1
+        out, err = capsys.readouterr()
+        assert json.loads(out)["error"]["code"] == "cannot_listen"
+        assert err.count("\n") == 1 and "in use by another program" in err
+
+
+def test_tokens_page_adds_a_token_and_new_geometrius_games_use_the_catalogue(tmp_path, monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    from rules.geometrius import load_catalogue
+
+    client = create_app(tmp_path).test_client()
+    assert "Add a Geometrius token" in client.get("/calibrate/tokens").get_data(as_text=True)
+    png = cv2.imencode(".png", np.full((240, 320, 3), 255, np.uint8))[1].tobytes()
+
+    def add(**form):
+        return client.post("/api/calibrate/tokens", data=form, content_type="multipart/form-data")
+
+    assert "name the token" in add(photo=(io.BytesIO(png), "t.png")).get_json()["error"]["message"]
+    assert "no camera frame" in add(token_id="T09").get_json()["error"]["message"]
+    monkeypatch.setitem(sys.modules, "calibration.tokens", None)
+    assert add(token_id="T09", photo=(io.BytesIO(png), "t.png")).get_json()["error"]["message"] == \
+        "adding tokens is not available in this installation yet"
+
+    catalogue = load_catalogue().to_json()
+    added = []
+
+    def add_token(image, token_id, catalogue_path):
+        added.append((image.shape, token_id))
+        doc = {"tokens": catalogue["tokens"] + [{"id": token_id, "vertices": [[0, 0], [3, 0], [0, 1]]}],
+               "cards": [{k: v for k, v in c.items() if k != "matches"} for c in catalogue["cards"]]}
+        catalogue_path.write_text(json.dumps(doc))
+        return {"id": token_id, "sides": 3}
+
+    monkeypatch.setitem(sys.modules, "calibration.tokens", SimpleNamespace(add_token=add_token))
+    answer = add(token_id="T99", photo=(io.BytesIO(png), "t.png")).get_json()
+    assert answer == {"id": "T99", "sides": 3} and added == [((240, 320, 3), "T99")]
+    assert client.post("/api/session", json={"game": "geometrius"}).status_code == 200
+    session = client.application.extensions["tableref"].session
+    assert "T99" in session.setup.catalogue.shapes

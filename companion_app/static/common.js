@@ -2,6 +2,12 @@
 "use strict";
 
 const COLOUR_NAMES = { B: "Blue", Y: "Yellow", R: "Red", G: "Green", C: "Clear", P: "Purple", ".": "Empty" };
+const GAME_COLOUR_NAMES = { equilibrix: { B: "Black", W: "White" }, geometrius: { ".": "No chip" } };
+
+/* A colour's name in a game (Equilibrix' B is black; Geometrius names its colours in words). */
+function gameColourName(game, colour) {
+  return (GAME_COLOUR_NAMES[game] || {})[colour] || COLOUR_NAMES[colour] || capitalise(colour);
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -62,14 +68,14 @@ function capitalise(text) {
 }
 
 function chip(colour) {
-  return el("span", { class: "chip", "data-colour": colour, title: COLOUR_NAMES[colour] || colour });
+  return el("span", { class: "chip", "data-colour": colour, title: gameColourName(document.body.dataset.game, colour) });
 }
 
 /* The scores JSON (contract) as table rows: place, player and colours, score, squares left. */
 function renderScores(table, scores) {
   table.replaceChildren(el("thead", {}, el("tr", {},
     el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { class: "num", text: "Score" }),
-    el("th", { class: "num", text: "Left", title: "pieces not placed" }))));
+    el("th", { class: "num left", text: "Left", title: "pieces not placed" }))));
   const body = el("tbody");
   for (const p of scores.players) {
     body.append(el("tr", { "data-player": p.name },

@@ -13,7 +13,9 @@ let pickedCell = null;
 let pickedTurn = null;
 let alertsShown = "";    // ids of the alerts on screen: redrawn only when they change
 
-const PIECE_NAMES = { 1: "monomino", 2: "domino", P01: "monohex", P02: "dihex" };  // Blokus, Gemblo ids
+const PIECE_NAMES = { 1: "monomino", 2: "domino", P01: "monohex", P02: "dihex",  // Blokus, Gemblo ids
+                      "mini:petal": "petal mini-tile", "mini:triangle": "triangle mini-tile",  // Equilibrix
+                      "?": "a shape no ring tile has" };
 
 function svg(tag, attrs) {
   const node = document.createElementNS(SVG, tag);
@@ -27,6 +29,13 @@ function svg(tag, attrs) {
 
 const fx = (v) => Math.round(v * 1000) / 1000;
 const key = (a, b) => `${a},${b}`;
+/* A cell as the snapshot names it: [a, b] on the square and hex boards, an Equilibrix field
+   id ("P 0 0 1"), a Geometrius token place [row, col]. */
+const cellKey = (c) => (Array.isArray(c) ? c.join(",") : String(c));
+const cellValue = (k) => (/^-?\d+,-?\d+$/.test(k) ? k.split(",").map(Number) : k);
+
+/* Boards other than the square and hex grids draw themselves (flower.js, tokens.js). */
+const BOARDS = {};
 
 function points(x, y, scale) {
   return layout.polygon.map(([px, py]) => `${fx(x + px * scale)},${fx(y + py * scale)}`).join(" ");
@@ -63,9 +72,6 @@ function buildBoard(l) {
     starts.append(svg("circle", { cx: x, cy: y, r: 0.16, class: "start", "data-colour": colour || "" }));
   }
   board.append(defs, frame, cells, starts, svg("g", { class: "marks", id: "marks" }));
-  const choices = document.getElementById("choices");
-  choices.replaceChildren(...l.pickable.concat(["."]).map((code) =>
-    el("button", { class: "choice", value: code, "data-colour": code, text: COLOUR_NAMES[code] || code })));
 }
 
 /* The outline of a set of cells: the polygon sides that do not border another cell of the set. */
@@ -86,6 +92,12 @@ function outline(cells) {
 }
 
 function drawBoard(s) {
+  const custom = BOARDS[s.layout.shape];
+  if (custom) {
+    if (builtFor !== s.session.id) { layout = s.layout; custom.build(s.layout); builtFor = s.session.id; }
+    cellNodes = custom.draw(s);
+    return;
+  }
   if (builtFor !== s.session.id) { buildBoard(s.layout); builtFor = s.session.id; }
   for (const [k, node] of cellNodes) node.dataset.colour = s.cells[k] || ".";
   const marks = document.getElementById("marks");
@@ -124,7 +136,7 @@ function moveName(turn) {
 }
 
 function colourName(colour) {
-  return COLOUR_NAMES[colour] || colour;
+  return gameColourName(state ? state.session.game : null, colour);
 }
 
 function drawAlerts(s) {
@@ -176,12 +188,16 @@ function showForGame(game) {
 
 function render(s) {
   state = s;
+  document.body.dataset.game = s.session.game;
   drawBoard(s);
   showForGame(s.session.game);
   drawAlerts(s);
   drawTurn(s);
   renderScores(document.getElementById("scores"), s.scores);
   drawHistory(s);
+  const custom = BOARDS[s.layout.shape];
+  const extra = document.getElementById("extra");
+  if (custom && custom.panel) custom.panel(s, extra); else extra.replaceChildren();
 }
 
 /* ---- live updates ------------------------------------------------------------------ */
@@ -225,15 +241,23 @@ async function act(url, body, done) {
 
 /* ---- taps -------------------------------------------------------------------------- */
 
-function cellName([a, b]) {
+function cellName(cell) {
+  const custom = BOARDS[layout.shape];
+  if (custom) return custom.name(cell);
+  const [a, b] = cell;
   return layout.label.replace("{a}", a + layout.label_base).replace("{b}", b + layout.label_base);
 }
 
 document.getElementById("board").addEventListener("click", (event) => {
   const cell = event.target.closest(".cell");
   if (!cell || !state) return;
-  pickedCell = cell.dataset.cell.split(",").map(Number);
+  pickedCell = cellValue(cell.dataset.cell);
+  const custom = BOARDS[layout.shape];
+  if (custom && custom.pick) { custom.pick(pickedCell); return; }
   document.getElementById("picker-cell").textContent = cellName(pickedCell);
+  const choices = document.getElementById("choices");
+  choices.replaceChildren(...layout.pickable.concat(["."]).map((code) =>
+    el("button", { class: "choice", value: code, "data-colour": code, text: colourName(code) })));
   document.getElementById("picker").showModal();
 });
 
@@ -241,7 +265,7 @@ document.getElementById("picker").addEventListener("close", (event) => {
   const colour = event.target.returnValue;
   if (!colour || !pickedCell) return;
   act("/api/correct", { cell: pickedCell, colour },
-      `Corrected ${cellName(pickedCell)} to ${COLOUR_NAMES[colour].toLowerCase()}`);
+      `Corrected ${cellName(pickedCell)} to ${colourName(colour).toLowerCase()}`);
 });
 
 function askTakeBack(item) {
@@ -250,6 +274,9 @@ function askTakeBack(item) {
   if (!turn || turn.auto) return;
   pickedTurn = index;
   document.getElementById("takeback-what").textContent = `move ${index + 1}: ${moveName(turn)}`;
+  const custom = BOARDS[layout.shape];
+  const details = document.getElementById("move-details");
+  if (custom && custom.details) custom.details(state, turn, details); else details.replaceChildren();
   document.getElementById("takeback").showModal();
 }
 
@@ -277,4 +304,4 @@ document.getElementById("pass").addEventListener("click", () => {
   if (state && !state.game_over) act("/api/pass", undefined, `${colourName(state.to_move)} passes`);
 });
 
-connect();
+/* connect() is called by the page once every board's script is loaded. */

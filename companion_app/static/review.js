@@ -4,6 +4,14 @@
 
 const reviewForm = document.getElementById("review");
 const maxBytes = Number(reviewForm.dataset.maxMb) * 1024 * 1024;
+const VARIANTS = JSON.parse(document.getElementById("variants").textContent);
+const reviewGame = document.getElementById("review-game");
+
+/* Each game has its own variants: the list follows the game chosen. */
+reviewGame.addEventListener("change", () => {
+  document.getElementById("review-variant").replaceChildren(...(VARIANTS[reviewGame.value] || []).map(
+    ([code, label]) => el("option", { value: code, text: label })));
+});
 
 function showError(message) {
   const box = document.getElementById("review-error");
@@ -13,6 +21,7 @@ function showError(message) {
 
 function showResult(doc) {
   const result = doc.result;
+  document.body.dataset.game = reviewGame.value;  // the game's colour names and columns
   const shots = document.getElementById("shots");
   const captions = { overlay: "What was read", rectified: "The board, straightened" };
   const order = (name) => (name in captions ? Object.keys(captions).indexOf(name) : 9);

@@ -11,7 +11,7 @@ const start = form.querySelector("button[type=submit]");
 let asked = 0;  // the latest seats request: older answers are dropped
 
 function drawVariants() {
-  variant.replaceChildren(...Object.entries(CHOICES[game.value].variants).map(([code, label]) =>
+  variant.replaceChildren(...CHOICES[game.value].variants.map(([code, label]) =>
     el("option", { value: code, text: label })));
 }
 
@@ -34,18 +34,21 @@ function settings() {
 
 function colourSelect(colour) {
   const select = el("select", { class: "colour", "data-colour": colour, "aria-label": "Colour" },
-    CHOICES[game.value].colours.map((c) => el("option", { value: c, text: COLOUR_NAMES[c], selected: c === colour })));
+    CHOICES[game.value].colours.map((c) => el("option", { value: c, text: CHOICES[game.value].names[c] || c,
+                                                           selected: c === colour })));
   select.addEventListener("change", () => { select.dataset.colour = select.value; });
   return select;
 }
 
 async function drawPlayers() {
+  document.body.dataset.game = game.value;
   showSettings();
   start.disabled = true;
   const mine = ++asked;
   let seats;
   try {
-    ({ seats } = await post("/api/seats", { game: game.value, variant: variant.value, settings: settings() }));
+    ({ seats } = await post("/api/seats", { game: game.value, variant: variant.value, settings: settings(),
+                                            count: Number(document.getElementById("count").value) }));
   } catch (err) {
     toast(capitalise(err.message), "error");
     return;
@@ -62,6 +65,7 @@ async function drawPlayers() {
 }
 
 game.addEventListener("change", () => { drawVariants(); drawPlayers(); });
+document.getElementById("count").addEventListener("change", drawPlayers);
 variant.addEventListener("change", drawPlayers);
 document.getElementById("neutral").addEventListener("change", drawPlayers);
 

@@ -1,0 +1,139 @@
+"""What a game must say for the live session to referee it: the adapter interface.
+
+The session (:mod:`companion_app.session`) owns everything every game shares: the event log
+in SQLite, replaying it, take-backs by turn, alerts per reason code, publishing snapshots.
+An adapter owns what differs: how the camera's game-neutral board becomes events, how the
+log's events become the game's judged turns, and what the page draws. One adapter object
+lives as long as its session and keeps what the camera last saw (its reading and the
+corrections that still stand against it); everything else is derived from the log.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Sequence
+
+from rules.errors import InputError
+from rules.records import GAME_RULES
+
+from ..store import EventRow
+
+Item = tuple[str, dict]  # an event to log: (kind, payload)
+
+
+class SessionError(InputError):
+    """A request the session cannot carry out; ``message`` is shown to the user as is."""
+
+    def __init__(self, message: str):
+        super().__init__("bad_request", message)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One move of the game as it now stands, and the event that put it there."""
+
+    event_id: int
+    move: Any  # the adapter's own move description
+
+
+@dataclass(frozen=True)
+class Derived:
+    """The game replayed from the log.
+
+    ``game`` is the rules engine's game in progress (``turns``, ``over``,
+    ``colour_to_move``), or None while the game cannot start yet (a Geometrius field not yet
+    seen). ``sources[i]`` is the event behind turn ``i`` (None for a pass the board made due).
+    ``entries`` are the moves the log stands for, for a quick append of the next move.
+    """
+
+    game: Any
+    sources: tuple[int | None, ...]
+    entries: tuple[Entry, ...] = ()
+    core: Any = None  # the adapter's own cache (the placement engine's match before its auto passes)
+
+
+class GameAdapter:
+    """The base of every adapter; subclasses fill in the game's parts."""
+
+    game: str = ""
+
+    def __init__(self, setup: Any):
+        self.setup = setup
+        self.uncertain: tuple = ()  # what the camera last could not read
+
+    @property
+    def module(self) -> ModuleType:
+        return GAME_RULES[self.game]
+
+    # --- the log -------------------------------------------------------------------------
+
+    def derive(self, events: Sequence[EventRow], before: Derived | None = None,
+               new: Sequence[EventRow] = ()) -> Derived:
+        """The game after ``events``; ``before`` (the game before ``new``) lets a plain
+        appended move be played on instead of replaying everything."""
+        raise NotImplementedError
+
+    def turn_events(self, derived: Derived, index: int) -> list[int]:
+        """The logged events behind turn ``index`` (what taking it back removes)."""
+        return [derived.sources[index]]
+
+    def restore(self, events: Sequence[EventRow], derived: Derived) -> None:
+        """After a restart: take back what the log says about the camera (corrections)."""
+
+    # --- input ---------------------------------------------------------------------------
+
+    def observe(self, derived: Derived, board: Any, uncertain: Sequence, t: float) -> list[Item]:
+        """Events for a newly stable camera board (none: nothing new, or wait for a clearer one)."""
+        raise NotImplementedError
+
+    def correction(self, derived: Derived, doc: dict) -> dict:
+        """The payload of a correction the user asked for (``doc`` as the page posts it)."""
+        raise NotImplementedError
+
+    def amendment(self, derived: Derived, doc: dict) -> dict:
+        """The payload of a detail entered by tap about a logged move (a card, a tile)."""
+        raise SessionError(f"{self.game} moves have nothing to enter by tap")
+
+    def pass_payload(self, derived: Derived) -> dict:
+        game = derived.game
+        if game is None or game.over:
+            raise SessionError("the game is over" if game is not None else "the game has not started yet")
+        return {"colour": game.colour_to_move, "source": "user"}
+
+    # --- output --------------------------------------------------------------------------
+
+    def cell_json(self, cell: tuple) -> Any:
+        """A cell (field, token place) as the page and the records name it."""
+        return list(cell)
+
+    def move_cells(self, move: Any) -> tuple:
+        """The cells a judged move covered (drawn round the last move and an illegal one)."""
+        return tuple(move.cells)
+
+    def turn_details(self, turn: Any) -> dict:
+        """What the move list shows of a judged turn beyond the contract's verdict."""
+        return {}
+
+    def layout(self, derived: Derived) -> dict:
+        raise NotImplementedError
+
+    def view(self, derived: Derived) -> dict:
+        """The board part of the snapshot: what lies where, the last move, unsure cells."""
+        raise NotImplementedError
+
+    def scores(self, derived: Derived) -> dict:
+        return self.module.score_match(derived.game, self.setup).to_json()
+
+    def record(self, derived: Derived) -> dict:
+        raise NotImplementedError
+
+    def players(self) -> list[dict]:
+        return [{"name": n, "colours": list(cs)} for n, cs in self.setup.player_list]
+
+
+def last_placements(derived: Derived, n: int, placed: Any) -> list[int]:
+    """Events of the last ``n`` turns that laid something (``placed(turn)``) and of every
+    move logged after the first of them: what a piece lifted off the table takes back."""
+    turns = derived.game.turns
+    laid = [i for i, t in enumerate(turns) if placed(t)]
+    return [e for e in derived.sources[laid[-n]:] if e is not None]

@@ -1,0 +1,245 @@
+"""The part shared by games whose board is cells that take a colour (Blokus, Gemblo,
+Equilibrix): the camera's board is ``{cell: colour}``, a move covers cells, and a one-tap
+correction says "this cell is really that colour".
+
+A correction edits the moves, not the board: the cell leaves the move that held it, and a
+coloured cell joins the latest move of that colour it touches along an edge (the piece it
+was misread out of), or else is a move on its own, placed now. Replaying the log with the
+correction re-judges every later move exactly as a fresh replay would.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from rules.board import Board
+from rules.lattice import Cell
+from rules.observe import EMPTY
+
+from ..store import EventRow
+from .base import Derived, Entry, GameAdapter, Item, SessionError, last_placements
+
+
+@dataclass(frozen=True)
+class Laid:
+    """A logged move on a cell board: a colour's cells, or its pass; ``extra`` holds what
+    the game adds (Equilibrix: the ring tile and the 5+1 token, entered by tap)."""
+
+    colour: str
+    cells: tuple[Cell, ...] = ()
+    passed: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_cells(self, cells: tuple[Cell, ...]) -> "Laid":
+        return Laid(self.colour, cells, self.passed, self.extra)
+
+
+@dataclass(frozen=True)
+class Override:
+    """A corrected cell: while the camera reads ``misread`` there, it means ``colour``.
+
+    Without it the next camera board would bring the misread straight back. Once the camera
+    reads anything else there the table changed, and the camera is believed again.
+    """
+
+    misread: str
+    colour: str
+
+
+def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int,
+            near: Callable[[Cell], set[Cell]]) -> list[Entry]:
+    """The moves after saying "``cell`` is really ``colour``" (``.`` for empty); ``near``
+    gives the cells sharing an edge with a cell (a piece is joined along edges)."""
+    out = []
+    for e in entries:
+        if cell in e.move.cells and e.move.colour != colour:
+            cells = tuple(c for c in e.move.cells if c != cell)
+            if not cells:
+                continue
+            e = Entry(e.event_id, e.move.with_cells(cells))
+        out.append(e)
+    if colour == EMPTY or any(cell in e.move.cells for e in out):
+        return out
+    touching = near(cell)
+    for i in range(len(out) - 1, -1, -1):
+        e = out[i]
+        if e.move.colour == colour and not e.move.passed and touching & set(e.move.cells):
+            out[i] = Entry(e.event_id, e.move.with_cells(e.move.cells + (cell,)))
+            return out
+    return out + [Entry(event_id, Laid(colour, (cell,)))]
+
+
+def corrected_cell(payload: dict) -> Any:
+    """The cell of a correction event as logged (logs written before Gemblo name it by row and col)."""
+    return payload["cell"] if "cell" in payload else (payload["row"], payload["col"])
+
+
+class CellAdapter(GameAdapter):
+    """A game on a :class:`rules.board.Board` whose moves lay coloured cells."""
+
+    colours: tuple[str, ...] = ()  # what a cell can be corrected to (besides empty)
+
+    def __init__(self, setup: Any):
+        super().__init__(setup)
+        self.camera_board: dict[Cell, str] | None = None
+        self.overrides: dict[Cell, Override] = {}
+
+    # --- what a game fills in ------------------------------------------------------------
+
+    @property
+    def board(self) -> Board:
+        raise NotImplementedError
+
+    def parse_cell(self, value: Any) -> Cell:
+        """A cell as the page or a reader names it; ValueError when it is not one."""
+        raise NotImplementedError
+
+    def laid(self, game: Any) -> dict[Cell, str]:
+        """What the game has on the board, ``{cell: colour}``."""
+        raise NotImplementedError
+
+    def explain(self, derived: Derived, seen: dict[Cell, str]) -> tuple[int, list[dict]] | None:
+        """The board ``seen`` as (placements taken back, move payloads to log); None when the
+        change is not play (a misread, a bumped board): the table is asked instead."""
+        raise NotImplementedError
+
+    def move_of(self, kind: str, payload: dict) -> Laid | None:
+        """The move a logged event adds, if any."""
+        raise NotImplementedError
+
+    def amend(self, entries: list[Entry], payload: dict) -> list[Entry]:
+        return entries
+
+    def play(self, entries: Sequence[Entry], before: Derived | None = None,
+             added: Sequence[Entry] = ()) -> Derived:
+        """Judge the entries in order (``before`` already judged, then ``added``)."""
+        raise NotImplementedError
+
+    # --- the log -------------------------------------------------------------------------
+
+    def replay(self, events: Sequence[EventRow]) -> list[Entry]:
+        """The moves the log stands for, in order, after corrections and take-backs."""
+        entries: list[Entry] = []
+        for event in events:
+            p = event.payload
+            move = self.move_of(event.kind, p)
+            if move is not None:
+                entries.append(Entry(event.id, move))
+            elif event.kind == "take_back":
+                gone = set(p["events"])
+                entries = [e for e in entries if e.event_id not in gone]
+            elif event.kind == "correction":
+                entries = correct(entries, self.parse_cell(corrected_cell(p)), p["colour"], event.id, self.near)
+            elif event.kind == "amend":
+                entries = self.amend(entries, p)
+        return entries
+
+    def derive(self, events: Sequence[EventRow], before: Derived | None = None,
+               new: Sequence[EventRow] = ()) -> Derived:
+        if new and before is not None and all(self.move_of(e.kind, e.payload) is not None for e in new):
+            return self.play(before.entries, before, self.replay(new))
+        return self.play(self.replay(events))
+
+    def near(self, cell: Cell) -> set[Cell]:
+        board = self.board
+        return set(board.cells_of(board.edge[board.index[cell]])) if cell in board.index else set()
+
+    def restore(self, events: Sequence[EventRow], derived: Derived) -> None:
+        """Corrections still standing after a restart: the latest per cell, if the game agrees."""
+        laid = self.laid(derived.game)
+        out: dict[Cell, Override] = {}
+        for event in events:
+            if event.kind == "correction":
+                p = event.payload
+                cell = self.parse_cell(corrected_cell(p))
+                out.pop(cell, None)
+                if p.get("misread") not in (None, p["colour"]):
+                    out[cell] = Override(p["misread"], p["colour"])
+        self.overrides = {cell: o for cell, o in out.items() if laid.get(cell, EMPTY) == o.colour}
+
+    # --- input ---------------------------------------------------------------------------
+
+    def observe(self, derived: Derived, board: Mapping, uncertain: Sequence, t: float) -> list[Item]:
+        seen_now = self.occupied(board)
+        self.camera_board = seen_now
+        self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
+        self.overrides = {cell: o for cell, o in self.overrides.items() if seen_now.get(cell, EMPTY) == o.misread}
+        if self.unsure_change(derived):
+            return []  # part of the change could not be read: wait for a clearer board
+        explained = self.explain(derived, self.with_overrides(seen_now))
+        if explained is None:
+            return []
+        taken_back, moves = explained
+        items: list[Item] = []
+        if taken_back:
+            items.append(("take_back", {"events": last_placements(derived, taken_back, lambda t: not t.move.passed),
+                                        "source": "camera", "t": t}))
+        items += [("move", {**m, "source": "camera", "t": t}) for m in moves]
+        return items
+
+    def occupied(self, board: Mapping) -> dict[Cell, str]:
+        """The camera's board as ``{cell: colour}`` of the occupied cells."""
+        return {self.parse_cell(c): colour for c, colour in board.items() if colour != EMPTY}
+
+    def correction(self, derived: Derived, doc: dict) -> dict:
+        colour = doc.get("colour")
+        pickable = self.colours + (EMPTY,)
+        if colour not in pickable:
+            raise SessionError(f"unknown colour {colour!r} (use {' '.join(pickable)})")
+        try:
+            cell = self.parse_cell(doc.get("cell"))
+        except (ValueError, TypeError):
+            cell = None
+        if cell is None or cell not in self.board.index:
+            raise SessionError(f"cell {doc.get('cell')!r} is not on the {self.game} board")
+        misread = self.camera_board.get(cell, EMPTY) if self.camera_board is not None else None
+        self.overrides.pop(cell, None)
+        if misread is not None and misread != colour:
+            self.overrides[cell] = Override(misread, colour)
+        return {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
+
+    def with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
+        out = dict(seen)
+        for cell, o in self.overrides.items():
+            if out.get(cell, EMPTY) == o.misread:
+                out[cell] = o.colour
+        return {c: colour for c, colour in out.items() if colour != EMPTY}
+
+    def differences(self, derived: Derived) -> tuple[Cell, ...]:
+        """Cells where the camera's last board and the game disagree (shown as unsure):
+        those the change could not explain, or a piece taken back that is still there."""
+        if self.camera_board is None:
+            return ()
+        seen = self.with_overrides(self.camera_board)
+        game = self.laid(derived.game)
+        return tuple(sorted(c for c in seen.keys() | game.keys() if seen.get(c) != game.get(c)))
+
+    def unsure_change(self, derived: Derived) -> bool:
+        """Whether a cell that changed lies on or next to one the camera could not read.
+
+        Such a change may be a piece seen in part; recording it would invent a wrong move or
+        take back a piece that is still there. Cells the user corrected count as read.
+        """
+        board = self.board
+        unsure = {c for c in self.uncertain if c not in self.overrides}
+        near = set(unsure)
+        for cell in unsure & board.index.keys():  # next to: along an edge or at a corner/bridge
+            i = board.index[cell]
+            near.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
+        return any(c in near for c in self.differences(derived))
+
+    # --- output --------------------------------------------------------------------------
+
+    def view(self, derived: Derived) -> dict:
+        game = derived.game
+        last = next((t for t in reversed(game.turns) if not t.move.passed), None)
+        return {
+            "cells": {self.key(c): colour for c, colour in self.laid(game).items()},
+            "last": {"index": last.index, "colour": last.move.colour,
+                     "cells": [self.cell_json(c) for c in self.move_cells(last.move)]} if last else None,
+            "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | set(self.differences(derived)))],
+        }
+
+    def key(self, cell: Cell) -> str:
+        """A cell as the snapshot's ``cells`` map names it."""
+        return ",".join(map(str, cell))

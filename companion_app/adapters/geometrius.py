@@ -1,0 +1,492 @@
+"""Geometrius live: the camera sees tokens and stacks change; the table taps the cards played.
+
+A stable change of the field is one turn: a token new to the field is a push (G7; the line
+and end are the ones that turn the old field into the new one), chips that grew stacks are
+placements by the colour on top. A second change of the same colour that still fits one turn
+(two chips, one push) continues that turn: players put chips down one at a time. Chips are
+logged by the token they lie on (each token exists once), not by place, so a later push
+that moves the token cannot detach them. The cards are tapped on the page per token; until
+then a placement is judged with a card that fits anything, and the page asks for it.
+
+The 4 × 4 starting field is the first board the camera reads with sixteen empty tokens in a
+square (or the setup's). The camera's rows and columns may be offset from the game's (a
+push can grow the field up or left); they are matched by moving the field onto itself.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from rules import geometrius
+from rules.geometrius import Catalogue, Place, Push, Token
+from rules.polygon import Card, Predicate
+
+from .base import Derived, Entry, GameAdapter, Item, SessionError
+
+Pos = tuple[int, int]
+PENDING = "?"  # a card not tapped yet
+NO_CHIP = "."
+WILDCARD = Card(PENDING, Predicate("sides", ">=", 3), "a card not entered yet", "")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Chips one turn put on one token, and the cards tapped for them."""
+
+    token: str
+    chips: int = 1
+    cards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Turned:
+    """A logged turn: a push (token, line, index, end) and/or chips, or nothing (a pass)."""
+
+    colour: str
+    push: tuple | None = None
+    slots: tuple[Slot, ...] = ()
+    events: tuple[int, ...] = ()  # every event the turn was seen in (continuations)
+
+
+def _slots(payload: dict) -> tuple[Slot, ...]:
+    return tuple(Slot(s["token"], s.get("count", 1)) for s in payload.get("chips", ()))
+
+
+def _push(payload: dict) -> tuple | None:
+    p = payload.get("push")
+    return None if p is None else (p["token"], p["line"], p["index"], p["end"])
+
+
+def _shift(before: Mapping[Pos, Token], seen: Mapping[Pos, Token]) -> tuple[int, int] | None:
+    """The shift taking most of the camera's tokens to the game's places of the same shape."""
+    at = {t.shape: p for p, t in before.items()}
+    shifts = Counter((at[t.shape][0] - p[0], at[t.shape][1] - p[1]) for p, t in seen.items() if t.shape in at)
+    return shifts.most_common(1)[0][0] if shifts else None
+
+
+def _translation(before: Mapping[Pos, Token], seen: Mapping[Pos, Token]) -> tuple[int, int] | None:
+    """The shift taking the camera's places to the game's, if the shapes then all agree."""
+    shift = _shift(before, seen)
+    if shift is None:
+        return None
+    moved = {(p[0] + shift[0], p[1] + shift[1]): t.shape for p, t in seen.items()}
+    return shift if moved == {p: t.shape for p, t in before.items()} else None
+
+
+class GeometriusAdapter(GameAdapter):
+    game = "geometrius"
+
+    def __init__(self, setup: geometrius.Setup):
+        super().__init__(setup)
+        cards = {**setup.catalogue.cards, PENDING: WILDCARD}
+        self.judging = Catalogue(setup.catalogue.shapes, cards, setup.catalogue.about)
+        self.camera: dict[Pos, Token] | None = None
+        self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
+        # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
+        # shape), and the shapes the user entered for those places.
+        self.start: dict[Pos, str | None] = {}
+        self.start_fixes: dict[Pos, str] = {}
+
+    # --- the log -------------------------------------------------------------------------
+
+    def derive(self, events: Sequence, before: Derived | None = None, new: Sequence = ()) -> Derived:
+        layout = self.setup.layout
+        entries: list[Entry] = []
+        for event in events:
+            p, kind = event.payload, event.kind
+            if kind == "layout":
+                layout = tuple(tuple(row) for row in p["field"])
+            elif kind == "turn":
+                last = entries[-1] if entries else None
+                if p.get("continues") and last is not None and last.move.colour == p["colour"]:
+                    m = last.move
+                    entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), m.slots + _slots(p),
+                                                              m.events + (event.id,)))
+                else:
+                    entries.append(Entry(event.id, Turned(p["colour"], _push(p), _slots(p), (event.id,))))
+            elif kind == "pass":
+                entries.append(Entry(event.id, Turned(p["colour"], events=(event.id,))))
+            elif kind == "take_back":
+                gone = set(p["events"])
+                entries = [e for e in entries if e.event_id not in gone]
+            elif kind == "amend":  # the cards tapped for a turn's chips on one token
+                entries = [_with_cards(e, p) if e.event_id == p["event"] else e for e in entries]
+            elif kind == "correction" and p.get("start"):
+                layout = tuple(tuple(row) for row in p["field"]) if "field" in p else layout
+            elif kind == "correction" and "shape" in p:
+                layout, entries = _renamed(layout, entries, p["shape_was"], p["shape"])
+            elif kind == "correction":
+                entries = _top_corrected(entries, p["token"], p["top"], event.id)
+        return self.play(layout, entries)
+
+    def play(self, layout: Any, entries: Sequence[Entry]) -> Derived:
+        if layout is None:
+            return Derived(None, (), tuple(entries), None)
+        setup = replace(self.setup, catalogue=self.judging, layout=layout)
+        game = geometrius.Game.start(setup)
+        for entry in entries:
+            game = game.play(self.move(game, entry.move))
+        return Derived(game, tuple(e.event_id for e in entries), tuple(entries), layout)
+
+    def move(self, game: geometrius.Game, turned: Turned) -> geometrius.Move:
+        """The logged turn as the rules engine's move, on the field as it now lies."""
+        actions: list = []
+        tokens = game.tokens
+        if turned.push is not None:
+            push = Push(*turned.push)
+            actions.append(push)
+            tokens = geometrius.pushed(tokens, push)[0]
+        at = {t.shape: p for p, t in tokens.items()}
+        for slot in turned.slots:
+            if slot.token not in at:
+                continue
+            cards = list(slot.cards) + [PENDING] * max(0, slot.chips - len(slot.cards))
+            while cards:
+                take, cards = cards[:2], cards[2:]
+                actions.append(Place(tuple(take), (at[slot.token],)))
+        return geometrius.Move(turned.colour, tuple(actions))
+
+    def restore(self, events: Sequence, derived: Derived) -> None:
+        """After a restart: shapes corrected still rename what the camera reads (or name what
+        it could not read in the starting field)."""
+        for event in events:
+            if event.kind == "correction" and event.payload.get("start"):
+                self.start_fixes[tuple(event.payload["at"])] = event.payload["shape"]
+            elif event.kind == "correction" and "shape" in event.payload:
+                p = event.payload
+                self.renames = {k: v for k, v in self.renames.items() if v != p["shape_was"]}
+                self.renames[p["shape_was"]] = p["shape"]
+
+    def turn_events(self, derived: Derived, index: int) -> list[int]:
+        return list(derived.entries[index].move.events)
+
+    # --- input ---------------------------------------------------------------------------
+
+    def observe(self, derived: Derived, board: Any, uncertain: Sequence, t: float) -> list[Item]:
+        seen, unsure = self.read(board)
+        self.uncertain = tuple(unsure) + tuple(self.unsure_places(uncertain))
+        self.camera = seen
+        game = derived.game
+        if game is None:
+            return self.observe_start(seen, t)
+        if self.uncertain:
+            return []  # a token or stack the camera could not make out: wait for a clearer board
+        seen = {p: replace(tok, shape=self.renames.get(tok.shape, tok.shape)) for p, tok in seen.items()}
+        turn = self.explain(game, seen)
+        if turn is not None:
+            if turn == "same":
+                return []
+            return [("turn", {**turn, "source": "camera", "t": t})]
+        for k in (1, 2):  # tokens or chips gone: a turn or two taken back
+            if len(derived.entries) >= k:
+                earlier = self.play(derived.core, derived.entries[:-k]).game
+                if self.explain(earlier, seen) == "same":
+                    events = [e for entry in derived.entries[-k:] for e in entry.move.events]
+                    return [("take_back", {"events": events, "source": "camera", "t": t})]
+        return []
+
+    def observe_start(self, seen: dict[Pos, Token], t: float) -> list[Item]:
+        """The starting field: sixteen empty tokens in a square. Places the camera cannot read
+        wait for the user to name their shape (or for a clearer board)."""
+        places = set(seen) | set(self.uncertain)
+        self.start = _start_square(places)
+        if not self.start or any(seen[p].stack for p in seen if p in places):
+            self.start = {}
+            return []
+        r0, c0 = min(p[0] for p in places), min(p[1] for p in places)
+        unsure = set(self.uncertain)
+        for p in places:
+            at = (p[0] - r0, p[1] - c0)
+            self.start[at] = seen[p].shape if p in seen and p not in unsure else self.start_fixes.get(at)
+        self.uncertain = tuple(p for p, shape in self.start.items() if shape is None)
+        field = self.start_field()
+        return [("layout", {"field": field, "source": "camera", "t": t})] if field else []
+
+    def start_field(self) -> list[list[str]] | None:
+        """The starting field's rows once every shape in it is known (and each once)."""
+        shapes = list(self.start.values())
+        if len(shapes) != geometrius.FIELD_SIZE ** 2 or None in shapes or len(set(shapes)) != len(shapes):
+            return None
+        size = geometrius.FIELD_SIZE
+        return [[self.start[(r, c)] for c in range(size)] for r in range(size)]
+
+    def read(self, board: Any) -> tuple[dict[Pos, Token], list[Pos]]:
+        """The camera's tokens by place, and the places it could not read (unknown shape)."""
+        seen: dict[Pos, Token] = {}
+        unsure: list[Pos] = []
+        for raw in board or ():
+            pos = (int(raw["row"]), int(raw["col"]))
+            stack = tuple(raw.get("stack") or ())
+            if raw.get("shape") not in self.setup.catalogue.shapes or not set(stack) <= set(geometrius.COLOURS):
+                unsure.append(pos)
+                continue
+            seen[pos] = Token(raw["shape"], stack, height_known=raw.get("stack_height_known", True) is not False)
+        return seen, unsure
+
+    def unsure_places(self, uncertain: Sequence) -> list[Pos]:
+        out = []
+        for u in uncertain:
+            if isinstance(u, Mapping):
+                out.append((int(u["row"]), int(u["col"])))
+            else:
+                out.append((int(u[0]), int(u[1])))
+        return out
+
+    def explain(self, game: geometrius.Game, seen: dict[Pos, Token]) -> dict | str | None:
+        """The turn that makes ``game``'s field the field ``seen``: "same" for none, None when
+        no turn does (tokens gone, stacks shrunk, a new token no push explains)."""
+        shapes = {t.shape for t in game.tokens.values()}
+        new = [t.shape for t in seen.values() if t.shape not in shapes]
+        if len(new) > 1 or len(seen) != len(game.tokens) + len(new):
+            return None
+        after, push = game.tokens, None
+        if new:
+            (pos,) = [p for p, t in seen.items() if t.shape == new[0]]
+            rough = _shift(game.tokens, seen)
+            if rough is None:
+                return None
+            row, col = pos[0] + rough[0], pos[1] + rough[1]  # the game's line numbers
+            for candidate in (Push(new[0], "row", row, "left"), Push(new[0], "row", row, "right"),
+                              Push(new[0], "col", col, "top"), Push(new[0], "col", col, "bottom")):
+                pushed_field = geometrius.pushed(game.tokens, candidate)[0]
+                if _translation(pushed_field, seen) is not None:
+                    push, after = candidate, pushed_field
+                    break
+            if push is None:
+                return None
+        shift = _translation(after, seen)
+        if shift is None:
+            return None
+        chips: list[dict] = []
+        colours = set()
+        for p, tok in seen.items():
+            had = after[(p[0] + shift[0], p[1] + shift[1])].stack
+            added = _added(had, tok)
+            if added is None:
+                return None
+            if added:
+                colours.add(added[0])
+                chips.append({"token": tok.shape, "count": added[1]})
+        if len(colours) > 1:
+            return None
+        if push is None and not chips:
+            return "same"
+        colour = colours.pop() if colours else game.colour_to_move
+        doc: dict = {"colour": colour, "chips": chips}
+        if push is not None:
+            doc["push"] = {"token": push.token, "line": push.line, "index": push.index, "end": push.end}
+        last = game.turns[-1].move if game.turns else None
+        if last is not None and last.colour == colour and chips and _fits_one_turn(last, push, chips):
+            doc["continues"] = True
+        return doc
+
+    def correction(self, derived: Derived, doc: dict) -> dict:
+        """``{"at": [r, c], "top": colour or "."}``: the top chip there is really that (or
+        no chip was put there); ``{"at": [r, c], "shape": id}``: the token shows that shape."""
+        game = derived.game
+        at = doc.get("at")
+        pos = tuple(at) if isinstance(at, list) and len(at) == 2 and all(type(x) is int for x in at) else None
+        if game is None:
+            return self.start_correction(pos, doc.get("shape"))
+        if pos not in game.tokens:
+            raise SessionError(f"no token lies at {at!r}")
+        token = game.tokens[pos]
+        if "shape" in doc:
+            shape = doc["shape"]
+            if shape not in self.setup.catalogue.shapes:
+                raise SessionError(f"the catalogue has no token {shape!r}")
+            if shape != token.shape and any(t.shape == shape for t in game.tokens.values()):
+                raise SessionError(f"{shape} already lies elsewhere on the field (each token exists once)")
+            self.renames = {k: v for k, v in self.renames.items() if v != token.shape}
+            self.renames[token.shape] = shape
+            return {"at": list(pos), "shape_was": token.shape, "shape": shape}
+        top = doc.get("top")
+        if top not in geometrius.COLOURS + (NO_CHIP,):
+            raise SessionError(f"unknown chip colour {top!r} (use {', '.join(geometrius.COLOURS)} or .)")
+        return {"at": list(pos), "token": token.shape, "top": top}
+
+    def start_correction(self, pos: Pos | None, shape: Any) -> dict:
+        """A shape named for a place of the starting field the camera could not read; with the
+        last one named, the field is complete and the game starts."""
+        if pos not in self.start:
+            raise SessionError("the starting field has not been seen yet: lay out the 4 × 4 tokens")
+        if shape not in self.setup.catalogue.shapes:
+            raise SessionError(f"the catalogue has no token {shape!r}")
+        if any(s == shape for p, s in self.start.items() if p != pos):
+            raise SessionError(f"{shape} already lies elsewhere on the field (each token exists once)")
+        self.start[pos] = self.start_fixes[pos] = shape
+        self.uncertain = tuple(p for p, s in self.start.items() if s is None)
+        payload: dict = {"at": list(pos), "shape": shape, "start": True}
+        field = self.start_field()
+        if field:
+            payload["field"] = field
+        return payload
+
+    def amendment(self, derived: Derived, doc: dict) -> dict:
+        """The cards tapped for the chips a turn put on one token."""
+        event, token, cards = doc.get("event"), doc.get("token"), doc.get("cards")
+        entry = next((e for e in derived.entries if e.event_id == event), None)
+        if entry is None:
+            raise SessionError(f"there is no logged turn {event!r}")
+        slot = next((s for s in entry.move.slots if s.token == token), None)
+        if slot is None:
+            raise SessionError(f"that turn put no chip on {token!r}")
+        if not isinstance(cards, list) or not 1 <= len(cards) <= 2 or not all(isinstance(c, str) for c in cards):
+            raise SessionError("tap one card (two for a block)")
+        unknown = [c for c in cards if c not in self.setup.catalogue.cards]
+        if unknown:
+            raise SessionError(f"the catalogue has no card {', '.join(unknown)}")
+        return {"event": event, "token": token, "cards": cards}
+
+    def pass_payload(self, derived: Derived) -> dict:
+        if derived.game is None:
+            raise SessionError("the starting field has not been seen yet")
+        return super().pass_payload(derived)
+
+    # --- output --------------------------------------------------------------------------
+
+    def move_cells(self, move: geometrius.Move) -> tuple:
+        return tuple(p for a in move.actions if isinstance(a, Place) for p in a.at)
+
+    def layout(self, derived: Derived) -> dict:
+        catalogue = self.setup.catalogue
+        return {
+            "shape": "tokens",
+            "shapes": {s.id: {"vertices": _unit(s.vertices), "star": s.star} for s in catalogue.shapes.values()},
+            "cards": [{"id": c.id, "text": c.text_en or str(c.predicate),
+                       "matches": [s for s in catalogue.shapes if catalogue.accepts(c.id, s)]}
+                      for c in catalogue.cards.values()],
+            "pickable": list(geometrius.COLOURS),
+        }
+
+    def scores(self, derived: Derived) -> dict:
+        if derived.game is None:
+            return geometrius.score_field({}, self.setup.player_list, self.setup.catalogue, over=False).to_json()
+        return geometrius.score_field(derived.game.tokens, self.setup.player_list, self.setup.catalogue,
+                                      over=derived.game.over).to_json()
+
+    def view(self, derived: Derived) -> dict:
+        game = derived.game
+        if game is None:
+            tokens = [{"row": r, "col": c, "shape": shape, "stack": [], "blocked": False}
+                      for (r, c), shape in sorted(self.start.items())]
+            return {"cells": {}, "last": None, "uncertain": [list(p) for p in self.uncertain],
+                    "geometrius": {"waiting": True, "tokens": tokens, "turns": []}}
+        last = next((t for t in reversed(game.turns) if not t.move.passed), None)
+        at = {t.shape: p for p, t in game.tokens.items()}
+        catalogue = self.setup.catalogue
+        turns = []
+        for index, (entry, turn) in enumerate(zip(derived.entries, game.turns)):
+            slots = [{"token": s.token, "at": list(at[s.token]) if s.token in at else None, "chips": s.chips,
+                      "cards": list(s.cards),
+                      "fits": [catalogue.accepts(c, s.token) for c in s.cards]} for s in entry.move.slots]
+            turns.append({"index": index, "event": entry.event_id, "colour": entry.move.colour,
+                          "push": entry.move.push[0] if entry.move.push else None, "slots": slots})
+        return {
+            "cells": {},
+            "last": {"index": last.index, "colour": last.move.colour,
+                     "cells": [list(p) for p in self.move_cells(last.move)]} if last else None,
+            "uncertain": [list(p) for p in self.uncertain],
+            "geometrius": {
+                "waiting": False,
+                "tokens": [{"row": r, "col": c, "shape": t.shape, "stack": list(t.stack), "blocked": t.blocked}
+                           for (r, c), t in sorted(game.tokens.items())],
+                "turns": turns,
+                "turns_left": {c: geometrius.TURNS - game.turns_made(c) for c in self.setup.turn_order},
+            },
+        }
+
+    def record(self, derived: Derived) -> dict:
+        if derived.game is None:
+            raise SessionError("nothing to export: the starting field has not been seen yet")
+        setup = replace(self.setup, layout=derived.core)
+        return geometrius.record_json(replace(derived.game, setup=setup))
+
+
+def _added(had: tuple[str, ...], seen: Token) -> tuple[str, int] | None:
+    """(colour, chips) put on a stack that held ``had`` and now shows ``seen``: () for none,
+    None when it cannot be play (chips gone, a chip under the top changed)."""
+    if seen.height_known:
+        if seen.stack == had:
+            return ()
+        extra = seen.stack[len(had):]
+        if seen.stack[:len(had)] != had or not extra or len(set(extra)) != 1:
+            return None
+        return extra[0], len(extra)
+    top = seen.stack[-1] if seen.stack else None
+    if top == (had[-1] if had else None):
+        return ()
+    return (top, 1) if top is not None else None
+
+
+def _fits_one_turn(last: geometrius.Move, push: Push | None, chips: list[dict]) -> bool:
+    pushes = sum(isinstance(a, Push) for a in last.actions) + (push is not None)
+    placed = sum(a.chips for a in last.actions if isinstance(a, Place))
+    return pushes <= 1 and placed + sum(c["count"] for c in chips) <= geometrius.CHIPS_PER_TURN
+
+
+def _start_square(places: set[Pos]) -> dict[Pos, None]:
+    """The places as a 4 × 4 square (row 0 first, from 0), or {} when they are not one."""
+    size = geometrius.FIELD_SIZE
+    if len(places) != size * size:
+        return {}
+    r0, c0 = min(p[0] for p in places), min(p[1] for p in places)
+    square = {(r0 + r, c0 + c) for r in range(size) for c in range(size)}
+    return {(r, c): None for r in range(size) for c in range(size)} if places == square else {}
+
+
+def _with_cards(entry: Entry, payload: dict) -> Entry:
+    m = entry.move
+    slots = tuple(replace(s, cards=tuple(payload["cards"])) if s.token == payload["token"] else s for s in m.slots)
+    return Entry(entry.event_id, replace(m, slots=slots))
+
+
+def _renamed(layout: Any, entries: list[Entry], was: str, now: str) -> tuple[Any, list[Entry]]:
+    """A token's shape corrected everywhere the log names it."""
+    def name(shape: str) -> str:
+        return now if shape == was else shape
+
+    if layout is not None:
+        layout = tuple(tuple(name(s) for s in row) for row in layout)
+    out = []
+    for e in entries:
+        m = e.move
+        push = None if m.push is None else (name(m.push[0]),) + tuple(m.push[1:])
+        out.append(Entry(e.event_id, replace(m, push=push,
+                                             slots=tuple(replace(s, token=name(s.token)) for s in m.slots))))
+    return layout, out
+
+
+def _top_corrected(entries: list[Entry], token: str, top: str, event_id: int) -> list[Entry]:
+    """The chip last put on ``token`` is really ``top``'s (or there is none): the chip leaves
+    the turn of another colour that put it, and joins the latest turn of ``top`` (or is a turn
+    of its own, made now)."""
+    out = list(entries)
+    for i in range(len(out) - 1, -1, -1):
+        m = out[i].move
+        if any(s.token == token for s in m.slots):
+            if m.colour == top:
+                return out
+            left = replace(m, slots=tuple(s for s in m.slots if s.token != token))
+            if left.slots or left.push is not None:
+                out[i] = Entry(out[i].event_id, left)
+            else:
+                del out[i]  # that turn was only this chip: it was never made
+            break
+    if top == NO_CHIP:
+        return out
+    for i in range(len(out) - 1, -1, -1):
+        m = out[i].move
+        if m.colour == top:
+            out[i] = Entry(out[i].event_id, replace(m, slots=m.slots + (Slot(token),)))
+            return out
+    return out + [Entry(event_id, Turned(top, slots=(Slot(token),), events=(event_id,)))]
+
+
+def _unit(vertices: Sequence[Sequence[float]]) -> list[list[float]]:
+    """A polygon fitted into the unit square (y down, as drawn on a token)."""
+    xs, ys = [v[0] for v in vertices], [v[1] for v in vertices]
+    size = max(max(xs) - min(xs), max(ys) - min(ys)) or 1
+    cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+    return [[round((x - cx) / size + .5, 4), round(.5 - (y - cy) / size, 4)] for x, y in vertices]

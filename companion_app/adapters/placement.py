@@ -1,0 +1,82 @@
+"""Blokus and Gemblo: the games of the shared placement engine (:mod:`rules.placement`).
+
+A colour with no legal placement passes, which the board decides, so those passes are not
+logged: they are re-derived after every change and can never go stale.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rules.board import Board
+from rules.lattice import Cell
+from rules.observe import as_cell, laid_cells, occupied, observe as explain_board, passes_due
+from rules.placement import Match, Move
+from rules.records import record_json
+
+from ..layout import layout_json
+from .base import Derived, Entry
+from .cells import CellAdapter, Laid
+
+
+class PlacementAdapter(CellAdapter):
+    def __init__(self, setup: Any, game: str):
+        self.game = game
+        super().__init__(setup)
+        self.colours = self.module.COLOURS
+        self.fresh: Match = self.module.new_match(setup)
+
+    @property
+    def board(self) -> Board:
+        return self.fresh.rules.board
+
+    def parse_cell(self, value: Any) -> Cell:
+        return as_cell(value)
+
+    def occupied(self, board: Any) -> dict[Cell, str]:
+        """``{cell: colour}``, or Blokus' 20 rows as the camera reads them."""
+        return occupied(board)
+
+    def laid(self, game: Match) -> dict[Cell, str]:
+        return laid_cells(game)
+
+    def move_of(self, kind: str, payload: dict) -> Laid | None:
+        if kind == "move":
+            return Laid(payload["colour"], tuple(tuple(c) for c in payload["cells"]))
+        if kind == "pass":
+            return Laid(payload["colour"], passed=True)
+        return None
+
+    def explain(self, derived: Derived, seen: dict[Cell, str]) -> tuple[int, list[dict]] | None:
+        seen_moves = explain_board(derived.game, seen)
+        if seen_moves.unexplained_cells:
+            return None
+        return seen_moves.taken_back, [{"colour": m.colour, "cells": [list(c) for c in m.cells]}
+                                       for m in seen_moves.moves]
+
+    def play(self, entries: Sequence[Entry], before: Derived | None = None,
+             added: Sequence[Entry] = ()) -> Derived:
+        """Play the entries, with the passes the board makes due in between and at the end
+        (so the page says "Yellow passes" as soon as Yellow is stuck)."""
+        match, sources = before.core if before is not None else (self.fresh, ())
+        sources = list(sources)
+        for entry in (added if before is not None else entries):
+            move = Move(entry.move.colour, passed=True) if entry.move.passed else Move(entry.move.colour,
+                                                                                      entry.move.cells)
+            for colour in passes_due(match):
+                if colour == move.colour:
+                    break
+                match = match.play(Move(colour, passed=True))
+                sources.append(None)
+            match = match.play(move)
+            sources.append(entry.event_id)
+        core = (match, tuple(sources))
+        for colour in passes_due(match):
+            match = match.play(Move(colour, passed=True))
+            sources.append(None)
+        return Derived(match, tuple(sources), tuple(entries) + tuple(added), core)
+
+    def layout(self, derived: Derived) -> dict:
+        return layout_json(self.fresh.rules, self.colours)
+
+    def record(self, derived: Derived) -> dict:
+        return record_json(derived.game, self.setup)

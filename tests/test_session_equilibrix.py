@@ -1,0 +1,148 @@
+"""Live Equilibrix: fields the camera sees covered become judged tile placements; every
+reason code reaches the page; taps (ring tile, 5+1 token), corrections and take-backs
+re-judge the game; a restart resumes it."""
+from companion_app.session import Session, SessionError
+from companion_app.store import Store
+from rules import flower
+from rules.records import parse_record
+
+import pytest
+
+DUO = {"P 0 0 0": "B", "T 0 0 +": "B"}  # the shape "duo": the first ring tile offered
+
+
+def start(tmp_path, variant="autonomie", **doc):
+    return Session.start(Store.open(tmp_path), {"variant": variant, **doc}, "equilibrix")
+
+
+def see(session, *steps):
+    """Show the camera each board in turn (each step adds fields to the last)."""
+    board = {}
+    for t, step in enumerate(steps):
+        board.update(step)
+        session.observe(dict(board), [], float(t))
+    return board
+
+
+def replayed(record):
+    """The verdicts ``tableref check`` gives an exported record."""
+    rec = parse_record(record)
+    return [[v.code for v in t.violations] for t in rec.module.play_all(rec.setup, rec.moves).turns]
+
+
+def history(session):
+    return [(h["colour"], h["piece"], h["reasons"]) for h in session.snapshot()["history"]]
+
+
+def codes(session):
+    return sorted({a["code"] for a in session.snapshot()["alerts"]})
+
+
+def around_origin(n):
+    """``n`` fields in a row round node (0, 0), each sharing an arc with the next."""
+    import math
+
+    ring = sorted(flower.fields_at((0, 0)), key=lambda f: math.atan2(*flower.centroid(f)[::-1]))
+    return {flower.field_id(f): "B" for f in ring[:n]}
+
+
+def test_covered_fields_become_the_offered_ring_tile_of_that_shape(tmp_path):
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "W"})
+    snap = s.snapshot()
+    assert history(s) == [("B", "duo-1", []), ("W", "mini:petal", [])]
+    assert snap["cells"] == {"P 0 0 0": "B", "T 0 0 +": "B", "P 2 0 0": "W"}
+    assert snap["last"] == {"index": 1, "colour": "W", "cells": ["P 2 0 0"]}
+    assert snap["to_move"] == "B"
+    eq = snap["equilibrix"]
+    assert eq["ring"][0] is None and eq["origin"] == 0  # the Origin moved to duo-1's slot
+    assert eq["offered"] == ["fan-1", "bow-1", "star-1", "chain-1"]
+    assert eq["mini_turns_left"] == {"B": 2, "W": 1}
+    assert snap["layout"]["shape"] == "flower" and len(snap["layout"]["fields"]) == 144
+
+
+def test_the_ring_seen_by_the_camera_names_the_tile(tmp_path):
+    s = start(tmp_path)
+    ring = [{"shape": t.rsplit("-", 1)[0], "side": "B"} for t in s.setup.ring]  # as the reader sees it
+    ring[1] = None  # a fan left the ring ... but the fields are a duo: E1, the tile's shape differs
+    s.observe({"fields": DUO, "ring": ring, "origin": 1}, [], 0.0)
+    assert history(s) == [("B", "fan-1", ["tile_not_offered"])]
+
+
+def test_every_reason_a_table_can_break_reaches_the_page(tmp_path):
+    s = start(tmp_path, variant="zdrzovacka")
+    see(s, around_origin(6),                         # no tile has this shape (E1); 6 dots at (0, 0) (E5)
+        {"P 2 0 0": "W"}, {"P 2 -2 0": "W"},          # White twice in a row
+        {"P -3 3 0": "B"},                            # far from Black's fields (E4)
+        {"P 3 -1 2": "W"}, {"P 3 -2 2": "W"})         # White's third mini-tile turn (E2)
+    s.declare_pass()                                  # ZDRŽOVAČKA: no passing while a move is left
+    assert codes(s) == ["illegal_pass", "no_mini_tile_left", "not_connected", "tile_not_offered",
+                        "too_many_dots", "wrong_turn"]
+    alert = next(a for a in s.snapshot()["alerts"] if a["code"] == "too_many_dots")
+    assert alert["rule"] == "E5" and sorted(alert["piece_cells"]) == sorted(around_origin(6))
+
+
+def test_the_5_plus_1_token_entered_by_tap_allows_six_dots_once(tmp_path):
+    s = start(tmp_path)
+    see(s, around_origin(6))
+    event = s.snapshot()["history"][0]["event"]
+    s.amend({"event": event, "token": True, "tile": None})
+    assert codes(s) == ["tile_not_offered"]
+    snap = s.snapshot()
+    assert snap["history"][0]["token"] is True
+    assert snap["equilibrix"]["tokens"] == {"B": 0, "W": 2}  # the token went to White
+    with pytest.raises(SessionError):
+        s.amend({"event": event, "tile": "no-such-tile"})
+
+
+def test_a_correction_rejudges_later_moves_and_a_restart_resumes(tmp_path):
+    s = start(tmp_path)
+    board = see(s, DUO, {"P 2 0 0": "W"}, {"P 1 0 1": "B"})
+    assert history(s)[2] == ("B", "mini:petal", [])
+    # The camera misread White's petal: it is really empty, so Black moved twice in a row.
+    s.correct_cell("P 2 0 0", ".")
+    assert [h[2] for h in history(s)] == [[], ["wrong_turn"]]
+    assert "P 2 0 0" not in s.snapshot()["cells"]
+    s.observe(board, [], 9.0)  # the camera still reads the misread: the correction stands
+    assert "P 2 0 0" not in s.snapshot()["cells"]
+    again = Session.resume(Store.open(tmp_path))
+    assert again.snapshot()["history"] == s.snapshot()["history"]
+    again.observe(board, [], 10.0)
+    assert len(again.snapshot()["history"]) == 2
+    record = again.export_record()
+    assert record["game"] == "equilibrix" and record["moves"][0] == {"colour": "B", "fields": list(DUO),
+                                                                      "tile": "duo-1"}
+    assert replayed(record) == [h["reasons"] for h in again.snapshot()["history"]]  # `check` agrees
+
+
+def test_a_tile_lifted_off_is_taken_back_and_an_unsure_field_waits(tmp_path):
+    s = start(tmp_path)
+    see(s, DUO)
+    s.observe({"P 2 0 0": "W", **DUO}, ["P 2 0 2"], 1.0)  # a field beside the new one unread: wait
+    assert len(history(s)) == 1 and "P 2 0 2" in s.snapshot()["uncertain"]
+    s.observe({}, [], 2.0)  # Black's tile lifted off
+    assert history(s) == []
+    see(s, DUO)  # put back, then taken back on the page
+    s.take_back(0)
+    assert history(s) == []
+
+
+def test_kombo_the_loser_picks_the_next_variant_and_chooses_from_five_tiles(tmp_path):
+    store = Store.open(tmp_path)
+    s = Session.start(store, {"variant": "tri-mety", "settings": {"kombo": True}}, "equilibrix")
+    see(s, DUO, {"P 2 0 0": "W"})  # White's petal joins its marker at (3, 0)
+    with pytest.raises(SessionError):
+        s.next_kombo_doc("autonomie")  # no winner yet
+    s.declare_pass()
+    s.declare_pass()
+    snap = s.snapshot()
+    assert snap["game_over"] and snap["kombo"]["winner_now"] == "W" and snap["kombo"]["wins"] == {"B": 0, "W": 1}
+    with pytest.raises(SessionError):
+        s.next_kombo_doc("tri-mety")  # the loser must pick another variant
+    doc = s.next_kombo_doc("autonomie")
+    nxt = Session.start(store, doc, "equilibrix")
+    assert nxt.setup.variant == "autonomie" and dict(nxt.setup.offered) == {"B": 5, "W": 3}
+    snap = nxt.snapshot()
+    assert snap["kombo"]["games"] == [{"variant": "tri-mety", "winner": "W"}]
+    assert snap["equilibrix"]["offered"] == ["duo-1", "fan-1", "bow-1", "star-1", "chain-1"]
+    assert Session.resume(store).snapshot()["kombo"] == snap["kombo"]

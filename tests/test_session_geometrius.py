@@ -1,0 +1,174 @@
+"""Live Geometrius: the camera's field changes become turns (chips, pushes, in the camera's
+own rows and columns), the cards tapped are judged at once, corrections and take-backs
+re-judge the game, and a restart resumes it."""
+import pytest
+
+from companion_app.session import Session, SessionError
+from companion_app.store import Store
+from rules import geometrius
+from rules.geometrius import Push, Token
+from rules.records import parse_record
+
+FIELD = [["T01", "Q03", "P02", "H01"], ["T05", "Q01", "P06", "H03"],
+         ["T02", "Q10", "P01", "X01"], ["T08", "Q05", "H08", "X03"]]
+PLAYERS = [{"name": "Ann", "colours": ["red"]}, {"name": "Bob", "colours": ["blue"]}]
+
+
+def start(tmp_path):
+    return Session.start(Store.open(tmp_path), {"players": PLAYERS}, "geometrius")
+
+
+def camera(tokens, offset=(0, 0), hide_height=()):
+    """The field as the reader reports it, in its own rows and columns (shifted by ``offset``)."""
+    out = []
+    for (r, c), t in sorted(tokens.items()):
+        doc = {"row": r + offset[0], "col": c + offset[1], "shape": t.shape, "stack": list(t.stack)}
+        if t.shape in hide_height:
+            doc["stack"], doc["stack_height_known"] = list(t.stack[-1:]), False
+        out.append(doc)
+    return out
+
+
+def chips(tokens, **added):
+    out = dict(tokens)
+    for shape, colours in added.items():
+        pos = next(p for p, t in out.items() if t.shape == shape)
+        out[pos] = Token(shape, out[pos].stack + tuple(colours.split()))
+    return out
+
+
+def replayed(record):
+    """The verdicts ``tableref check`` gives an exported record."""
+    rec = parse_record(record)
+    return [[v.code for v in t.violations] for t in geometrius.play_all(rec.setup, rec.moves).turns]
+
+
+def history(s):
+    return [(h["colour"], h["piece"], h["reasons"]) for h in s.snapshot()["history"]]
+
+
+def turn_event(s, index):
+    return s.snapshot()["geometrius"]["turns"][index]["event"]
+
+
+START = geometrius.starting_field(FIELD)
+
+
+def test_the_first_square_of_sixteen_tokens_is_the_starting_field(tmp_path):
+    s = start(tmp_path)
+    assert s.snapshot()["geometrius"]["waiting"] is True
+    with pytest.raises(SessionError):
+        s.declare_pass()
+    s.observe(camera(START, offset=(7, -3)), [], 0.0)
+    snap = s.snapshot()
+    assert snap["geometrius"]["waiting"] is False
+    assert {(t["row"], t["col"]): t["shape"] for t in snap["geometrius"]["tokens"]} == \
+        {p: t.shape for p, t in START.items()}
+    assert snap["layout"]["shape"] == "tokens" and snap["to_move"] == "red"
+
+
+def test_chips_and_a_push_seen_in_shifted_rows_are_turns_and_tapped_cards_are_judged(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    one = chips(START, Q01="red")
+    s.observe(camera(one, offset=(2, 2)), [], 1.0)
+    assert history(s) == [("red", "? on (1, 1)", [])]
+    slot = s.snapshot()["geometrius"]["turns"][0]["slots"][0]
+    assert slot == {"token": "Q01", "at": [1, 1], "chips": 1, "cards": [], "fits": []}
+    # The tapped card does not fit the square Q01 (G1), a fitting one clears the alert.
+    s.amend({"event": turn_event(s, 0), "token": "Q01", "cards": ["C01"]})
+    assert history(s)[0][2] == ["card_does_not_match"]
+    assert s.snapshot()["geometrius"]["turns"][0]["slots"][0]["fits"] == [False]
+    assert [a["rule"] for a in s.snapshot()["alerts"]] == ["G1"]
+    s.amend({"event": turn_event(s, 0), "token": "Q01", "cards": ["C02"]})
+    assert history(s)[0][2] == [] and s.snapshot()["alerts"] == []
+    assert replayed(s.export_record()) == [[]]  # `tableref check` agrees with the page
+    # Blue pushes X02 into the last row from the left: the field grows a column to the right.
+    pushed, _ = geometrius.pushed(one, Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed, offset=(-5, 4)), [], 2.0)
+    assert history(s)[1] == ("blue", "X02 into row 3 from the left", [])
+    # Blue then captures Q01 (one chip on red's) in the same turn, with no blue chip beside it.
+    captured = chips(pushed, Q01="blue")
+    s.observe(camera(captured, offset=(-5, 4)), [], 3.0)
+    assert history(s)[1] == ("blue", "X02 into row 3 from the left; ? on (1, 1)", ["no_adjacent_own_top"])
+    assert {p["name"]: p["score"] for p in s.snapshot()["scores"]["players"]} == {"Ann": 0, "Bob": 2}
+    with pytest.raises(SessionError):
+        s.amend({"event": turn_event(s, 1), "token": "T01", "cards": ["C01"]})
+
+
+def test_a_block_a_turn_out_of_order_and_too_many_chips_are_flagged(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T01="red red")), [], 1.0)  # a block with no red chip beside it (G5)
+    assert history(s)[0][2] == ["no_adjacent_own_top"] and history(s)[0][0] == "red"
+    s.observe(camera(chips(START, T01="red red", Q03="blue", P02="blue")), [], 2.0)
+    s.observe(camera(chips(START, T01="red red", Q03="blue", P02="blue", H01="red")), [], 3.0)
+    assert [h[0] for h in history(s)] == ["red", "blue", "red"]
+    # Two more red chips do not fit red's turn (one chip so far + two): a new red turn, out of order.
+    s.observe(camera(chips(START, T01="red red", Q03="blue", P02="blue", H01="red", T05="red",
+                           Q01="red")), [], 4.0)
+    assert history(s)[3][0] == "red" and history(s)[3][2] == ["wrong_turn"]
+    s.take_back(3)
+    s.take_back(2)
+    s.observe(camera(chips(START, T01="red red", Q03="blue", P02="blue", H01="red", T05="red",
+                           Q01="red")), [], 5.0)  # three red chips in one turn (G6)
+    assert history(s)[2][2] == ["too_many_chips"]
+
+
+def test_corrections_and_take_backs_rejudge_and_a_restart_resumes(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    one = chips(START, Q01="red")
+    s.observe(camera(one), [], 1.0)
+    two = chips(one, P06="blue")
+    s.observe(camera(two, hide_height=("P06",)), [], 2.0)  # only the top chip seen: one chip counted
+    assert history(s) == [("red", "? on (1, 1)", []), ("blue", "? on (1, 2)", [])]
+    # The chip on P06 is really red's: it joins red's turn, and blue made no turn.
+    s.correct({"at": [1, 2], "top": "red"})
+    assert history(s) == [("red", "? on (1, 1); ? on (1, 2)", [])]
+    # The token read as Q01 is really Q02 (each token exists once; renamed everywhere).
+    s.correct({"at": [1, 1], "shape": "Q02"})
+    assert s.snapshot()["geometrius"]["turns"][0]["slots"][0]["token"] == "Q02"
+    with pytest.raises(SessionError):
+        s.correct({"at": [1, 1], "shape": "T01"})  # T01 lies elsewhere
+    again = Session.resume(Store.open(tmp_path))
+    assert again.snapshot()["history"] == s.snapshot()["history"]
+    # The camera still reads Q01 (it means Q02), but P06's chip is gone: no turn explains that.
+    again.observe(camera(one), [], 3.0)
+    assert again.snapshot()["history"] == s.snapshot()["history"]
+    again.observe(camera(chips(START, Q01="red", P06="red")), [], 4.0)  # as the game has it: nothing new
+    assert again.snapshot()["history"] == s.snapshot()["history"]
+    again.take_back(0)
+    assert history(again) == []
+    record = again.export_record()
+    assert record["field"][1][1] == "Q02" and record["moves"] == []
+
+
+def test_a_board_back_to_an_earlier_one_is_a_take_back_and_unsure_tokens_wait(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red", T01="blue")), [{"row": 0, "col": 0}], 2.0)
+    assert len(history(s)) == 1 and s.snapshot()["uncertain"] == [[0, 0]]
+    s.observe(camera(START), [], 3.0)  # red's chip lifted off
+    assert history(s) == []
+    s.declare_pass()  # a turn that changes nothing still counts (G10)
+    assert history(s) == [("red", None, [])]
+
+
+def test_a_starting_token_the_camera_cannot_read_is_named_by_tap(tmp_path):
+    s = start(tmp_path)
+    board = camera(START, offset=(3, 3))
+    board[5]["shape"] = "unknown"  # Q01 at (1, 1): the reader could not match its polygon
+    s.observe(board, [[4, 4]], 0.0)
+    snap = s.snapshot()
+    assert snap["geometrius"]["waiting"] is True and snap["uncertain"] == [[1, 1]]
+    assert [t["shape"] for t in snap["geometrius"]["tokens"]][5] is None
+    with pytest.raises(SessionError):
+        s.correct({"at": [1, 1], "shape": "T01"})  # T01 lies at (0, 0)
+    s.correct({"at": [1, 1], "shape": "Q01"})
+    snap = s.snapshot()
+    assert snap["geometrius"]["waiting"] is False and snap["uncertain"] == []
+    assert Session.resume(Store.open(tmp_path)).snapshot()["geometrius"]["tokens"] == snap["geometrius"]["tokens"]
+    s.observe(camera(chips(START, Q01="red"), offset=(3, 3)), [], 1.0)
+    assert history(s) == [("red", "? on (1, 1)", [])]
