@@ -1,10 +1,12 @@
 """How the live page draws a game's board, computed from the game's rules.
 
-The page has one drawing path for every board: a polygon per cell at a centre given here,
+Blokus and Gemblo share one drawing path: a polygon per cell at a centre given here,
 outlines built from the polygon's sides and the neighbour across each side. Only the cell
-shape differs between games, and it follows the lattice (Blokus' squares, Gemblo's hexes).
+shape differs between them, and it follows the lattice (Blokus' squares, Gemblo's hexes).
 Units are chosen so that neighbouring cells' centres lie 1 apart on either board: the
-page's stroke widths and marks then read the same on both.
+page's stroke widths and marks then read the same on both. Equilibrix' fields are not
+polygons (petals and curved triangles have arcs for sides), so the flower layout gives each
+field's SVG path; Geometrius' token field is drawn by its adapter's layout.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from rules import gemblo
+from rules import equilibrix, flower, gemblo
 from rules.lattice import Cell
 from rules.placement import PlacementRules
 
@@ -78,6 +80,12 @@ def layout_json(rules: PlacementRules, pickable: Sequence[str]) -> dict:
 FLOWER_SCALE = 2.0  # node spacing on screen: a petal's length (its two tips 1 apart would be too thin to tap)
 
 
+def _node_xy(node: tuple[int, int], r: float) -> tuple[float, float]:
+    """A flower node on screen (y down): axial (q, s) at r·(q + s/2, s·√3/2)."""
+    q, s = node
+    return (r * (q + s / 2), r * s * math.sqrt(3) / 2)
+
+
 def _arc(to: tuple[float, float], r: float, sweep: int) -> str:
     return f"A{r:g} {r:g} 0 0 {sweep} {to[0]:.4f} {to[1]:.4f}"
 
@@ -89,14 +97,7 @@ def flower_field_path(cell: Cell, r: float = FLOWER_SCALE) -> str:
     A petal's two sides bow outward, one to each side of its edge; a curved triangle's three
     sides bow inward, each being the arc of the circle round the node beyond that side.
     """
-    from rules import flower
-
-    def xy(node: tuple[int, int]) -> tuple[float, float]:
-        q, s = node
-        return (r * (q + s / 2), r * s * math.sqrt(3) / 2)
-
-    nodes = sorted(flower.field_nodes(cell))
-    pts = [xy(n) for n in nodes]
+    pts = [_node_xy(n, r) for n in sorted(flower.field_nodes(cell))]
     if len(pts) == 2:
         a, b = pts
         return f"M{a[0]:.4f} {a[1]:.4f}{_arc(b, r, 0)}{_arc(a, r, 0)}Z"
@@ -109,14 +110,12 @@ def flower_field_path(cell: Cell, r: float = FLOWER_SCALE) -> str:
 def flower_layout(markers: dict | None = None, r: float = FLOWER_SCALE) -> dict:
     """The Equilibrix board: a path per field (``[id, d, x, y]``, (x, y) its centroid),
     the nodes (``[q, s, x, y]``) and the TŘI METY markers (``[q, s, colour]``)."""
-    from rules import equilibrix, flower
-
     board = flower.board()
     return {
         "shape": "flower",
         "fields": [[flower.field_id(c), flower_field_path(c, r), *(round(v, 4) for v in flower.centroid(c, r))]
                    for c in board.cells],
-        "nodes": [[q, s, round(r * (q + s / 2), 4), round(r * s * math.sqrt(3) / 2, 4)] for q, s in flower.NODES],
+        "nodes": [[q, s, *(round(v, 4) for v in _node_xy((q, s), r))] for q, s in flower.NODES],
         "markers": [[q, s, colour] for (q, s), colour in (markers or {}).items()],
         "radius": round(3 * r, 4),
         "pickable": list(equilibrix.COLOURS),

@@ -70,7 +70,10 @@ def equilibrix_board(reading: Any) -> dict:
     ring = getattr(reading, "ring", None)
     if not ring or getattr(reading, "ring_uncertain", None):
         return fields
-    return {"fields": fields, "ring": list(ring), "origin": getattr(reading, "origin", None)}
+    # Shapes only: the reader's confidences differ from frame to frame, and a board that
+    # differs from the last one goes to the session again.
+    shapes = [{"shape": slot["shape"]} if isinstance(slot, dict) else slot for slot in ring]
+    return {"fields": fields, "ring": shapes, "origin": getattr(reading, "origin", None)}
 
 
 def geometrius_unsure(reading: Any) -> list:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import base64
+import errno
 import json
 import logging
-import errno
 import signal
 import socket
 import sys
@@ -106,8 +106,8 @@ class Table:
         if doc.get("game", self.game) != "geometrius" or path is None or not path.exists():
             return doc
         settings = doc.get("settings") or {}
-        if "catalogue" in settings:
-            return doc
+        if not isinstance(settings, dict) or "catalogue" in settings:
+            return doc  # the setup's own catalogue (a malformed document is refused by the setup)
         try:
             catalogue = json.loads(path.read_text("utf-8"))
         except (OSError, ValueError) as e:
@@ -115,7 +115,8 @@ class Table:
         return {**doc, "settings": {**settings, "catalogue": catalogue}}
 
     def on_board(self, board: dict, uncertain: list, t: float) -> None:
-        """A stable board from the live loop (``{cell: colour}``) goes to the game being played."""
+        """A stable board from the live loop (in the game's neutral form: ``{cell: colour}``, or
+        Geometrius' tokens) goes to the game being played."""
         session = self.session
         if session is not None:
             session.observe(board, uncertain, t)
@@ -463,9 +464,11 @@ def serve(args: argparse.Namespace) -> None:
     try:
         app = create_app(data_dir, open_source(args, data_dir), args.game,
                          fresh_session=bool(getattr(args, "demo", False)))
-    except StoreError as e:
+    except BaseException as e:  # an unusable source or data folder: the port is free again
         listener.close()
-        raise ServeError("data_folder", e.message) from None
+        if isinstance(e, StoreError):
+            raise ServeError("data_folder", e.message) from None
+        raise
     table: Table = app.extensions["tableref"]
     server = make_server(args.host, args.port, app, threaded=True, fd=listener.fileno())
     listener.close()  # the server holds its own copy of the socket
@@ -484,8 +487,9 @@ def serve(args: argparse.Namespace) -> None:
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port, or a one-line ServeError (Werkzeug's own would print
     two lines and exit, past the command line's --json error)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # "::" or "::1": IPv6, as Werkzeug would
     try:
-        return socket.create_server((host, port), reuse_port=False)
+        return socket.create_server((host, port), family=family, reuse_port=False)
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
             why = "the port is in use by another program; stop it or choose another --port"

@@ -132,6 +132,7 @@ class Session:
         if game not in LIVE_GAMES:
             raise SessionError(f"live refereeing of {game} is not supported yet")
         setup = parse_setup(game, setup_doc)
+        adapter_for(game, setup, setup_doc)  # refuses a bad document before it is stored for good
         row = store.create_session(game, setup_doc)
         return cls._open(store, row, setup, broadcast)
 
@@ -189,7 +190,7 @@ class Session:
         """Take back the move at turn ``index`` (the piece lifted off; later moves stay)."""
         with self._lock:
             sources = self._derived.sources
-            if not (isinstance(index, int) and 0 <= index < len(sources)):
+            if type(index) is not int or not 0 <= index < len(sources):  # JSON true is no move number
                 raise SessionError(f"there is no move {index}")
             if sources[index] is None:
                 raise SessionError("that pass follows from the board (no legal placement was left); "

@@ -405,7 +405,11 @@ def test_an_equilibrix_reading_reaches_the_session_as_fields(monkeypatch, tmp_pa
     slots = [{"shape": "fan", "side": "B", "confidence": 0.9}, None]
     ring = SimpleNamespace(fields=duo, uncertain=[], ring=slots, origin=1, ring_uncertain=[])
     board = READERS["equilibrix"].cells(ring)
-    assert board == {"fields": {(0, 0, 0): "B", (0, 0, 3): "B"}, "ring": slots, "origin": 1}
+    assert board == {"fields": {(0, 0, 0): "B", (0, 0, 3): "B"}, "ring": [{"shape": "fan"}, None], "origin": 1}
+    # The same ring read with another confidence is the same board (not a new one per frame).
+    again = SimpleNamespace(fields=duo, uncertain=[], ring=[{**slots[0], "confidence": 0.8}, None], origin=1,
+                            ring_uncertain=[])
+    assert READERS["equilibrix"].cells(again) == board
     unsure_ring = SimpleNamespace(fields=duo, uncertain=[], ring=slots, origin=1, ring_uncertain=[0])
     assert READERS["equilibrix"].cells(unsure_ring) == {(0, 0, 0): "B", (0, 0, 3): "B"}
 

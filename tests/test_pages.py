@@ -3,6 +3,7 @@ HTTP guards a browser cannot easily reach (oversize upload, cross-site POST)."""
 import io
 import json
 import os
+import socket
 import threading
 from pathlib import Path
 
@@ -119,9 +120,7 @@ def test_setup_live_alert_correction_takeback(server, browser):
     for i, name in enumerate(["Ann", "Bo", "Cy", "Di"]):
         inputs.nth(i).fill(name)
     shot(page, "setup")
-    page.click("text=Start the game")
-    page.wait_for_url("**/live")
-    page.wait_for_selector("#conn[data-state=live]")
+    start_game(page)
 
     session = server.session
     assert [p["name"] for p in session.snapshot()["players"]] == ["Ann", "Bo", "Cy", "Di"]
@@ -167,12 +166,25 @@ def test_setup_live_alert_correction_takeback(server, browser):
     page.close()
 
 
-def test_gemblo_setup_live_alert_correction(server, browser):
-    base = server.base
+def setup_page(browser, base, game):
+    """The setup page in landscape with ``game`` chosen."""
     page = browser.new_page(viewport=LANDSCAPE)
     page.set_default_timeout(5000)
     page.goto(base + "/setup")
-    page.select_option("#game", "gemblo")
+    page.select_option("#game", game)
+    return page
+
+
+def start_game(page):
+    """Start the game set up on ``page`` and wait until the live page streams its state."""
+    page.click("text=Start the game")
+    page.wait_for_url("**/live")
+    page.wait_for_selector("#conn[data-state=live]")
+
+
+def test_gemblo_setup_live_alert_correction(server, browser):
+    base = server.base
+    page = setup_page(browser, base, "gemblo")
     page.select_option("#variant", "4p")
     page.wait_for_selector("#players .player:nth-child(4)")
     assert page.locator("[data-setting=rotated_4p]").is_visible()  # the turned rectangle: 4 players only
@@ -184,9 +196,7 @@ def test_gemblo_setup_live_alert_correction(server, browser):
         page.locator("#players input").nth(i).fill(name)
     page.locator("#players select.colour").nth(2).select_option("B")  # Cy plays blue, not yellow
     shot(page, "gemblo-setup")
-    page.click("text=Start the game")
-    page.wait_for_url("**/live")
-    page.wait_for_selector("#conn[data-state=live]")
+    start_game(page)
 
     session = server.session
     assert session.row.game == "gemblo" and session.setup.variant == "3p"
@@ -424,18 +434,13 @@ def test_equilibrix_setup_flower_board_alert_correction_and_tile_sheet(server, b
     from tests.test_session_equilibrix import DUO, around_origin
 
     base = server.base
-    page = browser.new_page(viewport=LANDSCAPE)
-    page.set_default_timeout(5000)
-    page.goto(base + "/setup")
-    page.select_option("#game", "equilibrix")
+    page = setup_page(browser, base, "equilibrix")
     page.select_option("#variant", "tri-mety")
     page.wait_for_selector("#players .player:nth-child(2)")
     assert page.locator("#kombo").is_visible()
     page.check("#kombo")
     assert page.locator("#players select.colour").nth(0).input_value() == "B"
-    page.click("text=Start the game")
-    page.wait_for_url("**/live")
-    page.wait_for_selector("#conn[data-state=live]")
+    start_game(page)
     session = server.session
     assert session.row.game == "equilibrix" and session.setup.variant == "tri-mety"
     assert page.locator("#board path.field").count() == 144  # 90 petals and 54 curved triangles
@@ -466,6 +471,13 @@ def test_equilibrix_setup_flower_board_alert_correction_and_tile_sheet(server, b
     page.click("#history li[data-index='0']")
     page.wait_for_selector("#takeback[open]")
     assert page.locator("#amend-tile").input_value() == "duo-1"
+    events, version = len(session.store.events(session.id)), session.snapshot()["version"]
+    page.click("#amend-apply")  # the tile untouched: it stays the guess from the shape, not entered
+    page.wait_for_function(f"state && state.version > {version}")
+    amend = session.store.events(session.id)[events:]
+    assert [(e.kind, "tile" in e.payload) for e in amend] == [("amend", False)]
+    page.click("#history li[data-index='0']")
+    page.wait_for_selector("#takeback[open]")
     page.select_option("#amend-tile", "duo-2")
     page.click("#amend-apply")
     page.wait_for_function("document.querySelector(\"#history li[data-index='0'] .what\").textContent.includes('duo-2')")
@@ -477,16 +489,11 @@ def test_geometrius_token_field_and_card_verdict_at_once(server, browser):
     from tests.test_session_geometrius import START, camera, chips
 
     base = server.base
-    page = browser.new_page(viewport=LANDSCAPE)
-    page.set_default_timeout(5000)
-    page.goto(base + "/setup")
-    page.select_option("#game", "geometrius")
+    page = setup_page(browser, base, "geometrius")
     page.select_option("#count", "3")
     page.wait_for_selector("#players .player:nth-child(3)")
     page.locator("#players input").nth(0).fill("Ann")
-    page.click("text=Start the game")
-    page.wait_for_url("**/live")
-    page.wait_for_selector("#conn[data-state=live]")
+    start_game(page)
     session = server.session
     assert [(p["name"], p["colours"]) for p in session.snapshot()["players"]] == [
         ("Ann", ["red"]), ("Blue", ["blue"]), ("Green", ["green"])]
@@ -578,8 +585,6 @@ def test_review_offers_every_game_and_says_when_a_reader_is_missing(tmp_path, mo
 
 
 def test_serve_on_a_taken_port_is_one_line_and_a_json_error(tmp_path, capsys):
-    import socket
-
     from tableref.cli import main
 
     with socket.create_server(("127.0.0.1", 0)) as taken:
@@ -625,3 +630,24 @@ def test_tokens_page_adds_a_token_and_new_geometrius_games_use_the_catalogue(tmp
     assert client.post("/api/session", json={"game": "geometrius"}).status_code == 200
     session = client.application.extensions["tableref"].session
     assert "T99" in session.setup.catalogue.shapes
+
+
+def test_a_malformed_setup_is_refused_when_the_table_has_its_own_token_catalogue(tmp_path):
+    from companion_app import tokens_page
+
+    (tmp_path / tokens_page.CATALOGUE).write_text("{}")
+    client = create_app(tmp_path).test_client()
+    for settings in (5, ["catalogue"]):
+        bad = client.post("/api/session", json={"game": "geometrius", "settings": settings})
+        assert bad.status_code == 400 and bad.get_json()["error"]["message"] == "'settings' must be an object"
+
+
+def test_serve_listens_on_an_ipv6_address():
+    from companion_app.server import listen
+
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError as e:
+        pytest.skip(f"no IPv6 loopback on this machine: {e}")
+    with listen("::1", 0) as listener:
+        assert listener.family == socket.AF_INET6 and listener.getsockname()[0] == "::1"

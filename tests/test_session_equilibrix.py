@@ -69,6 +69,15 @@ def test_the_ring_seen_by_the_camera_names_the_tile(tmp_path):
     assert history(s) == [("B", "fan-1", ["tile_not_offered"])]
 
 
+def test_a_ring_the_camera_no_longer_sees_names_no_tile(tmp_path):
+    s = start(tmp_path)
+    ring = [{"shape": t.rsplit("-", 1)[0], "side": "B"} for t in s.setup.ring]
+    ring[1] = None  # a fan lifted out of the ring ...
+    s.observe({"fields": {}, "ring": ring, "origin": 1}, [], 0.0)
+    s.observe(DUO, [], 1.0)  # ... then the ring is hidden (a hand): the fan's gap is no longer known
+    assert history(s) == [("B", "duo-1", [])]
+
+
 def test_every_reason_a_table_can_break_reaches_the_page(tmp_path):
     s = start(tmp_path, variant="zdrzovacka")
     see(s, around_origin(6),                         # no tile has this shape (E1); 6 dots at (0, 0) (E5)
@@ -146,3 +155,22 @@ def test_kombo_the_loser_picks_the_next_variant_and_chooses_from_five_tiles(tmp_
     assert snap["kombo"]["games"] == [{"variant": "tri-mety", "winner": "W"}]
     assert snap["equilibrix"]["offered"] == ["duo-1", "fan-1", "bow-1", "star-1", "chain-1"]
     assert Session.resume(store).snapshot()["kombo"] == snap["kombo"]
+
+
+@pytest.mark.parametrize("kombo", ["W won", [1, 2], [{"variant": "zzz", "winner": "W"}],
+                                   [{"variant": "tri-mety"}],  # a game with no winner is no KOMBO game
+                                   [{"variant": "tri-mety", "winner": "W"}, {"variant": "autonomie", "winner": "W"}]])
+def test_a_malformed_kombo_series_is_refused_before_it_is_stored(tmp_path, kombo):
+    """Stored, it broke the snapshot, so the table's session on every restart."""
+    store = Store.open(tmp_path)
+    with pytest.raises(SessionError):
+        Session.start(store, {"variant": "autonomie", "kombo": kombo}, "equilibrix")
+    assert Session.resume(store) is None
+
+
+def test_a_move_number_must_be_a_number(tmp_path):
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "W"})
+    with pytest.raises(SessionError):
+        s.take_back(True)  # JSON true is not move 1
+    assert len(history(s)) == 2

@@ -172,3 +172,101 @@ def test_a_starting_token_the_camera_cannot_read_is_named_by_tap(tmp_path):
     assert Session.resume(Store.open(tmp_path)).snapshot()["geometrius"]["tokens"] == snap["geometrius"]["tokens"]
     s.observe(camera(chips(START, Q01="red"), offset=(3, 3)), [], 1.0)
     assert history(s) == [("red", "? on (1, 1)", [])]
+
+
+def test_a_chip_colour_no_player_has_is_unsure_and_named_by_tap(tmp_path):
+    """Logged, it made a turn of a colour not in the game: the rules refused it and the
+    session could not be replayed (not even after a restart)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    red_q01_blue_q03_red_h01 = chips(START, Q01="red", Q03="blue", H01="red")
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red", Q03="blue")), [], 2.0)
+    s.observe(camera(red_q01_blue_q03_red_h01), [], 3.0)
+    misread = chips(red_q01_blue_q03_red_h01, P06="yellow")  # blue's chip, read as yellow
+    s.observe(camera(misread), [], 4.0)
+    assert len(history(s)) == 3 and s.snapshot()["uncertain"] == [[1, 2]]
+    with pytest.raises(SessionError):
+        s.correct({"at": [1, 2], "top": "yellow"})  # nobody plays yellow
+    s.correct({"at": [1, 2], "top": "blue"})
+    # A turn of its own: blue's turn 2 is over and does not grow.
+    assert [h[0] for h in history(s)] == ["red", "blue", "red", "blue"]
+    assert history(s)[3] == ("blue", "? on (1, 2)", []) and s.snapshot()["uncertain"] == []
+    again = Session.resume(Store.open(tmp_path))
+    assert again.snapshot()["history"] == s.snapshot()["history"]
+    # The camera still reads yellow there: it means blue's chip, and red's next chip is a turn.
+    again.observe(camera(chips(misread, T01="red")), [], 5.0)
+    assert [h[0] for h in history(again)] == ["red", "blue", "red", "blue", "red"]
+    assert history(again)[4][1] == "? on (0, 0)"
+
+
+def test_a_corrected_top_chip_stays_corrected_while_the_camera_misreads_it(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    misread = chips(START, Q01="red", P06="red")  # blue's chip read as red: it joined red's turn
+    s.observe(camera(misread), [], 2.0)
+    s.correct({"at": [1, 2], "top": "blue"})
+    assert history(s) == [("red", "? on (1, 1)", []), ("blue", "? on (1, 2)", [])]
+    # Before, the camera's red chip under the game's blue one was no play: no turn was seen again.
+    s.observe(camera(chips(misread, T01="red")), [], 3.0)
+    assert [h[0] for h in history(s)] == ["red", "blue", "red"]
+    s.observe(camera(chips(misread, T01="red", P06="blue")), [], 4.0)  # on its own chip (G3), but play
+    assert [h[0] for h in history(s)] == ["red", "blue", "red", "blue"]
+    assert s.snapshot()["geometrius"]["tokens"][6]["stack"] == ["blue", "blue"]
+
+
+def test_correcting_a_block_s_top_takes_one_chip_off(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T01="red red")), [], 1.0)
+    s.correct({"at": [0, 0], "top": "."})  # one red chip only: a chip read twice
+    assert history(s) == [("red", "? on (0, 0)", [])]
+    assert s.snapshot()["geometrius"]["tokens"][0]["stack"] == ["red"]
+
+
+def test_a_token_renamed_twice_is_still_recognised(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    one = chips(START, Q01="red")
+    s.observe(camera(one), [], 1.0)
+    s.correct({"at": [1, 1], "shape": "Q04"})  # a wrong guess first
+    s.correct({"at": [1, 1], "shape": "Q02"})
+    s.observe(camera(chips(one, T01="blue")), [], 2.0)  # the camera still reads Q01 there
+    assert [h[0] for h in history(s)] == ["red", "blue"]
+    again = Session.resume(Store.open(tmp_path))
+    again.observe(camera(chips(one, T01="blue", H01="red")), [], 3.0)
+    assert [h[0] for h in history(again)] == ["red", "blue", "red"]
+
+
+def test_unsure_tokens_are_marked_in_the_games_rows_and_columns(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red"), offset=(2, 3)), [{"row": 2, "col": 3}], 1.0)
+    assert s.snapshot()["uncertain"] == [[0, 0]] and history(s) == []  # T01, where the page draws it
+
+
+def test_a_corrected_chip_seen_only_from_the_top_later_is_still_corrected(tmp_path):
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    misread = chips(START, Q01="red red")  # blue's capture read as red: a second red chip
+    s.observe(camera(misread), [], 2.0)
+    s.correct({"at": [1, 1], "top": "blue"})
+    assert [h[0] for h in history(s)] == ["red", "blue"]
+    s.observe(camera(misread, hide_height=("Q01",)), [], 3.0)  # a hand: only Q01's top seen now
+    assert [h[0] for h in history(s)] == ["red", "blue"]  # no red chip put on blue's
+    assert s.snapshot()["geometrius"]["tokens"][5]["stack"] == ["red", "blue"]
+
+
+@pytest.mark.parametrize("shape", [[], {}, ["T01"]])
+def test_a_token_named_by_something_else_than_an_id_is_refused(tmp_path, shape):
+    s = start(tmp_path)
+    with_unreadable = camera(START)
+    with_unreadable[5]["shape"] = "unknown"
+    s.observe(with_unreadable, [], 0.0)
+    with pytest.raises(SessionError):
+        s.correct({"at": [1, 1], "shape": shape})  # the starting field's unread token
+    s.correct({"at": [1, 1], "shape": "Q01"})
+    with pytest.raises(SessionError):
+        s.correct({"at": [1, 1], "shape": shape})  # a token of the game

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Derived, Entry, GameAdapter, SessionError
-from .equilibrix import EquilibrixAdapter
+from .equilibrix import EquilibrixAdapter, kombo_series
 from .geometrius import GeometriusAdapter
 from .placement import PlacementAdapter
 
@@ -16,11 +16,7 @@ def adapter_for(game: str, setup: Any, doc: dict | None = None) -> GameAdapter:
     if game in ("blokus", "gemblo"):
         return PlacementAdapter(setup, game)
     if game == "equilibrix":
-        doc = doc or {}
-        kombo = doc.get("kombo")
-        if kombo is None and (doc.get("settings") or {}).get("kombo"):
-            kombo = []  # the first game of a KOMBO series
-        return EquilibrixAdapter(setup, kombo)
+        return EquilibrixAdapter(setup, kombo_series(doc or {}))
     if game == "geometrius":
         return GeometriusAdapter(setup)
     raise SessionError(f"live refereeing of {game} is not supported")

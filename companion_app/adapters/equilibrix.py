@@ -24,6 +24,31 @@ from .cells import CellAdapter, Laid
 UNKNOWN_TILE = "?"  # tiles whose shape no ring tile has: judged "not offered" (E1)
 
 
+def kombo_series(doc: Mapping) -> list[dict] | None:
+    """The earlier games of the KOMBO series a setup document continues (``"kombo"``:
+    ``[{"variant", "winner"}]``), [] for a series' first game, None for a single game.
+
+    Checked before the session is stored: the snapshot of every later start reads this list,
+    so a malformed one would break the table's session on every restart.
+    """
+    kombo = doc.get("kombo")
+    if kombo is None:
+        settings = doc.get("settings")
+        return [] if isinstance(settings, Mapping) and settings.get("kombo") else None
+    games = []
+    if not isinstance(kombo, list):
+        raise SessionError("'kombo' lists the series' earlier games")
+    for g in kombo:
+        if not (isinstance(g, Mapping) and g.get("variant") in equilibrix.VARIANTS
+                and g.get("winner") in equilibrix.COLOURS):
+            raise SessionError("each earlier KOMBO game is {\"variant\": one of "
+                               f"{', '.join(equilibrix.VARIANTS)}, \"winner\": \"B\" or \"W\"}}")
+        games.append({"variant": g["variant"], "winner": g["winner"]})
+    if max(Counter(g["winner"] for g in games).values(), default=0) >= 2:
+        raise SessionError("that KOMBO series is over: a player has two wins")
+    return games
+
+
 class EquilibrixAdapter(CellAdapter):
     game = "equilibrix"
     colours = equilibrix.COLOURS
@@ -115,10 +140,13 @@ class EquilibrixAdapter(CellAdapter):
 
     def occupied(self, board: Mapping) -> dict[Cell, str]:
         """``{field: "B"|"W"}``, or ``{"fields": {...}, "ring": [...], "origin": n}`` when the
-        camera also read the ring (its tiles clockwise, None for an empty slot)."""
+        camera also read the ring (its tiles clockwise, None for an empty slot). A board
+        without the ring forgets the last one: the ring may have changed out of sight."""
+        ring = None
         if "fields" in board:
-            self.camera_ring = tuple(board["ring"]) if board.get("ring") is not None else None
+            ring = tuple(board["ring"]) if board.get("ring") is not None else None
             board = board["fields"]
+        self.camera_ring = ring
         return super().occupied(board)
 
     def explain(self, derived: Derived, seen: dict[Cell, str]) -> tuple[int, list[dict]] | None:

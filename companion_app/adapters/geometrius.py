@@ -49,6 +49,41 @@ class Turned:
     events: tuple[int, ...] = ()  # every event the turn was seen in (continuations)
 
 
+@dataclass(frozen=True)
+class StackFix:
+    """A corrected stack: while the camera reads ``misread`` on the token (or, where it sees
+    the whole stack, ``misread`` with chips put on it since), it means ``meant`` there.
+
+    Without it the next camera field brings the misread straight back: a chip under the top
+    that differs from the game's cannot be play, so no turn would be recognised again, and
+    where only the top is seen the misread colour would be logged as a new chip. Once the
+    camera reads anything else there the table changed, and the camera is believed again.
+    """
+
+    misread: tuple[str, ...]
+    meant: tuple[str, ...]
+
+    def apply(self, token: Token) -> Token | None:
+        """The token as meant, or None when the camera no longer shows the misread."""
+        if token.stack == self.misread:
+            return replace(token, stack=self.meant)
+        if not self.misread:
+            return None
+        if not token.height_known:  # only the top seen this time: it is the misread top still
+            return replace(token, stack=self.meant[-1:]) if token.stack == self.misread[-1:] else None
+        grown = token.stack[:len(self.misread)] == self.misread and len(token.stack) > len(self.misread)
+        return replace(token, stack=self.meant + token.stack[len(self.misread):]) if grown else None
+
+
+def _renaming(renames: Mapping[str, str], was: str, now: str) -> dict[str, str]:
+    """The camera's names for tokens after the token the game calls ``was`` is named ``now``:
+    whatever the camera reads that meant ``was`` (an earlier correction) means ``now``, and so
+    does ``was`` itself when the camera reads that."""
+    out = {k: now if v == was else v for k, v in renames.items()}
+    out.setdefault(was, now)
+    return {k: v for k, v in out.items() if k != v}
+
+
 def _slots(payload: dict) -> tuple[Slot, ...]:
     return tuple(Slot(s["token"], s.get("count", 1)) for s in payload.get("chips", ()))
 
@@ -81,8 +116,9 @@ class GeometriusAdapter(GameAdapter):
         super().__init__(setup)
         cards = {**setup.catalogue.cards, PENDING: WILDCARD}
         self.judging = Catalogue(setup.catalogue.shapes, cards, setup.catalogue.about)
-        self.camera: dict[Pos, Token] | None = None
+        self.camera: dict[Pos, Token] = {}  # the camera's last field, its shapes as the game names them
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
+        self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
         # shape), and the shapes the user entered for those places.
         self.start: dict[Pos, str | None] = {}
@@ -117,7 +153,7 @@ class GeometriusAdapter(GameAdapter):
             elif kind == "correction" and "shape" in p:
                 layout, entries = _renamed(layout, entries, p["shape_was"], p["shape"])
             elif kind == "correction":
-                entries = _top_corrected(entries, p["token"], p["top"], event.id)
+                entries = _top_corrected(entries, p["token"], p["top"], p.get("unlogged", False), event.id)
         return self.play(layout, entries)
 
     def play(self, layout: Any, entries: Sequence[Entry]) -> Derived:
@@ -149,14 +185,27 @@ class GeometriusAdapter(GameAdapter):
 
     def restore(self, events: Sequence, derived: Derived) -> None:
         """After a restart: shapes corrected still rename what the camera reads (or name what
-        it could not read in the starting field)."""
+        it could not read in the starting field); chips corrected still stand against the
+        camera's misread while the game has them as corrected."""
         for event in events:
-            if event.kind == "correction" and event.payload.get("start"):
-                self.start_fixes[tuple(event.payload["at"])] = event.payload["shape"]
-            elif event.kind == "correction" and "shape" in event.payload:
-                p = event.payload
-                self.renames = {k: v for k, v in self.renames.items() if v != p["shape_was"]}
-                self.renames[p["shape_was"]] = p["shape"]
+            p = event.payload
+            if event.kind == "correction" and p.get("start"):
+                self.start_fixes[tuple(p["at"])] = p["shape"]
+            elif event.kind == "correction" and "shape" in p:
+                self.renamed(p["shape_was"], p["shape"])
+            elif event.kind == "correction" and "misread" in p:
+                self.stack_fixes.pop(p["token"], None)
+                if p["misread"] != p["meant"]:
+                    self.stack_fixes[p["token"]] = StackFix(tuple(p["misread"]), tuple(p["meant"]))
+        stacks = {t.shape: t.stack for t in derived.game.tokens.values()} if derived.game is not None else {}
+        self.stack_fixes = {k: f for k, f in self.stack_fixes.items()
+                            if stacks.get(k, ())[:len(f.meant)] == f.meant}
+
+    def renamed(self, was: str, now: str) -> None:
+        """The token the game calls ``was`` is ``now``: so are the camera's names for it."""
+        self.renames = _renaming(self.renames, was, now)
+        if was in self.stack_fixes:
+            self.stack_fixes[now] = self.stack_fixes.pop(was)
 
     def turn_events(self, derived: Derived, index: int) -> list[int]:
         return list(derived.entries[index].move.events)
@@ -165,14 +214,22 @@ class GeometriusAdapter(GameAdapter):
 
     def observe(self, derived: Derived, board: Any, uncertain: Sequence, t: float) -> list[Item]:
         seen, unsure = self.read(board)
-        self.uncertain = tuple(unsure) + tuple(self.unsure_places(uncertain))
-        self.camera = seen
+        unsure += self.unsure_places(uncertain)
         game = derived.game
         if game is None:
+            self.uncertain = tuple(unsure)
             return self.observe_start(seen, t)
+        seen = {p: replace(tok, shape=self.renames.get(tok.shape, tok.shape)) for p, tok in seen.items()}
+        self.camera = seen
+        seen = self.with_stack_fixes(seen)
+        playing = set(self.setup.turn_order)
+        unsure += [p for p, tok in seen.items() if not set(tok.stack) <= playing]  # a chip no player has
+        # The page draws the game's rows and columns: the camera's may be shifted (a push
+        # grew the field up or left, or the camera counts from another corner token).
+        dr, dc = _shift(game.tokens, seen) or (0, 0)
+        self.uncertain = tuple(sorted({(r + dr, c + dc) for r, c in unsure}))
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
-        seen = {p: replace(tok, shape=self.renames.get(tok.shape, tok.shape)) for p, tok in seen.items()}
         turn = self.explain(game, seen)
         if turn is not None:
             if turn == "same":
@@ -185,6 +242,21 @@ class GeometriusAdapter(GameAdapter):
                     events = [e for entry in derived.entries[-k:] for e in entry.move.events]
                     return [("take_back", {"events": events, "source": "camera", "t": t})]
         return []
+
+    def with_stack_fixes(self, seen: dict[Pos, Token]) -> dict[Pos, Token]:
+        """The camera's field with the corrected chips as meant (a fix the camera no longer
+        bears out is dropped: the table changed)."""
+        out = dict(seen)
+        for p, tok in seen.items():
+            fix = self.stack_fixes.get(tok.shape)
+            if fix is None:
+                continue
+            meant = fix.apply(tok)
+            if meant is None:
+                del self.stack_fixes[tok.shape]
+            else:
+                out[p] = meant
+        return out
 
     def observe_start(self, seen: dict[Pos, Token], t: float) -> list[Item]:
         """The starting field: sixteen empty tokens in a square. Places the camera cannot read
@@ -294,24 +366,46 @@ class GeometriusAdapter(GameAdapter):
         token = game.tokens[pos]
         if "shape" in doc:
             shape = doc["shape"]
-            if shape not in self.setup.catalogue.shapes:
+            if not self.is_shape(shape):
                 raise SessionError(f"the catalogue has no token {shape!r}")
             if shape != token.shape and any(t.shape == shape for t in game.tokens.values()):
                 raise SessionError(f"{shape} already lies elsewhere on the field (each token exists once)")
-            self.renames = {k: v for k, v in self.renames.items() if v != token.shape}
-            self.renames[token.shape] = shape
+            self.renamed(token.shape, shape)
+            self.uncertain = tuple(p for p in self.uncertain if p != pos)  # the user has read it
             return {"at": list(pos), "shape_was": token.shape, "shape": shape}
         top = doc.get("top")
-        if top not in geometrius.COLOURS + (NO_CHIP,):
-            raise SessionError(f"unknown chip colour {top!r} (use {', '.join(geometrius.COLOURS)} or .)")
-        return {"at": list(pos), "token": token.shape, "top": top}
+        playing = self.setup.turn_order
+        if top not in playing + (NO_CHIP,):  # a colour no player has would be a turn nobody can make
+            raise SessionError(f"a chip of this game is {', '.join(playing)} (or . for none), not {top!r}")
+        payload: dict = {"at": list(pos), "token": token.shape, "top": top}
+        self.uncertain = tuple(p for p in self.uncertain if p != pos)  # the user has read it
+        seen = next((t for t in self.camera.values() if t.shape == token.shape), None)
+        if seen is None:
+            return payload
+        # The camera shows more chips there than the game has: its top chip was never logged
+        # (it could not be read), so it is added rather than put in place of the game's top.
+        unlogged = seen.height_known and len(seen.stack) > len(token.stack)
+        if unlogged:
+            payload["unlogged"] = True
+        entries = _top_corrected(list(derived.entries), token.shape, top, unlogged, None)
+        meant = next(t.stack for t in self.play(derived.core, entries).game.tokens.values()
+                     if t.shape == token.shape)
+        payload.update(misread=list(seen.stack), meant=list(meant))
+        self.stack_fixes.pop(token.shape, None)
+        if seen.stack != meant:
+            self.stack_fixes[token.shape] = StackFix(seen.stack, meant)
+        return payload
+
+    def is_shape(self, shape: Any) -> bool:
+        """Whether the page named a token of the catalogue (a JSON list or object is none)."""
+        return isinstance(shape, str) and shape in self.setup.catalogue.shapes
 
     def start_correction(self, pos: Pos | None, shape: Any) -> dict:
         """A shape named for a place of the starting field the camera could not read; with the
         last one named, the field is complete and the game starts."""
         if pos not in self.start:
             raise SessionError("the starting field has not been seen yet: lay out the 4 × 4 tokens")
-        if shape not in self.setup.catalogue.shapes:
+        if not self.is_shape(shape):
             raise SessionError(f"the catalogue has no token {shape!r}")
         if any(s == shape for p, s in self.start.items() if p != pos):
             raise SessionError(f"{shape} already lies elsewhere on the field (each token exists once)")
@@ -458,29 +552,37 @@ def _renamed(layout: Any, entries: list[Entry], was: str, now: str) -> tuple[Any
     return layout, out
 
 
-def _top_corrected(entries: list[Entry], token: str, top: str, event_id: int) -> list[Entry]:
-    """The chip last put on ``token`` is really ``top``'s (or there is none): the chip leaves
-    the turn of another colour that put it, and joins the latest turn of ``top`` (or is a turn
-    of its own, made now)."""
+def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: bool,
+                   event_id: int | None) -> list[Entry]:
+    """The chip on top of ``token`` is really ``top``'s (or there is none).
+
+    The logged chip leaves the turn of another colour that put it (one chip: a block keeps
+    its other one); a chip the camera could not read was never logged (``unlogged``), so
+    none leaves. A ``top`` chip then joins the last turn if that is ``top``'s (the turn in
+    progress), or else is a turn of its own, made now: an earlier turn of that colour is
+    over and cannot grow.
+    """
     out = list(entries)
-    for i in range(len(out) - 1, -1, -1):
+    for i in ([] if unlogged else range(len(out) - 1, -1, -1)):
         m = out[i].move
-        if any(s.token == token for s in m.slots):
-            if m.colour == top:
-                return out
-            left = replace(m, slots=tuple(s for s in m.slots if s.token != token))
-            if left.slots or left.push is not None:
-                out[i] = Entry(out[i].event_id, left)
-            else:
-                del out[i]  # that turn was only this chip: it was never made
-            break
+        slot = next((s for s in reversed(m.slots) if s.token == token), None)
+        if slot is None:
+            continue
+        if m.colour == top:
+            return out
+        fewer = replace(slot, chips=slot.chips - 1, cards=slot.cards[:slot.chips - 1])
+        left = replace(m, slots=tuple((fewer if s is slot else s) for s in m.slots if s is not slot or fewer.chips))
+        if left.slots or left.push is not None:
+            out[i] = Entry(out[i].event_id, left)
+        else:
+            del out[i]  # that turn was only this chip: it was never made
+        break
     if top == NO_CHIP:
         return out
-    for i in range(len(out) - 1, -1, -1):
-        m = out[i].move
-        if m.colour == top:
-            out[i] = Entry(out[i].event_id, replace(m, slots=m.slots + (Slot(token),)))
-            return out
+    if out and out[-1].move.colour == top:
+        m = out[-1].move
+        out[-1] = Entry(out[-1].event_id, replace(m, slots=m.slots + (Slot(token),)))
+        return out
     return out + [Entry(event_id, Turned(top, slots=(Slot(token),), events=(event_id,)))]
 
 

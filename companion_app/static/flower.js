@@ -15,11 +15,7 @@
     board.setAttribute("viewBox", `${-reach} ${-reach} ${2 * reach} ${2 * reach}`);
     board.dataset.shape = "flower";
     board.replaceChildren();
-    const defs = svg("defs");
-    const hatch = svg("pattern", { id: "hatch", width: 0.25, height: 0.25, patternUnits: "userSpaceOnUse",
-                                   patternTransform: "rotate(45)" });
-    hatch.append(svg("rect", { width: 0.12, height: 0.25, class: "hatch" }));
-    defs.append(hatch);
+    const defs = hatchDefs(0.25);
     const back = svg("circle", { cx: 0, cy: 0, r: l.radius + 0.55, class: "flower-back" });
     const cells = svg("g", { class: "cells" });
     fields = new Map(); paths = new Map();
@@ -112,10 +108,14 @@
     const move = s.history[turn.index];
     token.checked = Boolean(move && move.token);
     const apply = el("button", { type: "button", class: "primary", id: "amend-apply", text: "Save tile and token" });
+    const shown = select.value;  // the tile judged now: often a guess from the shape
     apply.addEventListener("click", () => {
       document.getElementById("takeback").close();
-      act("/api/amend", { event: turn.event, tile: select.value || null, token: token.checked },
-          `Move ${turn.index + 1} updated`);
+      // The tile is sent only when changed: sending the guess back would fix it for good, and
+      // a take-back or correction earlier in the game could no longer re-decide it.
+      const doc = { event: turn.event, token: token.checked };
+      if (select.value !== shown) doc.tile = select.value || null;
+      act("/api/amend", doc, `Move ${turn.index + 1} updated`);
     });
     box.replaceChildren(
       el("label", { class: "field" }, "Ring tile", select),

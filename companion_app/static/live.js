@@ -28,6 +28,17 @@ function svg(tag, attrs) {
    (squares for Blokus, flat-topped hexes for Gemblo), with neighbouring centres 1 apart. */
 
 const fx = (v) => Math.round(v * 1000) / 1000;
+
+/* The board's <defs>: the stripes that fill unsure cells, ``size`` apart in board units (each
+   board draws at its own scale: square and hex cells, Equilibrix fields, Geometrius tokens). */
+function hatchDefs(size) {
+  const defs = svg("defs");
+  const hatch = svg("pattern", { id: "hatch", width: size, height: size, patternUnits: "userSpaceOnUse",
+                                 patternTransform: "rotate(45)" });
+  hatch.append(svg("rect", { width: fx(size / 2), height: size, class: "hatch" }));
+  defs.append(hatch);
+  return defs;
+}
 const key = (a, b) => `${a},${b}`;
 /* A cell as the snapshot names it: [a, b] on the square and hex boards, an Equilibrix field
    id ("P 0 0 1"), a Geometrius token place [row, col]. */
@@ -51,11 +62,7 @@ function buildBoard(l) {
   board.setAttribute("viewBox", `${fx(x0)} ${fx(y0)} ${fx(Math.max(...xs) + reach - x0)} ${fx(Math.max(...ys) + reach - y0)}`);
   board.dataset.shape = l.shape;
   board.replaceChildren();
-  const defs = svg("defs");
-  const hatch = svg("pattern", { id: "hatch", width: 0.25, height: 0.25, patternUnits: "userSpaceOnUse",
-                                 patternTransform: "rotate(45)" });
-  hatch.append(svg("rect", { width: 0.12, height: 0.25, class: "hatch" }));
-  defs.append(hatch);
+  const defs = hatchDefs(0.25);
   const frame = svg("g", { class: "frame" });
   const cells = svg("g", { class: "cells" });
   cellNodes = new Map();

@@ -39,11 +39,7 @@
     const w = (Math.max(...cols) - c0 + 1) * STEP + 0.3, h = (Math.max(...rows) - r0 + 1) * STEP + 0.3;
     const side = Math.max(w, h);
     board.setAttribute("viewBox", `${fx(c0 * STEP - 0.15 - (side - w) / 2)} ${fx(r0 * STEP - 0.15 - (side - h) / 2)} ${fx(side)} ${fx(side)}`);
-    const defs = svg("defs");
-    const hatch = svg("pattern", { id: "hatch", width: 0.12, height: 0.12, patternUnits: "userSpaceOnUse",
-                                   patternTransform: "rotate(45)" });
-    hatch.append(svg("rect", { width: 0.06, height: 0.12, class: "hatch" }));
-    defs.append(hatch);
+    const defs = hatchDefs(0.12);
     const cells = svg("g", { class: "cells" });
     for (const t of g.tokens) {
       const x = t.col * STEP, y = t.row * STEP;
@@ -108,8 +104,9 @@
   document.getElementById("extra").addEventListener("click", (event) => {
     const button = event.target.closest(".tap-card");
     if (!button) return;
+    // One card per chip, two at most (a block): more chips on one token break G6 whatever the cards.
     picking = { event: Number(button.dataset.event), token: button.dataset.token,
-                need: Number(button.dataset.chips), cards: [] };
+                need: Math.min(2, Number(button.dataset.chips)), cards: [] };
     document.getElementById("card-token").textContent = picking.token;
     document.getElementById("card-verdict").replaceChildren();
     document.getElementById("cardpicker").showModal();
