@@ -84,6 +84,8 @@ class Setup:
             raise ValueError("ring tiles must be named uniquely")
         if not 0 <= self.origin < max(len(self.ring), 1):
             raise ValueError("the Origin must stand at a ring slot")
+        if sorted(self.offered) != sorted(COLOURS) or not all(n > 0 for n in self.offered.values()):
+            raise ValueError("'offered' gives B and W each a positive number of ring tiles")
         if self.territory not in ("arc", "node"):
             raise ValueError("territory grows through 'arc' or 'node'")
         for node, colour in self.markers.items():

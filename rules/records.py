@@ -106,16 +106,21 @@ def _equilibrix_setup(doc: dict, options: dict, settings: dict) -> Any:
         _expect(type(doc["origin"]) is int, "bad_format", "'origin' must be a ring slot number")
         options["origin"] = doc["origin"]
     if "offered" in settings:
-        options["offered"] = dict(settings["offered"])
+        offered = settings["offered"]
+        _expect(isinstance(offered, dict) and all(type(n) is int for n in offered.values()), "bad_format",
+                "'offered' must map each colour to the number of ring tiles offered")
+        options["offered"] = dict(offered)
     if "markers" in settings:
-        _expect(isinstance(settings["markers"], list) and all(isinstance(m, list) and len(m) == 3
+        _expect(isinstance(settings["markers"], list) and all(isinstance(m, list) and len(m) == 3 and _cell(m[:2])
                                                                for m in settings["markers"]),
                 "bad_format", "'markers' must list [q, s, colour] triples")
         options["markers"] = {(m[0], m[1]): m[2] for m in settings["markers"]}
     if "territory" in settings:
         options["territory"] = settings["territory"]
     if "shapes" in settings:
-        _expect(isinstance(settings["shapes"], dict), "bad_format", "'shapes' must map names to field lists")
+        _expect(isinstance(settings["shapes"], dict) and all(
+            isinstance(v, list) and all(isinstance(f, str) for f in v) for v in settings["shapes"].values()),
+            "bad_format", "'shapes' must map names to field lists")
         options["shapes"] = {k: tuple(v) for k, v in settings["shapes"].items()}
     try:
         setup = equilibrix.Setup(**options)

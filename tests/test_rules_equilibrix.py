@@ -213,3 +213,21 @@ def test_check_command(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert all(m["legal"] for m in doc["moves"])
     assert doc["scores"] == eq.score(g).to_json()
+
+
+@pytest.mark.parametrize("settings, code", [
+    ({"offered": None}, "bad_format"),
+    ({"offered": 0}, "bad_format"),
+    ({"offered": "x"}, "bad_format"),
+    ({"offered": [1]}, "bad_format"),
+    ({"offered": {"B": 0, "W": 4}}, "bad_setup"),
+    ({"offered": {"B": 4}}, "bad_setup"),
+    ({"shapes": {"a": 1}}, "bad_format"),
+    ({"markers": [["x", 0, "W"]]}, "bad_format"),
+])
+def test_bad_settings_are_refused_in_one_line(settings, code):
+    from rules.records import InvalidInput, setup_of
+
+    with pytest.raises(InvalidInput) as e:
+        setup_of("equilibrix", {"game": "equilibrix", "settings": settings})
+    assert e.value.code == code
