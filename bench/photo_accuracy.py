@@ -9,6 +9,8 @@ named condition of ``vision.synth.conditions``:
 - *misread*: cells whose best label is wrong, marked uncertain or not;
 - *uncertain*: cells the reader marked uncertain;
 - *exact*: boards whose every best label equals the truth;
+- *right or marked*: boards with no silent misread (every wrong cell is marked uncertain):
+  what a user can trust, since the reader says which cells to check;
 - *no board*: photos the reader refused (all their cells count as misread, none as silent).
 """
 from __future__ import annotations
@@ -50,7 +52,7 @@ def upright(photo) -> np.ndarray:
     return load_image(photo.encoded) if photo.encoded is not None else photo.image
 
 
-KEYS = ("photos", "silent", "visible", "misread", "uncertain", "exact", "refused")
+KEYS = ("photos", "silent", "visible", "misread", "uncertain", "exact", "refused", "marked")
 
 
 def accuracy(bench: PhotoBench, per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
@@ -74,6 +76,7 @@ def accuracy(bench: PhotoBench, per_condition: int, seed: int, size=(1600, 1200)
             stats["misread"] += len(wrong)
             stats["uncertain"] += len(uncertain)
             stats["exact"] += int(not wrong)
+            stats["marked"] += int(not silent)
         rows.append(stats)
         print(f"  {name}: done", file=sys.stderr, flush=True)
     return rows
@@ -101,14 +104,15 @@ def report(bench: PhotoBench, per_condition: int, seed: int, goal_12mp: str) -> 
     cv2.setNumThreads(1)
     rows = accuracy(bench, per_condition, seed)
     print("| condition | photos | cell error (silent) | visible cell error | misread | uncertain | boards exact "
-          "| no board |\n|---|---|---|---|---|---|---|---|")
+          "| no board | boards right or marked |\n|---|---|---|---|---|---|---|---|---|")
     total = dict.fromkeys(KEYS, 0)
     for s in rows + [None]:
         row = s or total | {"condition": "**all**"}
         n = row["photos"] * bench.cells
-        exact = f"{row['exact']}/{row['photos']}" if s else f"{100.0 * row['exact'] / max(row['photos'], 1):.1f} %"
+        exact, marked = (f"{row[key]}/{row['photos']}" if s else f"{100.0 * row[key] / max(row['photos'], 1):.1f} %"
+                         for key in ("exact", "marked"))
         print(f"| {row['condition']} | {row['photos']} | {_pct(row['silent'], n)} | {_pct(row['visible'], n)} | "
-              f"{_pct(row['misread'], n)} | {_pct(row['uncertain'], n)} | {exact} | {row['refused']} |")
+              f"{_pct(row['misread'], n)} | {_pct(row['uncertain'], n)} | {exact} | {row['refused']} | {marked} |")
         if s:
             for key in KEYS:
                 total[key] += s[key]

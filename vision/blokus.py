@@ -9,6 +9,12 @@ confident cells (second-best labels) before it is reported; what cannot be expla
 is reported as flags. A doubtful cell whose colour is clear but faint (glare) is confirmed
 when no other label would keep the board legal.
 
+Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or
+a cup above it does not. Cells where no border shows, in a region reaching in from the
+board's edge, are under an occluder: they are uncertain whatever their colour (a sleeve or a
+mug may have a piece's), and neither they nor any other gridless cell teach the colour
+classes or the light field (a hand once became the board's grey there).
+
 For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
 :func:`read_with_pose` when something changed (no localisation, no rules).
 """
@@ -25,12 +31,12 @@ import numpy as np
 from rules.blokus import EMPTY, SIZE, decompose
 
 from .colour import CellColours, Palette, classify
-from .grid import find_grid, quick_contrast
+from .grid import cell_borders, find_grid, quick_contrast
 from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
-from .sampling import cell_samples, cells_in_photo
+from .sampling import HIDDEN_BORDERS, cell_samples, cells_in_photo, under_occluder
 
 if TYPE_CHECKING:  # calibration imports this module: no import at run time
     from calibration.colours import ColourProfile
@@ -103,13 +109,18 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     pose = _fit_to(frame, pose)
     rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
     inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN)
+    borders = cell_borders(rect, PX_PER_CELL, MARGIN, SIZE)
     prior = None if profile is None else profile.prior()
-    return _reading(classify(inner, ring, PALETTE, prior=prior), pose, rect, start)
+    colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS)
+    return _reading(colours, under_occluder(borders), pose, rect, start)
 
 
-def _reading(colours: CellColours, pose: BoardPose, rect: np.ndarray, start: float) -> BoardReading:
-    # A board cut off by the photo's edge: the cells beyond it were never seen.
-    conf = np.where(cells_in_photo(pose, SIZE), colours.confidence, 0.0)
+def _reading(colours: CellColours, hidden: np.ndarray, pose: BoardPose, rect: np.ndarray,
+             start: float) -> BoardReading:
+    # A board cut off by the photo's edge: the cells beyond it were never seen; under a hand
+    # or a cup the colour may be the occluder's. Their best label stays a guess.
+    seen = cells_in_photo(pose, SIZE) & ~hidden
+    conf = np.where(seen, colours.confidence, 0.0)
     return BoardReading("blokus", colours.letters(), conf, uncertain_cells(conf), pose, rect,
                         (time.perf_counter() - start) * 1000.0, colours.labels, colours.posterior,
                         PX_PER_CELL, MARGIN)

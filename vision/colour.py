@@ -301,10 +301,13 @@ def _posterior(x: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.nda
 
 
 def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3,
-             prior: Prior | None = None) -> CellColours:
+             prior: Prior | None = None, shown: np.ndarray | None = None) -> CellColours:
     """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR).
 
     ``prior``: a table's colour profile (``ColourProfile.prior()``), see the module notes.
+    ``shown``: rows x cols bool, the cells where the board itself shows (its grid is seen);
+    only these teach the light field and the classes, so a hand or a cup over the board
+    cannot become the board's grey or stretch a colour. All cells are still classified.
     """
     rows, cols = inner.shape[:2]
     hues = palette.hues()
@@ -317,9 +320,12 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
     ring = np.ascontiguousarray(ring.transpose(0, 1, 3, 2))
     raw_med = np.median(inner, axis=-1)
     clipped = (inner.min(2) >= CLIP).mean(-1) > 0.2  # mostly glare even before any light model
-    neutral = _initial_neutral(raw_med, clipped)
+    told = shown is not None and shown.sum() >= 4
+    unseen = clipped | ~shown if told else clipped  # not for the light field
+    teach = shown.ravel() if told else np.ones(rows * cols, bool)  # the cells classes are fitted to
+    neutral = _initial_neutral(raw_med, unseen)
     if prior is not None:
-        neutral = _prior_neutral(raw_med, clipped, neutral, prior.board_grey)
+        neutral = _prior_neutral(raw_med, unseen, neutral, prior.board_grey)
     field = np.broadcast_to(neutral, (rows, cols, 3)).copy()
     resp = None
     for round_ in range(rounds):
@@ -331,13 +337,13 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
             hue_gap = np.abs(np.angle(np.exp(1j * (np.arctan2(ab[:, 1], ab[:, 0])[:, None] - hues[None]))))
             label = np.where(chroma < EMPTY_CHROMA, 0, 1 + np.argmin(hue_gap, axis=1))
             resp = np.eye(k)[label]
-        means, covs = _fit_classes(lab, resp, hues, learned)
-        counts = np.maximum(resp.sum(0), 4.0)
+        means, covs = _fit_classes(lab[teach], resp[teach], hues, learned)
+        counts = np.maximum(resp[teach].sum(0), 4.0)
         post, dist = _posterior(lab, means, covs, counts / counts.sum())
         resp = post
         # Not "usable > 0.5": that depends on the field itself, and a brightly lit corner
         # would then never teach the field that it is bright. Clipped cells stay out.
-        empty = (post[:, 0] > 0.5).reshape(rows, cols) & ~clipped
+        empty = (post[:, 0] > 0.5).reshape(rows, cols) & ~unseen
         if empty.sum() >= 4 and round_ < rounds - 1:
             field = _light_field(raw_med, empty, neutral)
     post[usable.ravel() == 0] = 1.0 / k  # nothing but glare: no evidence either way

@@ -36,6 +36,7 @@ CLEAR_EVIDENCE = 0.5  # a refined grid this clear is taken without refining othe
 REFINED = 3  # at most this many candidates are refined
 PHONE_FOCAL = 1.2  # a phone main camera's focal length in half-diagonals (about 80 degrees diagonal)
 MIN_CROSSED = 25  # crossing segments per family before their tilt is believed
+COARSER = (2,)  # multiples of the lines' strongest period tried when it shows no grid
 LENS_SEARCH = 0.1  # refinement searches the lens coefficient this far around the line-based guess
 
 
@@ -126,8 +127,14 @@ def _positions(ends: tuple[np.ndarray, np.ndarray], crossed: np.ndarray, axis: i
     return 0.5 * (a[ok, axis] + b[ok, axis]), weight[ok]
 
 
-def _comb_fit(pos: np.ndarray, weight: np.ndarray, lines: int) -> list[tuple[float, float]]:
-    """(first line, spacing) of the best ``lines`` evenly spaced lines, and +-1 shifts."""
+def _comb_fit(pos: np.ndarray, weight: np.ndarray, lines: int,
+              multiple: int = 1) -> list[tuple[float, float]]:
+    """(first line, spacing) of the best ``lines`` evenly spaced lines, and +-1 shifts.
+
+    ``multiple``: the spacing is this many times the lines' strongest period. A pale board's
+    faint grooves can lose to the edges of its pieces, whose lines may repeat most strongly
+    every half cell.
+    """
     if len(pos) < lines:
         return []
     lo, hi = np.percentile(pos, [0.5, 99.5])
@@ -146,9 +153,10 @@ def _comb_fit(pos: np.ndarray, weight: np.ndarray, lines: int) -> list[tuple[flo
         return []
     harmonics = np.arange(1, 9)
     score = sum(np.interp(lags * h, np.arange(n), ac, right=0.0) for h in harmonics)
-    spacing = float(lags[int(np.argmax(score))])
+    spacing = float(lags[int(np.argmax(score))]) * multiple
     teeth = np.arange(lines) * spacing
-    starts = np.arange(-spacing, n - teeth[-1] + spacing, 0.5)
+    slack = n - teeth[-1]  # negative when the comb is longer than the lines seen
+    starts = np.arange(min(0.0, slack) - spacing, max(0.0, slack) + spacing, 0.5)
     comb = np.interp(starts[:, None] + teeth[None], np.arange(n), hist, left=0.0, right=0.0).sum(1)
     best = float(starts[int(np.argmax(comb))])
     # Fine-tune spacing and start together (the vanishing points are only approximate).
@@ -172,9 +180,13 @@ def _camera_tilt(v1: np.ndarray, v2: np.ndarray) -> float:
     return float(np.degrees(np.arccos(min(1.0, abs(normal[2]) / np.linalg.norm(normal)))))
 
 
-def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator) -> tuple[list[GridCandidate], float | None]:
+def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator,
+               multiple: int = 1) -> tuple[list[GridCandidate], float | None]:
     """Grid hypotheses in ``gray``'s pixels, best evidence first, and the camera tilt implied
     by the best-supported pair of crossing line families (None without one).
+
+    ``multiple`` > 1: only the hypotheses where one or both axes have that multiple of the
+    strongest period of their lines (see ``_comb_fit``), for when the usual ones show no grid.
 
     The lens is estimated first from the segments themselves (plumb lines), so the comb fit
     sees straight, evenly spaced lines even through a wide phone lens.
@@ -193,6 +205,7 @@ def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator) -> tuple[
         return GridCandidate(to_photo, k, evidence(gray, _pose(to_photo, (w, h), cells, k)))
 
     combs = []  # per pair of families: the frame and the row/column combs
+    periods = ((multiple, 1), (1, multiple), (multiple, multiple)) if multiple > 1 else ((1, 1),)
     tilt, support = None, 0
     for i in range(len(vps)):
         for j in range(i + 1, len(vps)):
@@ -216,10 +229,12 @@ def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator) -> tuple[
                 cross_h, cross_v = _crossed(hor, ver, 1), _crossed(ver, hor, 0)
                 if min(cross_h.sum(), cross_v.sum()) > support:
                     tilt, support = _camera_tilt(v1, v2), min(cross_h.sum(), cross_v.sum())
-            rows = _comb_fit(*_positions(hor, cross_h, 1), cells + 1)
-            cols = _comb_fit(*_positions(ver, cross_v, 0), cells + 1)
-            if rows and cols:
-                combs.append((frame, rows, cols, candidate(frame, *cols[0], *rows[0])))
+            at_rows, at_cols = _positions(hor, cross_h, 1), _positions(ver, cross_v, 0)
+            for row_multiple, col_multiple in periods:
+                rows = _comb_fit(*at_rows, cells + 1, row_multiple)
+                cols = _comb_fit(*at_cols, cells + 1, col_multiple)
+                if rows and cols:
+                    combs.append((frame, rows, cols, candidate(frame, *cols[0], *rows[0])))
     # The one-cell shifts only for the two most promising pairs: evidence is the costly part.
     combs.sort(key=lambda c: -c[3].evidence)
     found = [c[3] for c in combs]
@@ -273,6 +288,25 @@ def evidence(gray: np.ndarray, pose: BoardPose, px: int = 16) -> float:
         return 0.0
     weakest = min(float(inside[0].mean(0).min()), float(inside[1].mean(0).min()))
     return 0.5 * (mean + weakest)
+
+
+def cell_borders(rect: np.ndarray, px: int, margin: float, cells: int) -> np.ndarray:
+    """(cells x cells) how clearly each cell's four borders show, relative to a typical cell.
+
+    ``rect``: a top-down view (``pose.rectify``, ``px`` per cell, ``margin`` cells of rim).
+    Anything lying *on* the board (its own empty cells, the pieces with their bevels) shows
+    the grid's grooves and edges at every cell border; a hand or a cup held *above* it hides
+    them. Each cell gets the mean contrast of its four borders, divided by the median over
+    the board (so a dim or blurred photo is measured against itself): about 1 for a cell
+    seen clearly, near 0 for one whose borders are hidden.
+    """
+    gray = rect if rect.ndim == 2 else cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY)
+    pad = max(0, int(round((1.0 - margin) * px)))  # the contrast wants one cell around the grid
+    gray = cv2.copyMakeBorder(gray, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+    contrast = _border_contrast(gray, px, cells)
+    vertical, horizontal = contrast[0][:, 1:-1].T, contrast[1][:, 1:-1]  # [row, line] and [line, col]
+    mean = 0.25 * (vertical[:, :-1] + vertical[:, 1:] + horizontal[:-1] + horizontal[1:])
+    return mean / max(float(np.median(mean)), 1e-3)
 
 
 # --- refinement -----------------------------------------------------------------------------
@@ -413,13 +447,18 @@ def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = N
     # Refinement can rescue a rough candidate (vanishing points blurred by table texture),
     # so the few best are refined until one clearly shows the grid.
     found, tilt = candidates(gray, cells, rng)
-    for cand in [c for c in found if c.evidence >= 0.5 * MIN_EVIDENCE][:REFINED]:
-        to_photo, k, rms = refine(gray, cand.to_photo, cells, cand.k)
-        ev = evidence(gray, _pose(to_photo, (w, h), cells, k))
-        if best is None or ev > best[2]:
-            best = (to_photo, k, ev, rms)
-        if ev >= CLEAR_EVIDENCE:
-            break
+    for multiple in (1, *COARSER):
+        if multiple > 1:  # no grid at the lines' strongest period: try multiples of it
+            if best is not None and best[2] >= MIN_EVIDENCE:
+                break
+            found = candidates(gray, cells, rng, multiple)[0]
+        for cand in [c for c in found if c.evidence >= 0.5 * MIN_EVIDENCE][:REFINED]:
+            to_photo, k, rms = refine(gray, cand.to_photo, cells, cand.k)
+            ev = evidence(gray, _pose(to_photo, (w, h), cells, k))
+            if best is None or ev > best[2]:
+                best = (to_photo, k, ev, rms)
+            if ev >= CLEAR_EVIDENCE:
+                break
     if (best is None or best[2] < MIN_EVIDENCE) and tilt is not None and tilt > MAX_VIEW_ANGLE_DEG:
         # A crossing grid of lines is there, too oblique to resolve into cells.
         raise ReadError("impossible_angle", f"the board seems to be seen about {tilt:.0f} degrees from "

@@ -7,6 +7,7 @@ band is kept apart as a fallback for cells whose middle is lost to glare.
 """
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from .pose import BoardPose
@@ -52,3 +53,26 @@ def cells_in_photo(pose: BoardPose, cells: int) -> np.ndarray:
     w, h = pose.image_size
     inside = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
     return inside.reshape(cells, cells, -1).all(-1).T
+
+
+HIDDEN_BORDERS = 0.3  # cell borders this faint (share of a typical cell's): nothing of the grid shows
+PARTLY_HIDDEN = 0.5  # borders this faint, in one region with hidden cells: partly under the same thing
+CLEAR_BORDERS = 0.9  # a cell beside a hidden one is seen whole only with borders this clear
+
+
+def under_occluder(borders: np.ndarray) -> np.ndarray:
+    """(cells x cells) cells hidden under something held or standing over the board.
+
+    ``borders`` is ``grid.cell_borders``. A hand or a cup comes in from beyond the board: its
+    region of faint-bordered cells reaches the board's edge and holds cells where no border
+    shows at all (its rim, a finger's outline, may still draw a few edges elsewhere). A
+    gridless patch inside the board (a glare spot on a piece) is left to the colour
+    reading, which has its own glare test.
+    """
+    _, regions = cv2.connectedComponents((borders < PARTLY_HIDDEN).astype(np.uint8), connectivity=8)
+    edge = np.unique(np.concatenate([regions[0], regions[-1], regions[:, 0], regions[:, -1]]))
+    blind = np.unique(regions[borders < HIDDEN_BORDERS])
+    hidden = np.isin(regions, np.intersect1d(edge[edge > 0], blind))
+    # A fingertip or a mug's handle over part of a cell next to it leaves most of its borders.
+    near = cv2.dilate(hidden.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    return hidden | (near & (borders < CLEAR_BORDERS))
