@@ -62,6 +62,8 @@ def score_text(sheet: ScoreSheet) -> str:
 
 def reading_text(reading) -> str:
     """The board as read, uncertain cells shown as '?', with confidence and time."""
+    if hasattr(reading, "text"):  # a board that is not a grid (Equilibrix) says itself how it was read
+        return reading.text()
     rows = [list(r) for r in reading.board]
     for r, c in reading.uncertain:
         rows[r][c] = "?"

@@ -1,8 +1,7 @@
 """Reading Gemblo boards from generated phone photos: lattice fit, colours, clear pieces.
 
 The renders only measure the reader; the full sweep is ``bench/gemblo_bench.py``'s job.
-Clear pieces are not yet read reliably (see the xfail below): the other tests use boards
-whose clear pieces were taken off, so they pin what does work.
+Every board here holds clear pieces as well as coloured ones, as real games do.
 """
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ import pytest
 
 from rules import gemblo
 from rules.placement import random_playout
+from vision import hexpose
 from vision.errors import ReadError
 from vision.gemblo import debug_images, locate_board, read_gemblo, read_with_pose, verify_pose
 from vision.hexgrid import cells, corner_points, key
@@ -32,7 +32,7 @@ def game(rng: np.random.Generator, clear: bool) -> dict[str, str]:
 
 
 @lru_cache(maxsize=None)
-def photo(condition: str, seed: int, clear: bool = False) -> GembloPhoto:
+def photo(condition: str, seed: int, clear: bool = True) -> GembloPhoto:
     rng = np.random.default_rng(seed)
     return render_photo(game(rng, clear), sample_conditions(condition, rng), rng, size=SIZE)
 
@@ -41,20 +41,49 @@ def upright(p: GembloPhoto) -> np.ndarray:
     return load_image(p.encoded) if p.encoded is not None else p.image
 
 
-def silent_errors(p: GembloPhoto, reading) -> list[str]:
-    """Visible cells read wrong without being marked uncertain: what must never happen."""
-    doubt = set(reading.uncertain)
+def silent_errors(p: GembloPhoto, reading, hidden_too: bool = False) -> list[str]:
+    """Cells read wrong without being marked uncertain: what must never happen (cells hidden
+    by a hand or a cup only when ``hidden_too``)."""
+    doubt = set(reading.uncertain) | (set() if hidden_too else p.occluded)
     return [key(c) for c in cells() if p.cells.get(key(c), ".") != reading.cells.get(key(c), ".")
-            and key(c) not in p.occluded and key(c) not in doubt]
+            and key(c) not in doubt]
 
 
-@pytest.mark.parametrize("condition", ["clean", "rotation", "perspective", "dim", "glare", "lens_distortion"])
-def test_coloured_pieces_are_read_right_or_marked_uncertain(condition: str) -> None:
+def corner_error(p: GembloPhoto, reading) -> float:
+    """How far the read lattice's corner cells lie from the true ones (R, the cell radius)."""
+    return float(np.abs(reading.pose.to_board(p.corners) - corner_points()).max())
+
+
+@pytest.mark.parametrize("condition", ["clean", "rotation", "perspective", "dim", "glare", "lens_distortion",
+                                       "wood_table", "patterned_table", "blur", pytest.param("shadow", marks=pytest.mark.xfail(
+                                           reason="a clear piece under a cast shadow can still pass for empty cells "
+                                                  "(one cell of this photo, at confidence 0.53)", strict=False))])
+def test_pieces_are_read_right_or_marked_uncertain(condition: str) -> None:
     p = photo(condition, 7)
     reading = read_gemblo(upright(p))
     assert silent_errors(p, reading) == []
     # The lattice lands on the cells: the corner cells within a fifth of a cell's pitch.
-    assert np.abs(reading.pose.to_board(p.corners) - corner_points()).max() < 0.35
+    assert corner_error(p, reading) < 0.35
+
+
+def test_clear_pieces_on_a_light_board_are_read() -> None:
+    # Clear pieces show mostly as a brighter rim and highlights: they are found, not only
+    # doubted, and the cells left in doubt are a small share of the board.
+    for seed in (7, 11):
+        p = photo("clean", seed)
+        reading = read_gemblo(upright(p))
+        assert silent_errors(p, reading) == []
+        clear = [k for k, c in p.cells.items() if c == "C"]
+        assert len(clear) >= 10
+        assert sum(reading.cells.get(k) == "C" for k in clear) >= 0.8 * len(clear)
+        assert len(reading.uncertain) < 0.15 * len(cells())
+
+
+def test_cells_under_a_hand_are_doubted_not_read() -> None:
+    p = photo("hand", 10)
+    assert len(p.occluded) > 20
+    reading = read_gemblo(upright(p))
+    assert silent_errors(p, reading, hidden_too=True) == []
 
 
 def test_state_json_follows_the_contract() -> None:
@@ -67,6 +96,11 @@ def test_state_json_follows_the_contract() -> None:
     assert 0.0 <= out["confidence"] <= 1.0 and out["timing_ms"] > 0
     images = debug_images(reading)
     assert set(images) == {"rectified", "overlay"}
+    # The text view (`tableref read` without --json): one line per screen row, every cell once.
+    rows = reading.text().splitlines()[:-1]
+    assert len(rows) == 43
+    assert sum(len(r.replace(" ", "")) for r in rows) == len(cells())
+    assert "".join(rows).count("?") == len(reading.uncertain)
 
 
 def test_photo_without_a_board_is_refused() -> None:
@@ -77,19 +111,27 @@ def test_photo_without_a_board_is_refused() -> None:
     assert err.value.code == "no_board"
 
 
-@pytest.mark.xfail(reason="clear pieces on a light board are not yet told from empty cells reliably",
-                   strict=False)
-def test_clear_pieces_are_read_right_or_marked_uncertain() -> None:
-    p = photo("clean", 11, clear=True)
-    assert silent_errors(p, read_gemblo(upright(p))) == []
-
-
-# --- the live referee's calls: locate once, verify cheaply, read at the pose -----------------
+# --- the lattice: traced cell by cell, then registered by the plate ---------------------------
 
 def moved(pose: BoardPose, dx: float, dy: float) -> BoardPose:
     """The pose with the board moved by (dx, dy) board units (R)."""
     return replace(pose, homography=np.array([[1, 0, -dx], [0, 1, -dy], [0, 0, 1.0]]) @ pose.homography)
 
+
+@pytest.mark.parametrize("step", [(1, 0), (0, -1), (-1, 2)])
+def test_a_lattice_off_by_whole_cells_is_registered_by_the_plate(step: tuple[int, int]) -> None:
+    # Inside the rim the lattice repeats: a pose off by whole cells fits every ridge but one
+    # ring. The plate's edges, all round at one distance beyond the cells, put it right.
+    image = upright(photo("perspective", 7))
+    gray, s = hexpose._working(image)
+    pose = locate_board(image).scaled(s)
+    dq, dr = step
+    off = moved(pose, 1.5 * dq, np.sqrt(3) / 2 * (dq + 2 * dr))
+    back = hexpose._register(gray, off)
+    assert np.abs(back.to_board(pose.corners) - pose.to_board(pose.corners)).max() < 0.05
+
+
+# --- the live referee's calls: locate once, verify cheaply, read at the pose -----------------
 
 def test_verify_pose_holds_on_its_frame_and_fails_when_the_board_is_elsewhere() -> None:
     image = upright(photo("clean", 7))

@@ -6,14 +6,22 @@ colour classifier wants cells on a 2-D grid whose neighbours are neighbours on t
 columns (29 x 22); the slots outside the hexagon repeat their nearest real cell.
 
 Clear pieces are nearly colourless on a light board: the colour classifier calls them
-empty. What gives them away is their rim: the bevel of a clear piece is brighter than the
-floor beside an empty cell's ridge. So among the cells read as empty, the rim-minus-middle
-brightness is compared with the empty cells' own spread; far above it is clear, in between
-is uncertain. The embossed marks sit in the cell's middle and touch neither measure much.
+empty. What gives them away is texture, not mean colour: a clear piece reflects the lamp
+(its top glints, its bevel shines where an empty cell's recess is shaded, the board's hue
+fades towards the lamp's white). So among the cells read as empty, a score over those
+measures (each in spreads of this photo's empty cells, so light and board colour cancel)
+says clear or empty, and near the cut the cell is uncertain. The weights were fitted
+offline on generated photos (``CLEAR_WEIGHTS``).
 
-Rules prior: one colour's edge-connected region is one piece (M4), so a region that is not
-one of the 18 shapes is re-examined at its least confident cells (their second-best
-labels); what cannot be explained is flagged and its weakest cells reported uncertain.
+A cell whose walls do not show at all lies under a hand, a cup or a blinding glare: it is
+uncertain whatever colour shows there.
+
+Rules prior: one colour's edge-connected region is one piece (M4), and each colour has one
+of each piece, so a region that is not one of the 18 shapes, or repeats a piece, is
+re-examined at its least confident cells (their second-best labels); what cannot be
+explained is flagged and its weakest cells (all of a region larger than any piece) reported
+uncertain. An empty-looking cell that would complete a clear region into a piece needs
+plainer evidence to be called empty.
 """
 from __future__ import annotations
 
@@ -45,9 +53,35 @@ DRAW_BGR = {".": (210, 210, 210), "C": (255, 255, 255), "R": (70, 70, 255), "Y":
 PPU = 10.0  # top-down pixels per R for reading
 INNER_R = 0.42  # the trusted middle of a cell (R units)
 RING_R = (0.45, 0.6)  # colour fallback ring
-RIM_E = (0.1, 0.22)  # edge-distance band where a clear piece's rim shines
-CLEAR_CUT = 5.0  # clear-piece evidence this many empty-cell spreads above their median: clear
-CLEAR_SURE_EMPTY = 2.0  # within this many spreads of it a cell is surely empty (confidence band)
+CLEAR_PPU = 16.0  # top-down pixels per R for the clear-piece evidence (rims and glints are thin)
+# Clear-piece evidence, each measured against the cells read as empty in the same photo (their
+# median and spread), so light, white balance and the board's own colour cancel out. Every
+# measure is over the cell's middle brightness (gray) unless said otherwise.
+CLEAR_FEATURES = (
+    "tint", "tint_middle",  # a*b* distance from the empty cells' colour (whole cell; middle):
+    # a clear piece reflects the lamp's white, so the board's hue fades, whichever way it lies
+    "glint", "glint_peak",  # the 95th and 99th percentile: a piece's top reflects the lamp
+    "roughness",  # spread of the cell's pixels: a piece smooths over the recess' shading
+    "level",  # log brightness of the middle
+    # the radial profile, from the walls inwards (edge distance bands, CLEAR_BANDS): a clear
+    # piece's bevel shines where an empty cell's recess is shaded
+    *(f"band{k}" for k in range(7)),
+    # the six side bands, weakest to brightest: light leaks out of a piece's outer bevels
+    *(f"side{k}" for k in range(6)),
+)
+CLEAR_BANDS = ((0.0, 0.05), (0.05, 0.1), (0.1, 0.15), (0.15, 0.22), (0.22, 0.35), (0.35, 0.55), (0.55, 0.9))
+# Logistic weights over the features' clipped z-scores and their squared positive parts (/ CLIP_Z),
+# fitted offline on generated photos of every named condition (seeds disjoint from the bench's
+# and the tests'): score > 0 is clear.
+CLEAR_WEIGHTS = np.array([0.974, 0.140, 0.899, -0.006, -0.032, 0.515, 0.199, 0.110, -0.357, 0.587, 0.137, 0.244, -0.401, 0.180, 0.115, 0.254, 0.024, 0.060, 0.410])
+CLEAR_WEIGHTS_SQ = np.array([-0.522, 0.081, -0.742, 0.151, 0.146, -1.344, -1.083, 0.028, 0.165, -0.458, -0.158, -0.724, 0.194, -0.031, 0.154, -0.337, 0.170, -0.210, -0.171])
+CLEAR_BIAS = -7.433
+CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must not decide)
+WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
+WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
+WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
+CLEAR_SURE_BESIDE = 14.0  # the same for an empty-looking cell that would complete a clear piece
+CLEAR_SURE = 10.0  # |score| at which the clear/empty call is fully trusted (half of it: uncertain)
 RULES_BUDGET_S = 0.1
 CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo did not show it
 VERIFY_SHARE = 0.6  # a frame whose ridges show less than this share of the located frame's: moved
@@ -74,6 +108,23 @@ class GembloReading:
         conf = float(np.mean(list(self.confidence.values())))
         return conf * (0.5 if self.flags else 1.0)
 
+    def text(self) -> str:
+        """The board as read, one text line per screen row (q + 2r), the flat-topped columns
+        staggered as on the board: '.' empty, a colour letter, '?' uncertain."""
+        doubt = set(self.uncertain)
+        lines = []
+        for y in range(-21, 22):
+            row = [" "] * 29
+            for q in range(-14, 15):
+                if (q + y) % 2 == 0 and (q, (y - q) // 2) in _index():
+                    name = key((q, (y - q) // 2))
+                    row[q + 14] = "?" if name in doubt else self.cells.get(name, EMPTY)
+            lines.append("".join(row).rstrip())
+        doc = self.to_state_json()
+        lines.append(f"confidence {doc['confidence']:.3f}, {len(self.uncertain)} uncertain cell(s), "
+                     f"{doc['timing_ms']:.0f} ms")
+        return "\n".join(lines)
+
     def to_state_json(self) -> dict:
         return {
             "state": {"game": "gemblo", "cells": dict(sorted(self.cells.items()))},
@@ -89,21 +140,39 @@ class GembloReading:
 
 # --- sampling ----------------------------------------------------------------------------
 
+@lru_cache(maxsize=1)
+def _index() -> dict[tuple[int, int], int]:
+    """Each board cell's index in `cells()`."""
+    return {c: i for i, c in enumerate(cells())}
+
+
 @lru_cache(maxsize=2)
-def _offsets(ppu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pixel offsets (dy, dx) around a cell centre: middle, colour ring, rim band."""
+def _offsets(ppu: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel offsets (dy, dx) around a cell centre: middle and colour ring."""
     n = int(np.ceil(ppu))
     dy, dx = np.mgrid[-n:n + 1, -n:n + 1]
     rad = np.hypot(dx, dy) / ppu
-    e, _ = edge_distance(dx / ppu, dy / ppu)
     pick = lambda m: np.column_stack([dy[m], dx[m]])  # noqa: E731
-    return (pick(rad <= INNER_R), pick((rad > RING_R[0]) & (rad <= RING_R[1])),
-            pick((e >= RIM_E[0]) & (e <= RIM_E[1])))
+    return pick(rad <= INNER_R), pick((rad > RING_R[0]) & (rad <= RING_R[1]))
 
 
-def _gather(rect: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+@lru_cache(maxsize=2)
+def _clear_offsets(ppu: float) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+    """Offsets for the clear-piece evidence: the cell inside its walls, its middle, the
+    CLEAR_BANDS by distance from the walls, and the side band split by side."""
+    n = int(np.ceil(ppu))
+    dy, dx = np.mgrid[-n:n + 1, -n:n + 1]
+    rad = np.hypot(dx, dy) / ppu
+    e, side = edge_distance(dx / ppu, dy / ppu)
+    pick = lambda m: np.column_stack([dy[m], dx[m]])  # noqa: E731
+    band = (e >= 0.05) & (e <= 0.2)
+    return (pick(e >= 0.06), pick(rad <= INNER_R), [pick((e >= lo) & (e < hi)) for lo, hi in CLEAR_BANDS],
+            [pick(band & (side == k)) for k in range(6)])
+
+
+def _gather(rect: np.ndarray, offsets: np.ndarray, ppu: float = PPU) -> np.ndarray:
     """(463, n, channels) pixels at the offsets around each cell centre."""
-    c = np.rint(centres() * PPU - 0.5).astype(int)
+    c = np.rint(centres() * ppu).astype(int)  # rectify puts board point x at pixel x * ppu
     ys = np.clip(c[:, 1:2] + offsets[None, :, 0], 0, rect.shape[0] - 1)
     xs = np.clip(c[:, 0:1] + offsets[None, :, 1], 0, rect.shape[1] - 1)
     return rect[ys, xs]
@@ -136,31 +205,75 @@ def _in_photo(pose: BoardPose) -> np.ndarray:
 
 # --- classification ----------------------------------------------------------------------
 
-def _clear(rim: np.ndarray, mid: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """P(clear) and confidence for cells the colour classifier read as empty.
+@lru_cache(maxsize=2)
+def _wall_offsets(ppu: float) -> np.ndarray:
+    """(6, along, across, 2) pixel offsets (dy, dx) on each of a cell's six walls."""
+    ang = np.radians(np.arange(6) * 60.0 + 30.0)
+    normal = np.column_stack([np.cos(ang), np.sin(ang)])
+    tangent = np.column_stack([-normal[:, 1], normal[:, 0]])
+    pts = ((np.sqrt(3) / 2 + np.array(WALL_ACROSS)[None, None, :, None]) * normal[:, None, None]
+           + np.array(WALL_ALONG)[None, :, None, None] * tangent[:, None, None]) * ppu
+    return np.rint(pts[..., ::-1]).astype(int)
 
-    Evidence: a bright rim (rim band minus middle, relative to the cell's level). The rim
-    band lies outside every embossed mark; highlights inside the cell are not used, since
-    the marks' raised lines glint just as much. The empty cells' own spread sets the scale;
-    between "like an empty cell" and "clearly brighter" the cell is uncertain.
-    """
-    level = np.median(mid, axis=1) + 1e-3
-    score = (np.mean(rim, axis=1) - level) / level
-    ref = score[empty]
-    if len(ref) < 10:
-        return np.zeros(len(score)), np.full(len(score), 0.5)
-    # The empty cells' centre and spread from their lower half (clear pieces, if any, sit above).
-    centre = np.median(ref)
-    spread = max(1.4826 * np.median(centre - ref[ref <= centre]), 0.004)
-    z = (score - centre) / spread
-    p = 1 / (1 + np.exp(-2.0 * (z - CLEAR_CUT)))
-    conf = np.clip(np.maximum(CLEAR_SURE_EMPTY - z, z - 2 * CLEAR_CUT + CLEAR_SURE_EMPTY) / CLEAR_SURE_EMPTY, 0, 1)
+
+def walls_seen(top: np.ndarray) -> np.ndarray:
+    """(463,) how plainly each cell's walls show, over the board's median: the brightness
+    gradient on the second weakest of its six walls (strongest across each wall: the lattice
+    may sit a little off). Walls show through every piece, clear or coloured; a hand, a cup or
+    a blinding glare hides them."""
+    gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    grad = cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3))
+    off = _wall_offsets(CLEAR_PPU)
+    g = _gather(grad[..., None], off.reshape(-1, 2), CLEAR_PPU)[..., 0].reshape(-1, *off.shape[:3])
+    walls = np.sort(g.max(axis=3).mean(axis=2), axis=1)[:, 1]
+    return walls / max(float(np.median(walls)), 1e-6)
+
+
+def clear_features(top: np.ndarray) -> np.ndarray:
+    """(463, 23) raw clear-piece evidence from a top-down view at CLEAR_PPU: b*, a* of the
+    whole cell and of its middle, then CLEAR_FEATURES[2:] (see :func:`clear_zscores`)."""
+    whole_o, mid_o, band_o, side_o = _clear_offsets(CLEAR_PPU)
+    gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY).astype(np.float32) + 1.0
+    lab = cv2.cvtColor(top, cv2.COLOR_BGR2LAB).astype(np.float32)
+    mid = np.median(_gather(gray, mid_o, CLEAR_PPU), axis=1)
+    whole = _gather(gray, whole_o, CLEAR_PPU)
+    colour = _gather(lab, whole_o, CLEAR_PPU).mean(axis=1)
+    colour_mid = _gather(lab, mid_o, CLEAR_PPU).mean(axis=1)
+    bands = np.stack([_gather(gray, o, CLEAR_PPU).mean(axis=1) for o in band_o], axis=1)
+    sides = np.sort(np.stack([_gather(gray, o, CLEAR_PPU).mean(axis=1) for o in side_o], axis=1), axis=1)
+    peaks = np.percentile(whole, (95, 99), axis=1).T
+    return np.column_stack([colour[:, 2], colour[:, 1], colour_mid[:, 2], colour_mid[:, 1],
+                            peaks / mid[:, None], whole.std(axis=1) / mid, np.log(mid),
+                            bands / mid[:, None], sides / mid[:, None]])
+
+
+def clear_zscores(features: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """(463, len(CLEAR_FEATURES)): each measure in spreads of the cells read as empty (median
+    and MAD: the clear pieces among them are a minority and move neither much), clipped at
+    CLIP_Z. Each pair of colour axes becomes one distance, since the hue moves towards the
+    lamp's white, whichever way that lies from the board's."""
+    ref = features[empty] if empty.sum() >= 10 else features
+    centre = np.median(ref, axis=0)
+    spread = 1.4826 * np.median(np.abs(ref - centre), axis=0) + 1e-6
+    z = (features - centre) / spread
+    return np.clip(np.column_stack([np.hypot(z[:, 0], z[:, 1]), np.hypot(z[:, 2], z[:, 3]), z[:, 4:]]),
+                   -CLIP_Z, CLIP_Z)
+
+
+def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
+    over the clear-piece evidence; near the cut the cell is uncertain, never guessed."""
+    z = clear_zscores(features, empty)
+    score = z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
+    p = 1 / (1 + np.exp(-score))
+    conf = np.clip(np.abs(score) / CLEAR_SURE, 0, 1)
     return p, conf
 
 
-def _probabilities(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(463, 7) class probabilities in LABELS order and (463,) confidence."""
-    inner_o, ring_o, rim_o = _offsets(PPU)
+def _probabilities(rect: np.ndarray, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(463, 7) class probabilities in LABELS order and (463,) confidence; ``rect`` is the
+    top-down view at PPU (colour), ``top`` at CLEAR_PPU (clear pieces)."""
+    inner_o, ring_o = _offsets(PPU)
     inner = _gather(rect, inner_o).astype(np.float32) / 255
     ring = _gather(rect, ring_o).astype(np.float32) / 255
     grid = _layout()
@@ -171,9 +284,8 @@ def _probabilities(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     real = grid[rows, cols]
     post[real.ravel(), :len(PALETTE.labels)] = colours.posterior.reshape(-1, len(PALETTE.labels))
     conf[real.ravel()] = colours.confidence.ravel()
-    gray = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    p_clear, c_clear = _clear(_gather(gray, rim_o), _gather(gray, inner_o), np.argmax(post, 1) == 0)
     empty = np.argmax(post, 1) == 0
+    p_clear, c_clear = _clear(clear_features(top), empty)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
     conf[empty] = np.minimum(conf[empty], c_clear[empty])
@@ -205,8 +317,15 @@ def _regions(labels: list[str]) -> list[list[int]]:
 
 
 def _bad(labels: list[str]) -> list[list[int]]:
+    """Regions that are no piece of the set, or a piece its colour already shows elsewhere
+    (each colour has one of each: a repeat means one of them is another colour misread)."""
     ps = pieces()
-    return [reg for reg in _regions(labels) if ps.identify([cells()[i] for i in reg]) is None]
+    named = [(reg, ps.identify([cells()[i] for i in reg])) for reg in _regions(labels)]
+    seen: dict[tuple[str, str], int] = {}
+    for reg, piece in named:
+        if piece is not None:
+            seen[labels[reg[0]], piece] = seen.get((labels[reg[0]], piece), 0) + 1
+    return [reg for reg, piece in named if piece is None or seen[labels[reg[0]], piece] > 1]
 
 
 def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray) -> tuple[list[str], list[int], list[str]]:
@@ -248,12 +367,36 @@ def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray) -> tuple
                 conf[i] = min(conf[i], CHANGED_CONF)
                 changed.append(i)
     flags = []
+    largest = max(len(p.cells) for p in pieces().pieces)
     for region in _bad(labels):
-        weakest = sorted(region, key=lambda i: conf[i])[:max(1, len(region) // 2)]
+        # Larger than any piece, it is no piece at all (a hand, a cup, a shadow read as a
+        # colour): none of it was read. Otherwise its least confident half is in doubt.
+        doubt = len(region) if len(region) > largest else max(1, len(region) // 2)
+        weakest = sorted(region, key=lambda i: conf[i])[:doubt]
         for i in weakest:
             conf[i] = min(conf[i], UNCERTAIN_BELOW - 0.01)
         flags.append(f"not_a_piece: {' '.join(key(cells()[i]) for i in sorted(region))}")
+    _doubt_beside_clear(labels, post, conf)
     return labels, changed, flags
+
+
+def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -> None:
+    """A cell read as empty beside a clear region, where that region plus the cell would still
+    be a piece, may be the piece's cell the photo hardly shows: there the clear evidence must
+    say 'empty' more plainly (CLEAR_SURE_BESIDE) to be trusted."""
+    index = {c: i for i, c in enumerate(cells())}
+    with np.errstate(divide="ignore"):
+        score = np.log(post[:, -1] + 1e-12) - np.log(post[:, 0] + 1e-12)
+    ps = pieces()
+    for region in _regions(labels):
+        if labels[region[0]] != "C":
+            continue
+        shape = [cells()[i] for i in region]
+        beside = {index[n] for q, r in shape for dq, dr in NEIGHBOURS
+                  if (n := (q + dq, r + dr)) in index and labels[index[n]] == EMPTY}
+        for i in beside:
+            if ps.identify(shape + [cells()[i]]) is not None:
+                conf[i] = min(conf[i], float(np.clip(-score[i] / CLEAR_SURE_BESIDE, 0, 1)))
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -296,9 +439,14 @@ def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
 
 
 def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> GembloReading:
-    rect = rectify(image, pose, PPU, 0.0)
-    post, conf = _probabilities(rect)
+    top = rectify(image, pose, CLEAR_PPU, 0.0)
+    # the colour view from the finer one (a second pass over a 12 MP photo costs more)
+    rect = cv2.resize(top, (int(round(EXTENT[0] * PPU)), int(round(EXTENT[1] * PPU))), interpolation=cv2.INTER_AREA)
+    post, conf = _probabilities(rect, top)
     conf = np.where(_in_photo(pose), conf, 0.0)
+    # A cell whose walls do not show lies under something that is not a piece (a hand, a cup,
+    # a blinding glare): what shows there is not the cell.
+    conf = np.where(walls_seen(top) < WALLS_HIDDEN, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     labels = [LABELS[j] for j in np.argmax(post, 1)]
     changed: list[int] = []
     flags: list[str] = []

@@ -4,16 +4,24 @@ Why not the square-grid finder (`vision.grid`): a hex board has no straight grid
 crossing the whole board to vote for vanishing points. What it does have is a lattice of
 ridges everywhere on the plate (they show through translucent pieces too), so:
 
-1. *Find the plate*: band-pass energy at the cell scale marks the ridged region; the largest
-   textured blob near the photo's middle, its convex hull simplified to six vertices, gives a
-   first homography (the lattice's outer hexagon). Up is the side nearest the photo's top.
-2. *Snap to the ridges*: in a top-down view, the gradient magnitude is matched against a
-   drawn ridge map of the whole lattice (unique: the lattice's edge breaks the periodicity),
-   then patch by patch; the patch shifts give point pairs for a homography plus one radial
-   lens term (golden search), twice.
+1. *Find the plate*: band-pass energy at the cell scale, in units of the photo's noise and
+   where gradients point every way (wood grain and stripes point one way), marks the ridged
+   region; its outline simplified to six vertices gives a first homography. It may be a cell
+   or two off at the rim (a shadow, a glare spot or a hand bends the outline).
+2. *Trace the lattice*: from the middle outwards, patches of an endless drawn lattice are
+   matched to the photo's edges in a top-down view and the pose refitted at each step
+   (homography, then one radial lens term). The lattice repeats, so this fixes size, turn,
+   perspective and lens, but not which cell is which.
+3. *Register*: the lattice step at which the plate's straight edges lie all round at one
+   distance beyond the cells (the lattice sits in its plate's middle); when the edges do not
+   agree, the step whose outer cells show walls and whose rim beyond does not.
+4. *Refine*: the board's own ridge map, patch by patch, once more.
+
+Up is the plate side nearest the photo's top.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 import cv2
@@ -25,13 +33,24 @@ from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
 FIT_PPU = 7.0  # top-down pixels per R while snapping to the ridges
-ENERGY_SHARE = 0.35  # share of the Otsu cut that still counts as ridged
-MIN_MATCH = 0.25  # normalised correlation with the ridge map below which there is no board
+ENERGY_SHARE = 0.6  # share of the Otsu cut that still counts as ridged
+BAND_SIGMA = (1.2, 3.0)  # band-pass at the ridges' scale (working pixels)
+TEXTURE_SIGMA = 6.0  # neighbourhood over which ridge texture is pooled (working pixels)
+OPEN_PX = 21  # blobs and lines thinner than this (working pixels) are not the lattice
+TYPICAL_K = -0.05  # a phone lens' barrel, where mismatched patches are told from the lens' own bending
+MIN_MATCH = 0.4  # median correlation of the lattice patches below which there is no board
 PATCH_R = 3.5  # half-size of a matching patch (R units)
 SEARCH_R = 0.7  # how far a patch may move (R units)
 RIM_WEIGHT = 1.5  # weight of 'no ridges on the rim' against 'ridges on the cells'
-SHIFT_R = 0.8  # the outline puts the lattice within this much (R units): less than half a cell
-SCALES = (0.94, 0.97, 1.0, 1.03, 1.06)  # board sizes tried against the outline's
+GROW_RADII = (6.0, 11.0, 16.0, LATTICE_RADIUS + 0.5)  # R: the lattice is traced out from the middle in these steps
+GROW_PATCHES = 30  # patches matched at each step
+EXT_RINGS = 4  # lattice positions traced this many rings beyond the board
+WALL_ACROSS = (-0.2, -0.1, 0.0, 0.1, 0.2)  # R: where each wall is looked for, across it
+PLATE_SEARCH = (19.3, 25.0)  # R: apothems where the plate's edge is looked for (the cells end at 19.05)
+PLATE_APOTHEMS = np.arange(13.0, 31.0, 0.1)  # R: where plate edges are measured, steps included
+PLATE_OFF = 0.5  # R: a plate middle this far off the lattice's at the best step is no evidence
+PLATE_MISFIT = 0.3  # R: RMS misfit of the plate's edges beyond which they are not trusted
+REGISTER_STEPS = 3  # the traced lattice may be off by up to this many cells
 RIDGE_ALONG = (-0.25, 0.0, 0.25)  # where each shared cell side is sampled along it (R units)
 FLAT_OFF = 0.38  # off-ridge samples sit this far from the side, inside each cell (R units)
 
@@ -44,18 +63,42 @@ def _working(image: np.ndarray) -> tuple[np.ndarray, float]:
     return gray, s
 
 
+def _lattice_score(gray: np.ndarray) -> np.ndarray:
+    """Where the photo looks like a lattice of ridges: band-pass energy at the cell scale, in
+    units of the photo's own pixel noise, times how evenly the gradients point every way.
+
+    A hex lattice has edges in three directions, so its smoothed structure tensor is nearly
+    isotropic; wood grain, a striped cloth or a table's edge have one dominant direction, and
+    a checked cloth's two directions have no six-fold order.
+    Dividing by the noise keeps a dim, noisy photo's table from looking ridged."""
+    g = gray.astype(np.float32)
+    fine = cv2.GaussianBlur(g, (0, 0), BAND_SIGMA[0])
+    band = fine - cv2.GaussianBlur(g, (0, 0), BAND_SIGMA[1])
+    gx = cv2.Sobel(fine, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(fine, cv2.CV_32F, 0, 1)
+    jxx, jyy, jxy = (cv2.GaussianBlur(v, (0, 0), TEXTURE_SIGMA) for v in (gx * gx, gy * gy, gx * gy))
+    power = jxx + jyy + 1e-6
+    coherence = np.sqrt((jxx - jyy) ** 2 + 4 * jxy ** 2) / power
+    # Six-fold order: gradients at three directions 60 degrees apart agree in 6 x angle; a
+    # checked cloth's two square directions cancel there, as an isotropic texture does.
+    z = (gx + 1j * gy).astype(np.complex64)
+    six = z ** 6 / (np.abs(z) ** 4 + 1e-6)
+    sixfold = np.hypot(cv2.GaussianBlur(six.real.astype(np.float32), (0, 0), TEXTURE_SIGMA),
+                       cv2.GaussianBlur(six.imag.astype(np.float32), (0, 0), TEXTURE_SIGMA)) / power
+    noise = float(np.median(np.abs(g - cv2.GaussianBlur(g, (0, 0), 1.0)))) + 1e-3
+    return cv2.GaussianBlur(np.abs(band), (0, 0), TEXTURE_SIGMA) / noise * (1 - coherence) * np.sqrt(sixfold)
+
+
 def _plate_hexagon(gray: np.ndarray) -> np.ndarray:
     """Six photo points (clockwise, top-left first) around the ridged region, or ReadError."""
-    g = gray.astype(np.float32)
-    band = np.abs(cv2.GaussianBlur(g, (0, 0), 1.0) - cv2.GaussianBlur(g, (0, 0), 3.0))
-    energy = cv2.GaussianBlur(band, (0, 0), 6.0)
-    e8 = np.clip(energy * (255.0 / max(energy.max(), 1e-6)), 0, 255).astype(np.uint8)
-    otsu, _ = cv2.threshold(e8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    score = _lattice_score(gray)
+    s8 = np.clip(score * (255.0 / max(float(np.percentile(score, 99.5)), 1e-6)), 0, 255).astype(np.uint8)
+    otsu, _ = cv2.threshold(s8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     # Otsu splits pieces' strong bevels from the rest; bare ridges are fainter but still far
-    # above a plain table, so the cut is set well below it.
-    mask = (e8 > max(ENERGY_SHARE * otsu, 3)).astype(np.uint8)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((9, 9), np.uint8))
+    # above a table, so the cut is set below it.
+    mask = (s8 > max(ENERGY_SHARE * otsu, 3)).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((OPEN_PX, OPEN_PX), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((15, 15), np.uint8))
     n, labels, stats, cent = cv2.connectedComponentsWithStats(mask)
     if n < 2:
         raise ReadError("no_board", "nothing with a board's ridged surface was found")
@@ -78,28 +121,36 @@ def _plate_hexagon(gray: np.ndarray) -> np.ndarray:
 
 
 def _six_sides(hull: np.ndarray, shape: tuple[int, int]) -> np.ndarray | None:
-    """A hexagon through a convex outline: its boundary points are grouped by tangent
-    direction into six sides (circular k-means), a line is fitted to each and neighbouring
-    lines are intersected. Rounded or clipped corners and small bumps do not move it much."""
+    """A hexagon through a convex outline: the outline is simplified until six vertices are
+    left (any perspective keeps a hexagon's six sides straight, not their angles), then a
+    line is fitted to the middle of each side and neighbouring lines are intersected, so
+    rounded or clipped corners do not move the vertices."""
     canvas = np.zeros(shape, np.uint8)
     cv2.fillPoly(canvas, [np.round(hull).astype(np.int32)], 1)
-    contour = cv2.findContours(canvas, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][0][:, 0].astype(np.float64)
+    contour = cv2.findContours(canvas, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0][0][:, 0]
     if len(contour) < 60:
         return None
-    w = max(3, len(contour) // 120)
-    tangent = np.roll(contour, -w, 0) - np.roll(contour, w, 0)
-    angle = np.arctan2(tangent[:, 1], tangent[:, 0])
-    centre = angle[0] + np.radians(np.arange(6) * 60.0)
-    for _ in range(12):
-        gap = np.angle(np.exp(1j * (angle[:, None] - centre[None])))
-        side = np.argmin(np.abs(gap), 1)
-        for k in range(6):
-            if np.any(side == k):
-                centre[k] += np.angle(np.mean(np.exp(1j * gap[side == k, k])))
-    order = np.argsort(np.mod(centre - centre[0], 2 * np.pi))
+    perimeter = cv2.arcLength(contour.reshape(-1, 1, 2), True)
+    lo, hi, six = 0.0, 0.2 * perimeter, None
+    for _ in range(30):  # bisect the tolerance for exactly six vertices
+        eps = (lo + hi) / 2
+        approx = cv2.approxPolyDP(contour.reshape(-1, 1, 2), eps, True)[:, 0]
+        if len(approx) > 6:
+            lo = eps
+        elif len(approx) < 6:
+            hi = eps
+        else:
+            six = approx
+            break
+    if six is None:
+        return None
+    pts = contour.astype(np.float64)
+    at = [int(np.argmin(np.hypot(*(pts - v).T))) for v in six]
     lines = []
-    for k in order:
-        mine = contour[side == k]
+    for a, b in zip(at, at[1:] + at[:1]):
+        idx = np.arange(a, b if b > a else b + len(pts)) % len(pts)
+        m = len(idx)
+        mine = pts[idx[int(0.15 * m):max(int(0.85 * m), int(0.15 * m) + 2)]]
         if len(mine) < 5:
             return None
         lines.append(cv2.fitLine(mine.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel())
@@ -134,6 +185,19 @@ def ridge_map(ppu: float) -> np.ndarray:
     return (np.exp(-(e / 0.2) ** 2) * (on - RIM_WEIGHT * beyond)).astype(np.float32)
 
 
+@lru_cache(maxsize=2)
+def lattice_map(ppu: float) -> np.ndarray:
+    """Drawn ridges of an endless lattice in the top-down frame (as :func:`ridge_map`, with no
+    outline): a patch of it fits the board wherever the lattice repeats, near the rim too."""
+    w, h = (int(round(e * ppu)) for e in EXTENT)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    x = (xs + 0.5) / ppu - EXTENT[0] / 2
+    y = (ys + 0.5) / ppu - EXTENT[1] / 2
+    q, r = axial_round(x, y)
+    e, _ = edge_distance(x - 1.5 * q, y - np.sqrt(3) / 2 * (q + 2 * r))
+    return np.exp(-(e / 0.2) ** 2).astype(np.float32)
+
+
 def _edges(rect: np.ndarray) -> np.ndarray:
     g = rect.astype(np.float32)
     mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3))
@@ -159,33 +223,128 @@ def _pose(board_to_undist: np.ndarray, size: tuple[int, int], k: float, quality:
     return BoardPose(np.linalg.inv(h), corners, quality, size, EXTENT, k, rms)
 
 
-def _global_shift(gray: np.ndarray, pose: BoardPose) -> tuple[BoardPose, float]:
-    """Scale and move the lattice to lay the ridge map best on the photo's edges (the plate's
-    rim width is not known exactly, so its outline only gives the size to a few per cent)."""
-    pad = int(np.ceil(SHIFT_R * FIT_PPU))
-    cx, cy = EXTENT[0] / 2, EXTENT[1] / 2
-    best = None
-    for scale in SCALES:
-        zoom = np.array([[scale, 0, cx * (1 - scale)], [0, scale, cy * (1 - scale)], [0, 0, 1.0]])
-        trial = BoardPose(zoom @ pose.homography, pose.corners, 0.0, pose.image_size, EXTENT, pose.distortion)
-        rect = rectify(gray, trial, FIT_PPU, pad / FIT_PPU)
-        x, y, top = _peak(cv2.matchTemplate(_edges(rect), ridge_map(FIT_PPU), cv2.TM_CCOEFF_NORMED))
-        if best is None or top > best[0]:
-            shift = np.array([x - pad, y - pad]) / FIT_PPU  # board units the lattice sits further on
-            move = np.array([[1, 0, -shift[0]], [0, 1, -shift[1]], [0, 0, 1.0]])
-            best = (top, BoardPose(move @ trial.homography, pose.corners, top, pose.image_size, EXTENT,
-                                   pose.distortion))
-    return best[1], best[0]
+@lru_cache(maxsize=1)
+def _lattice_ext() -> tuple[np.ndarray, np.ndarray, dict[tuple[int, int], int]]:
+    """Lattice positions out to EXT_RINGS beyond the board: (n, 2) axial cells, whether each
+    is a board cell, and each cell's index."""
+    ext = [(q, r) for q in range(-40, 41) for r in range(-40, 41)
+           if abs(q + 2 * r) <= 21 + 2 * EXT_RINGS and 3 * abs(q) + abs(q + 2 * r) <= 42 + 4 * EXT_RINGS]
+    arr = np.array(ext)
+    on = (np.abs(arr[:, 0] + 2 * arr[:, 1]) <= 21) & (3 * np.abs(arr[:, 0]) + np.abs(arr[:, 0] + 2 * arr[:, 1]) <= 42)
+    return arr, on, {c: i for i, c in enumerate(ext)}
 
 
-def _patch_pairs(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(board points, photo points, weights) from matching lattice patches one by one."""
+def _cellness(gray: np.ndarray, pose: BoardPose, lattice: np.ndarray) -> np.ndarray:
+    """How much each lattice position looks like a recessed cell: the gradient on the second
+    weakest of its six walls. A flat rim or a table has no closed ring of walls; the plate's
+    straight edge can fake one wall only."""
+    xy = np.column_stack([1.5 * lattice[:, 0], np.sqrt(3) / 2 * (lattice[:, 0] + 2 * lattice[:, 1])])
+    xy = xy + np.array(EXTENT) / 2
+    ang = np.radians(np.arange(6) * 60.0 + 30.0)
+    normal = np.column_stack([np.cos(ang), np.sin(ang)])
+    along = np.column_stack([-normal[:, 1], normal[:, 0]])
+    across = np.array(WALL_ACROSS)
+    pts = (xy[:, None, None, None] + (np.sqrt(3) / 2 + across[None, None, None, :, None]) * normal[None, :, None, None]
+           + np.array(RIDGE_ALONG)[None, None, :, None, None] * along[None, :, None, None])
+    g, inside = _gradient_at(gray, pose.to_photo(pts.reshape(-1, 2)))
+    # the strongest across each wall (the traced lattice may be a little off), then along it
+    walls = np.where(inside, g, 0.0).reshape(len(lattice), 6, len(RIDGE_ALONG), -1).max(axis=3).mean(axis=2)
+    return np.sort(walls, axis=1)[:, 1]
+
+
+def _register(gray: np.ndarray, pose: BoardPose) -> BoardPose:
+    """Which lattice step puts the board's cells where they are: the traced lattice may be
+    off by whole cells (up to REGISTER_STEPS). At the right step the plate's edges lie all
+    round at one distance beyond the cells (its middle is the lattice's). Where no step makes
+    them agree (a hand or a cup over them), each step is scored by the cellness of the board's
+    cells minus that of the ring just beyond them (flat rim in the right place); the interior
+    is the same for every step."""
+    steps = [(dq, dr) for dq in range(-REGISTER_STEPS, REGISTER_STEPS + 1)
+             for dr in range(-REGISTER_STEPS, REGISTER_STEPS + 1) if max(abs(dq), abs(dr), abs(dq + dr)) <= REGISTER_STEPS]
+    shift = lambda step: np.array([1.5 * step[0], np.sqrt(3) / 2 * (step[0] + 2 * step[1])])  # noqa: E731
+
+    def moved(step: tuple[int, int]) -> BoardPose:
+        x, y = shift(step)  # the board's cell (q, r) lies where the traced lattice has (q + dq, r + dr)
+        return replace(pose, homography=np.array([[1, 0, -x], [0, 1, -y], [0, 0, 1.0]]) @ pose.homography)
+
+    edges = _plate_edges(gray, pose)
+    plates = {step: _plate_centre(edges, shift(step)) for step in steps}
+    best = min(steps, key=lambda step: float(np.hypot(*plates[step][0])) + plates[step][1])
+    middle, misfit = plates[best]
+    if misfit > PLATE_MISFIT or np.hypot(*middle) > PLATE_OFF:
+        lattice, on, index = _lattice_ext()
+        cell = _cellness(gray, pose, lattice)
+        cell = np.clip(cell / max(float(np.median(cell[on])), 1e-6), 0, 1.5)
+        board = lattice[on]
+        beyond = np.array(sorted({tuple(c) for c in lattice[~on] if _ring(c) <= 1}))
+
+        def score(step: tuple[int, int]) -> float:
+            inside = [index[(q + step[0], r + step[1])] for q, r in board]
+            outside = [index[(q + step[0], r + step[1])] for q, r in beyond]
+            return float(cell[inside].sum() - cell[outside].sum())
+        best = max(steps, key=score)
+    return moved(best)
+
+
+def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
+    """(6, n) brightness step across each side's normal at the apothems PLATE_APOTHEMS of the
+    pose's board frame (the median along the side's middle: the plate's edge is straight and
+    steps the same way all along, a table's pattern or a ridge's zig-zag does not)."""
+    along = np.linspace(-0.4, 0.4, 33) * LATTICE_RADIUS
+    ang = np.radians(np.arange(6) * 60.0 - 90.0)
+    normals = np.column_stack([np.cos(ang), np.sin(ang)])
+    tangents = np.column_stack([-normals[:, 1], normals[:, 0]])
+    pts = (np.array(EXTENT) / 2 + PLATE_APOTHEMS[None, :, None, None] * normals[:, None, None]
+           + along[None, None, :, None] * tangents[:, None, None])
+    probe = np.stack([pts - 0.12 * normals[:, None, None], pts + 0.12 * normals[:, None, None]])
+    photo = pose.to_photo(probe.reshape(-1, 2)).astype(np.float32).reshape(-1, len(along), 2)
+    vals = cv2.remap(gray, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    vals = vals.astype(np.float32).reshape(2, 6, len(PLATE_APOTHEMS), len(along))
+    return np.abs(np.median(vals[1] - vals[0], axis=2))
+
+
+def _plate_centre(edges: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, float]:
+    """Where the plate's middle lies (R units from the lattice's) with the lattice moved by
+    ``offset``, and the RMS misfit: each side's edge is its strongest step within
+    PLATE_SEARCH beyond the cells, and opposite sides put the middle half-way. The rim's
+    width is not needed, only that the lattice sits in the middle of its plate. A side
+    hidden by a hand is dropped."""
+    ang = np.radians(np.arange(6) * 60.0 - 90.0)
+    normals = np.column_stack([np.cos(ang), np.sin(ang)])
+    d = np.zeros(6)
+    for k, n in enumerate(normals):
+        rel = PLATE_APOTHEMS - float(offset @ n)  # apothems seen from the moved lattice
+        window = (rel >= PLATE_SEARCH[0]) & (rel <= PLATE_SEARCH[1])
+        d[k] = rel[window][int(np.argmax(edges[k][window]))]
+    A = np.column_stack([np.ones(6), normals])
+    keep = np.ones(6, bool)
+    for _ in range(2):
+        sol, *_ = np.linalg.lstsq(A[keep], d[keep], rcond=None)
+        res = np.abs(A @ sol - d)
+        if res[keep].max() < 0.4 or keep.sum() <= 4:
+            break
+        keep[np.argmax(np.where(keep, res, -1))] = False
+    return sol[1:], float(np.sqrt(np.mean(res[keep] ** 2)))
+
+
+def _ring(cell) -> int:
+    """How many rings of cells a lattice position lies beyond the board (0 on it)."""
+    q, r = int(cell[0]), int(cell[1])
+    s = abs(q + 2 * r)
+    return max(0, -(-(s - 21) // 2), -(-(3 * abs(q) + s - 42) // 4))
+
+
+def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADIUS - 1.5,
+                 patches: int = 66, endless: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(board points, photo points, weights) from matching lattice patches one by one: about
+    ``patches`` of them, centred on cells within ``radius`` of the board's centre; drawn from
+    the board's ridge map, or from an ``endless`` lattice's (blind to the outline)."""
     pad = SEARCH_R + PATCH_R
     rect = _edges(rectify(gray, pose, FIT_PPU, pad))
-    ridges = ridge_map(FIT_PPU)
+    ridges = lattice_map(FIT_PPU) if endless else ridge_map(FIT_PPU)
     c = centres()
-    anchors = c[np.hypot(*(c - np.array(EXTENT) / 2).T) <= LATTICE_RADIUS - 1.5]
-    anchors = anchors[::7]
+    anchors = c[np.hypot(*(c - np.array(EXTENT) / 2).T) <= radius]
+    anchors = anchors[::max(1, len(anchors) // patches)]
     board_pts, weights = [], []
     half, search = int(PATCH_R * FIT_PPU), int(SEARCH_R * FIT_PPU)
     for bx, by in anchors:
@@ -198,7 +357,8 @@ def _patch_pairs(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndar
         x, y, top = _peak(cv2.matchTemplate(win, tmpl, cv2.TM_CCOEFF_NORMED))
         if top < 0.2:
             continue
-        board_pts.append((bx + (x - search) / FIT_PPU, by + (y - search) / FIT_PPU, bx, by))
+        # the ridge map draws its pixel j at board (j + 0.5) / FIT_PPU, the top-down view at j / FIT_PPU
+        board_pts.append((bx + (x - search - 0.5) / FIT_PPU, by + (y - search - 0.5) / FIT_PPU, bx, by))
         weights.append(top)
     if len(board_pts) < 8:
         raise ReadError("no_board", "the board's cells could not be traced")
@@ -208,11 +368,39 @@ def _patch_pairs(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndar
     return arr[:, 2:], photo, np.array(weights)
 
 
+def _grow(gray: np.ndarray, pose: BoardPose) -> BoardPose:
+    """Trace the lattice from the board's middle outwards (GROW_RADII), refitting the pose at
+    each step, the lens at the last. The outline's pose may be a cell or two off at the rim
+    (a shadow, a glare spot or a hand bends the outline), but in the middle it is close; and
+    the patches are cut from an endless lattice, so this fixes the lattice's size, turn,
+    perspective and lens, not which cell is which: :func:`_register` settles that."""
+    size = pose.image_size
+    for k, radius in enumerate(GROW_RADII):
+        board_pts, photo, weights = _patch_pairs(gray, pose, radius, GROW_PATCHES, endless=True)
+        if k == len(GROW_RADII) - 1:
+            return _fit(board_pts, photo, size, float(np.median(weights)))
+        if k == 0:  # a small patch of lattice: an affine map, its perspective not yet known
+            A, _ = cv2.estimateAffine2D(board_pts.astype(np.float32), photo.astype(np.float32), method=cv2.LMEDS)
+            H = None if A is None else np.vstack([A, [0.0, 0.0, 1.0]])
+        else:
+            H, _ = cv2.findHomography(board_pts, photo, cv2.LMEDS)
+        if H is None:
+            raise ReadError("no_board", "the board's cells could not be traced")
+        pose = _pose(H, size, 0.0, float(np.median(weights)), 0.0)
+    return pose
+
+
 def _fit(board_pts: np.ndarray, photo: np.ndarray, size: tuple[int, int], quality: float) -> BoardPose:
-    """Homography plus one radial lens term (golden search on k) through the point pairs."""
+    """Homography plus one radial lens term (golden search on k) through the point pairs: the
+    mismatched patches are dropped once (least median of squares at a typical phone lens),
+    then each k costs one least-squares fit."""
+    _, keep = cv2.findHomography(board_pts, Lens(size, TYPICAL_K).undistort(photo), cv2.LMEDS)
+    if keep is not None and keep.sum() >= 8:
+        board_pts, photo = board_pts[keep.ravel() > 0], photo[keep.ravel() > 0]
+
     def fit(k: float) -> tuple[float, np.ndarray]:
         und = Lens(size, k).undistort(photo)
-        H, _ = cv2.findHomography(board_pts, und, cv2.LMEDS)
+        H, _ = cv2.findHomography(board_pts, und, 0)
         if H is None:
             return np.inf, np.eye(3)
         err = np.linalg.norm(apply_h(H, board_pts) - und, axis=1)
@@ -236,20 +424,35 @@ def _fit(board_pts: np.ndarray, photo: np.ndarray, size: tuple[int, int], qualit
     return _pose(H, size, k, quality, rms)
 
 
+def _upright(pose: BoardPose) -> BoardPose:
+    """The pose turned by the multiple of 60 degrees that puts the plate side nearest the
+    photo's top at the top of the board frame (the lattice is six-fold symmetric, so tracing
+    it may have settled on any of its turns)."""
+    sides = hexagon(LATTICE_RADIUS + 1.0, (EXTENT[0] / 2, EXTENT[1] / 2))
+    mids = pose.to_photo((sides + np.roll(sides, -1, axis=0)) / 2)
+    k = int(np.argmin(mids[:, 1]))
+    if k == 0:
+        return pose
+    a = np.radians(-60.0 * k)  # side k of the old frame becomes side 0
+    c, s = np.cos(a), np.sin(a)
+    cx, cy = EXTENT[0] / 2, EXTENT[1] / 2
+    turn = np.array([[c, -s, cx - c * cx + s * cy], [s, c, cy - s * cx - c * cy], [0.0, 0.0, 1.0]])
+    return _pose(np.linalg.inv(turn @ pose.homography), pose.image_size, pose.distortion, pose.quality,
+                 pose.residual)
+
+
 def locate(image: np.ndarray) -> BoardPose:
     """The hex board's pose in a BGR photo; ReadError("no_board") when there is none."""
     gray, s = _working(image)
     hexa = _plate_hexagon(gray)
     size = (gray.shape[1], gray.shape[0])
     model = hexagon(LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
-    H = cv2.getPerspectiveTransform(model[[0, 1, 3, 4]].astype(np.float32), hexa[[0, 1, 3, 4]].astype(np.float32))
-    pose = _pose(H, size, 0.0, 0.0, 0.0)
-    pose, top = _global_shift(gray, pose)
-    if top < MIN_MATCH:
+    H, _ = cv2.findHomography(model, hexa, 0)  # all six vertices: least squares
+    pose = _register(gray, _grow(gray, _pose(H, size, 0.0, 0.0, 0.0)))
+    board_pts, photo, weights = _patch_pairs(gray, pose)
+    pose = _upright(_fit(board_pts, photo, size, float(np.median(weights))))
+    if pose.quality < MIN_MATCH:
         raise ReadError("no_board", "no hexagonal lattice of cells was found")
-    for _ in range(2):
-        board_pts, photo, weights = _patch_pairs(gray, pose)
-        pose = _fit(board_pts, photo, size, float(np.median(weights)))
     full = (image.shape[1], image.shape[0])
     return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
 
@@ -284,9 +487,14 @@ def _gradient_at(image: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, np.nda
     h, w = image.shape[:2]
     inside = (pts[:, 0] >= 1) & (pts[:, 0] <= w - 2) & (pts[:, 1] >= 1) & (pts[:, 1] <= h - 2)
     d = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.float32)
-    probe = (pts[None].astype(np.float32) + d[:, None]).reshape(1, -1, 2)
-    vals = cv2.remap(image, probe[..., 0], probe[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(4, len(pts), -1).astype(np.float32).sum(axis=2)
+    probe = (pts[None].astype(np.float32) + d[:, None]).reshape(-1, 2)
+    # remap wants maps narrower than 32767: the probes go in rows of 4096
+    rows = -(-len(probe) // 4096)
+    grid = np.zeros((rows * 4096, 2), np.float32)
+    grid[:len(probe)] = probe
+    grid = grid.reshape(rows, 4096, 2)
+    vals = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    vals = vals.reshape(rows * 4096, -1)[:len(probe)].reshape(4, len(pts), -1).astype(np.float32).sum(axis=2)
     return np.sqrt(np.hypot(vals[0] - vals[1], vals[2] - vals[3])), inside
 
 
