@@ -4,6 +4,7 @@ Each command measures one part and rewrites only that part of the file (``--out`
 default ``calibration.json`` in the data folder), so the parts can be made in any order and
 redone one at a time. A new camera calibration drops the stored board pose (it was taken on
 frames undistorted differently). A damaged file in the way is moved aside, never deleted.
+``tableref calibrate tokens`` instead extends a Geometrius token catalogue (``tokens``).
 
 ``run`` returns ``(JSON document, text for people)`` and raises errors with ``.code`` and
 ``.message``, as ``tableref.cli`` expects of every command.
@@ -66,6 +67,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         if name == "board":
             c.add_argument("--corners", type=_corners, metavar="x1,y1,x2,y2,x3,y3,x4,y4",
                            help="the grid's four outer corners in the shot's pixels, when the board is not found")
+
+    text = "add a Geometrius token to a catalogue by showing it (alone) to the camera"
+    c = what.add_parser("tokens", help=text, description=text)
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    source = c.add_mutually_exclusive_group(required=True)
+    source.add_argument("image", nargs="?", metavar="IMAGE")
+    source.add_argument("--camera", type=int, metavar="N", help="take the shot from webcam N")
+    c.add_argument("--id", required=True, dest="token_id", metavar="ID", help="the new token's id, e.g. T41")
+    c.add_argument("--catalogue", required=True, metavar="FILE",
+                   help="catalogue to extend (a copy of the default is started when it does not exist)")
     return p
 
 
@@ -80,7 +91,7 @@ def _corners(text: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> tuple[dict, str]:
-    return {"camera": _camera, "board": _board, "colours": _colours}[args.what](args)
+    return {"camera": _camera, "board": _board, "colours": _colours, "tokens": _tokens}[args.what](args)
 
 
 # --- the three commands -------------------------------------------------------------------
@@ -172,6 +183,26 @@ def _colours(args: argparse.Namespace) -> tuple[dict, str]:
              f"(light removed {c.neutral[0]:5.1f} {c.neutral[1]:+6.1f} {c.neutral[2]:+6.1f}) from {c.cells} cell(s)"
              for k, c in profile.classes.items()]
     lines += [f"note: {n}" for n in notes] + [f"saved to {path}"]
+    return doc, "\n".join(lines)
+
+
+def _tokens(args: argparse.Namespace) -> tuple[dict, str]:
+    from rules.geometrius import load_catalogue
+
+    from .tokens import add_token
+
+    entry = add_token(_shot(args), args.token_id, args.catalogue)
+    catalogue = load_catalogue(args.catalogue)
+    shape = catalogue.shapes[entry["id"]]
+    cards = [c for c in catalogue.cards if catalogue.accepts(c, entry["id"])]
+    poly = shape.polygon
+    doc = {"file": str(args.catalogue), "token": entry, "sides": [round(v, 2) for v in poly.sides],
+           "angles": [round(a, 2) for a in poly.angles], "convex": not entry["star"], "cards": cards}
+    lines = [f"token {entry['id']} added to {args.catalogue}: {len(poly.sides)} sides, "
+             f"{'convex' if not entry['star'] else 'not convex (star)'}",
+             "angles " + " ".join(f"{a:.1f}" for a in poly.angles),
+             "sides (mm) " + " ".join(f"{v:.1f}" for v in poly.sides),
+             f"matches cards {' '.join(cards) or '(none)'}"]
     return doc, "\n".join(lines)
 
 

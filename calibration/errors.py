@@ -22,6 +22,9 @@ CODES = {
     "no_camera": "the camera sends no frames",
     "bad_corners": "the corner points do not describe the board",
     "colour_missing": "a piece colour was not found on the board",
+    "no_token": "no single Geometrius token with a readable polygon shows in the image",
+    "bad_token": "the token cannot be added to the catalogue under that id",
+    "catalogue_invalid": "the token catalogue file is unreadable or inconsistent",
 }
 
 

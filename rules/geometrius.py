@@ -85,6 +85,7 @@ TURNS = 4  # G10
 CHIPS_PER_TURN = 2  # G6
 BLOCKING_HEIGHT = 4  # G4: the fourth chip blocks
 HIGHEST_STACK = BLOCKING_HEIGHT + 1  # G5: two chips on three
+UNKNOWN_SHAPE = "unknown"  # a token the camera saw but whose polygon it could not make out
 LONGEST_LINE = 5  # G7: a push never makes a line of six
 SIDES = ((-1, 0), (1, 0), (0, -1), (0, 1))
 ENDS = {"left": "row", "right": "row", "top": "col", "bottom": "col"}
@@ -695,6 +696,8 @@ def score_field(tokens: Field, players: Sequence[tuple[str, Sequence[str]]], cat
     undecided = [Undecided(t.top, "G11", f"the stack at {where(p)} was not seen whole: "
                                          f"{len(t.stack)} chip(s) counted")
                  for p, t in sorted(tokens.items()) if t.top and not t.height_known]
+    undecided += [Undecided("", "G12", f"the token at {where(p)} was not recognised: the star count may be off by one")
+                  for p, t in sorted(tokens.items()) if t.shape == UNKNOWN_SHAPE]
     if not over and playing:
         undecided.append(Undecided(playing[0], "G10", "the game is not over: these are the scores so far"))
     stars = star_count(tokens, catalogue)
@@ -718,8 +721,9 @@ def _star_race(stars: int) -> Tiebreak:
 
 def parse_state(state: Any, catalogue: Catalogue) -> dict[Pos, Token]:
     """A state document's ``tokens`` as a field; ValueError (one line) for a state that
-    cannot be: unknown shapes or colours, two tokens in one place, one token twice,
-    impossible stacks."""
+    cannot be: shapes not in the catalogue, unknown colours, two tokens in one place, one
+    token twice, impossible stacks. A camera that saw a token but could not make out its
+    polygon says ``"unknown"``: the chips still score, only the star count stays open."""
     items = state.get("tokens") if isinstance(state, dict) else None
     if not isinstance(items, list) or not items:
         raise ValueError("a Geometrius state needs 'tokens': [{\"row\", \"col\", \"shape\", \"stack\"}, ...]")
@@ -729,7 +733,7 @@ def parse_state(state: Any, catalogue: Catalogue) -> dict[Pos, Token]:
         if pos in tokens:
             raise ValueError(f"two tokens lie at {where(pos)}")
         tokens[pos] = token
-    twice = sorted(s for s, n in Counter(t.shape for t in tokens.values()).items() if n > 1)
+    twice = sorted(s for s, n in Counter(t.shape for t in tokens.values()).items() if n > 1 and s != UNKNOWN_SHAPE)
     if twice:
         raise ValueError(f"token(s) {', '.join(twice)} lie on the field twice (each token exists once)")
     return tokens
@@ -740,7 +744,7 @@ def _state_token(raw: Any, i: int, catalogue: Catalogue) -> tuple[Pos, Token]:
         raise ValueError(f"token {i} needs integer 'row' and 'col'")
     pos = (raw["row"], raw["col"])
     shape, stack = raw.get("shape"), raw.get("stack", [])
-    if shape not in catalogue.shapes:
+    if shape not in catalogue.shapes and shape != UNKNOWN_SHAPE:
         raise ValueError(f"the token at {where(pos)} shows {shape!r}, which is not in the catalogue")
     if not isinstance(stack, list) or not all(c in COLOURS for c in stack):
         raise ValueError(f"the stack at {where(pos)} must list chip colours bottom to top ({', '.join(COLOURS)})")

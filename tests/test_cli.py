@@ -203,7 +203,7 @@ def test_score_photo_matches_scoring_its_state(capsys, board_photo):
 
 
 @pytest.mark.parametrize("argv, code", [
-    (["read", "{photo}", "--game", "geometrius", "--json"], "unsupported_game"),
+    (["read", "{photo}", "--game", "geometrius", "--json"], "no_board"),
     (["score", "{photo}", "--game", "blokus", "--variant", "6p", "--json"], "bad_setup"),
     (["read", "{noise}", "--game", "blokus", "--json"], "no_board"),
     (["read", "{text}", "--game", "blokus", "--json"], "not_an_image"),

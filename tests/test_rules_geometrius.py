@@ -448,6 +448,13 @@ def test_state_round_trip_and_unknown_heights():
     assert (u.colour, u.rule) == ("red", "G11") and "(1, 1)" in u.message
 
 
+def test_tokens_the_camera_could_not_name_still_score():
+    doc = state((0, 0, "unknown", ["red", "blue"]), (0, 1, "unknown", ["red"]), (1, 0, "X04", []))
+    sheet = geo.score_state(doc, Setup())
+    assert {p.name: p.score for p in sheet.players} == {"Red": 1, "Blue": 2}
+    assert [(u.rule, "(0, 1)" in u.message) for u in sheet.undecided] == [("G12", False), ("G12", True)]
+
+
 @pytest.mark.parametrize("doc, words", [
     ({"game": "geometrius"}, "needs 'tokens'"),
     (state((0, 0, "Z99", [])), "'Z99', which is not in the catalogue"),

@@ -1,0 +1,249 @@
+"""Reading Geometrius fields from generated photos: tokens, polygons, chip stacks; the
+command line; adding a token to a catalogue with the camera.
+
+Photos come from ``vision.synth.geometrius`` with exact ground truth; the renders only
+measure the reader here, the sweep over every condition is ``bench/geometrius_bench.py``'s.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration import CalibrationError
+from calibration.tokens import add_token
+from rules.geometrius import load_catalogue, parse_catalogue
+from rules.polygon import CAMERA, Polygon, card_matches
+from tableref.cli import main
+from vision.errors import ReadError
+from vision.geometrius import (GeometriusReading, debug_images, locate_board, match_shape, read_geometrius,
+                               read_with_pose, verify_pose)
+from vision.image_io import load_image
+from vision.synth.conditions import CONDITIONS, sample_conditions
+from vision.synth.geometrius import GeometriusPhoto, TokenTruth, render_photo, render_token_topdown
+
+SIZE = (1600, 1200)
+CATALOGUE = load_catalogue()
+
+
+@lru_cache(maxsize=None)
+def photo(condition: str, seed: int) -> GeometriusPhoto:
+    rng = np.random.default_rng(seed)
+    return render_photo(rng, sample_conditions(condition, rng), SIZE)
+
+
+@lru_cache(maxsize=None)
+def reading(condition: str, seed: int) -> GeometriusReading:
+    p = photo(condition, seed)
+    return read_geometrius(load_image(p.encoded) if p.encoded is not None else p.image)
+
+
+def pairs(p: GeometriusPhoto, r: GeometriusReading) -> list[tuple[TokenTruth, object]]:
+    """Each true token with the token read nearest its centre in the photo."""
+    out = []
+    for truth in p.tokens:
+        near = min(r.read, key=lambda t: np.hypot(t.centre_px[0] - truth.centre_px[0],
+                                                    t.centre_px[1] - truth.centre_px[1]))
+        assert np.hypot(near.centre_px[0] - truth.centre_px[0], near.centre_px[1] - truth.centre_px[1]) < 30
+        out.append((truth, near))
+    return out
+
+
+def angle_error(vertices, shape: str) -> float:
+    seen = np.array(Polygon.of(vertices).angles)
+    known = np.array(CATALOGUE.shapes[shape].polygon.angles)
+    return min(np.abs(seen - np.roll(known, -k)).max() for k in range(len(known)))
+
+
+# --- polygons ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_every_catalogue_token_is_recognised_from_above(turn: int) -> None:
+    """The polygon measurement alone, on each of the 40 tokens drawn straight from above."""
+    from vision.geometrius import POLY_RADIUS_MM, PPM, _measure_polygon, _warp
+
+    ppm = 8.0
+    for sid in CATALOGUE.shapes:
+        image = render_token_topdown(sid, turn, ppm)
+        c = (image.shape[0] - 1) / 2
+        H = np.array([[ppm, 0, c], [0, ppm, c], [0, 0, 1]])
+        half = POLY_RADIUS_MM + 2
+        vertices = _measure_polygon(_warp(np.ascontiguousarray(image[..., 2]), H, half, PPM), half)
+        assert vertices is not None, sid
+        m = match_shape(vertices, CATALOGUE.shapes)
+        assert m.shape == sid and m.sure, (sid, m)
+        assert angle_error(vertices, sid) < 2.0, sid
+
+
+@pytest.mark.parametrize("condition, seed", [("clean", 11), ("perspective", 12), ("rotation", 13)])
+def test_tokens_are_found_placed_and_named_or_doubted(condition: str, seed: int) -> None:
+    p, r = photo(condition, seed), reading(condition, seed)
+    assert len(r.read) == len(p.tokens)
+    assert {(t.row, t.col) for t in r.read} == {(t.row, t.col) for t in p.tokens}
+    right = 0
+    for truth, near in pairs(p, r):
+        assert (near.row, near.col) == (truth.row, truth.col)
+        if truth.polygon_visible:
+            right += near.shape == truth.shape
+            assert near.shape == truth.shape or "shape" in near.uncertain, (truth.shape, near.shape)
+    assert right >= 0.85 * sum(t.polygon_visible for t in p.tokens)
+
+
+def test_measured_angles_are_within_two_degrees() -> None:
+    p, r = photo("clean", 11), reading("clean", 11)
+    errors = [angle_error(near.vertices, truth.shape) for truth, near in pairs(p, r)
+              if near.shape == truth.shape and "shape" not in near.uncertain]
+    assert len(errors) >= 10
+    assert max(errors) < 2.0
+
+
+def test_card_predicates_hold_on_measured_polygons_with_the_camera_tolerance() -> None:
+    """A polygon measured to within half the tolerance satisfies exactly the cards its
+    catalogue shape does (cards are predicates of vertices, compared with tolerance)."""
+    checked = 0
+    for condition, seed in (("clean", 11), ("perspective", 12)):
+        for truth, near in pairs(photo(condition, seed), reading(condition, seed)):
+            if near.shape != truth.shape or near.distance is None or near.distance > 0.5:
+                continue
+            for card in CATALOGUE.cards.values():
+                assert card_matches(card, near.vertices, CAMERA) == CATALOGUE.accepts(card.id, truth.shape), \
+                    (card.id, truth.shape)
+            checked += 1
+    assert checked >= 5
+
+
+# --- stacks ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("condition, seed", [("clean", 11), ("perspective", 12), ("warm_light", 14)])
+def test_top_chip_colour_is_read(condition: str, seed: int) -> None:
+    p, r = photo(condition, seed), reading(condition, seed)
+    tops = [(truth, near) for truth, near in pairs(p, r) if truth.stack and truth.top_visible]
+    assert tops
+    for truth, near in tops:
+        assert near.stack and near.stack[-1] == truth.stack[-1], (truth.stack, near.stack)
+    for truth, near in pairs(p, r):
+        if not truth.stack:
+            assert near.stack == [] or "stack" in near.uncertain
+
+
+def test_height_is_unknown_unless_the_side_shows() -> None:
+    """Straight from above no chip's side shows: every height is reported unknown; at an
+    angle, heights are read, and a height reported known is the true one."""
+    rng = np.random.default_rng(21)
+    from dataclasses import replace
+
+    flat = render_photo(rng, replace(CONDITIONS["clean"], tilt_deg=0.0, fov_deg=40.0, board_fill=0.7), SIZE)
+    r = read_geometrius(flat.image)
+    stacks = [(t, n) for t, n in pairs(flat, r) if t.stack]
+    assert stacks and all(not t.height_visible for t, _ in stacks)
+    assert all(n.stack and not n.height_known for _, n in stacks)
+    assert all(n.state().get("stack_height_known") is False for _, n in stacks)
+    p, r = photo("perspective", 12), reading("perspective", 12)
+    known = [(t, n) for t, n in pairs(p, r) if n.stack and n.height_known]
+    assert len(known) >= 3
+    for truth, near in known:
+        assert len(near.stack) == len(truth.stack) and near.stack[-1] == truth.stack[-1]
+        assert near.stack == truth.stack or "stack" in near.uncertain  # the lower chips' sides
+
+
+# --- contract, refusals, live API ---------------------------------------------------------------
+
+def test_state_json_follows_the_contract() -> None:
+    r = reading("clean", 11)
+    doc = r.to_state_json()
+    assert doc["state"]["game"] == "geometrius" and r.tokens == doc["state"]["tokens"]
+    rows = [t["row"] for t in doc["state"]["tokens"]]
+    cols = [t["col"] for t in doc["state"]["tokens"]]
+    assert min(rows) == 0 and min(cols) == 0
+    for t in doc["state"]["tokens"]:
+        assert t["shape"] in CATALOGUE.shapes or t["shape"] == "unknown"
+        assert set(t) <= {"row", "col", "shape", "stack", "stack_height_known"}
+    assert 0 <= doc["confidence"] <= 1 and doc["timing_ms"] > 0
+    measured = doc["tokens"][0]
+    assert {"vertices", "sides", "angles", "convex", "match_distance"} <= set(measured)
+    assert set(debug_images(r)) == {"rectified", "overlay"}
+
+
+def test_photo_without_tokens_is_refused() -> None:
+    table = np.clip(np.random.default_rng(3).normal(120, 6, (720, 960, 3)), 0, 255).astype(np.uint8)
+    with pytest.raises(ReadError) as err:
+        read_geometrius(table)
+    assert err.value.code == "no_board"
+
+
+def test_live_api_locates_verifies_and_reads_at_a_pose() -> None:
+    p = photo("clean", 11)
+    pose = locate_board(p.image)
+    assert pose.extent == (max(t.col for t in p.tokens) + 1, max(t.row for t in p.tokens) + 1)
+    assert verify_pose(p.image, pose)
+    assert not verify_pose(np.full_like(p.image, 128), pose)
+    again = read_with_pose(p.image, pose)
+    first = reading("clean", 11)
+    assert {(t.row, t.col, t.shape) for t in again.read} == {(t.row, t.col, t.shape) for t in first.read}
+
+
+# --- command line --------------------------------------------------------------------------------
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_read_and_score(capsys, tmp_path: Path) -> None:
+    p = photo("clean", 11)
+    path = tmp_path / "field.jpg"
+    cv2.imwrite(str(path), p.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    code, out, _ = run(capsys, "read", str(path), "--game", "geometrius", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["state"]["game"] == "geometrius" and len(doc["state"]["tokens"]) == len(p.tokens)
+    code, out, _ = run(capsys, "read", str(path), "--game", "geometrius")
+    assert code == 0 and "token(s)" in out
+    code, out, err = run(capsys, "score", str(path), "--game", "geometrius", "--json")
+    doc = json.loads(out)
+    assert code == 0, err
+    chips = {c: 0 for c in {t.stack[-1] for t in p.tokens if t.stack}}
+    assert {pl["name"].lower() for pl in doc["players"]} <= set(chips) | {"red", "blue", "green", "yellow",
+                                                                          "purple", "white"}
+    assert doc["reading"]["state"]["game"] == "geometrius"
+
+
+# --- calibrate tokens ------------------------------------------------------------------------------
+
+def test_add_token_measures_and_extends_a_copy_of_the_catalogue(tmp_path: Path) -> None:
+    path = tmp_path / "catalogue.json"
+    entry = add_token(render_token_topdown("H07", 1, 8.0), "T41", path)
+    assert entry["id"] == "T41" and entry["measured"] is True and entry["star"] is True
+    catalogue = load_catalogue(path)
+    assert len(catalogue.shapes) == 41 and catalogue.shapes["T41"].measured
+    assert match_shape(entry["vertices"], {"H07": CATALOGUE.shapes["H07"]}).shape == "H07"
+    # The cards it meets list it, and the file stays valid for the rules.
+    doc = json.loads(path.read_text("utf-8"))
+    parse_catalogue(doc)
+    assert any("T41" in c["matches"] for c in doc["cards"])
+    with pytest.raises(CalibrationError) as err:
+        add_token(render_token_topdown("H07", 1, 8.0), "T41", path)
+    assert err.value.code == "bad_token"
+    with pytest.raises(CalibrationError) as err:
+        add_token(np.full((600, 800, 3), 110, np.uint8), "T42", path)
+    assert err.value.code == "no_token"
+    with pytest.raises(CalibrationError) as err:
+        add_token(render_token_topdown("H07", 1, 8.0), "bad id!", path)
+    assert err.value.code == "bad_token"
+
+
+def test_cli_calibrate_tokens(capsys, tmp_path: Path) -> None:
+    shot = tmp_path / "token.png"
+    cv2.imwrite(str(shot), render_token_topdown("Q03", 0, 8.0))
+    cat = tmp_path / "mine.json"
+    code, out, err = run(capsys, "calibrate", "tokens", str(shot), "--id", "R1", "--catalogue", str(cat), "--json")
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["token"]["id"] == "R1" and len(doc["angles"]) == 4 and doc["convex"] is True
+    assert "C02" in doc["cards"]  # exactly four sides
+    code, out, err = run(capsys, "calibrate", "tokens", str(shot), "--id", "R1", "--catalogue", str(cat), "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "bad_token"

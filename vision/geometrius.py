@@ -1,0 +1,1352 @@
+"""Read a Geometrius field from a photo: the tokens, their polygons and the chip stacks.
+
+There is no board. Square card tokens lie on the table on an integer grid that pushes make
+irregular, each with a thin printed frame, a polygon in its middle and chip spots at its
+corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
+
+1. *Tokens*: the inside of an unbroken frame is a light four-sided region of the dark-line
+   mask holding a drawing. The reference frame is the one that puts most others on integer
+   grid steps (a tablecloth's checks, a polygon that happens to be four-sided do not). The
+   field then grows one pitch at a time from each placed token's own frame (so a distorting
+   lens does not bend the steps): a neighbour is a token when a frame was found there, or
+   when its frame shows along most of its length (a chip, a hand or glare broke it).
+2. *Local frame*: each token's frame is fitted again in a top-down view of it (the first
+   dark line going outwards from the card, four lines through most of their points): its
+   own homography carries the polygon's measurement.
+3. *Polygon*: the ink is the red channel's darkness against the card nearby (red
+   right-angle marks vanish; shadows and fall-off cancel). The outline's outside is flooded
+   from the rim; what is left, opened a little to shave the tick marks, gives the corners'
+   first guess (Douglas-Peucker). Each side is then fitted to its ink clear of the angle
+   arcs at its corners (right angles carry no arc), refitted round the line found until the
+   corners settle, and finally aimed along the stroke's clean outer edge; consecutive lines
+   meet at the corners. Nearly straight corners are dropped and the sides refitted.
+4. *Catalogue*: the nearest catalogue shape with as many corners, over every pairing of the
+   corners that keeps the walking direction (tokens are never turned over), in units of the
+   camera tolerance (2 degrees, 2 % of a side); beyond ``MATCH_LIMIT`` it is ``unknown``,
+   beyond ``SURE_MATCH`` (or with another shape nearly as near) it is reported uncertain.
+   Each token exists once, so two tokens read as one shape are told apart by distance: the
+   farther one takes its next nearest shape, and both stay uncertain.
+5. *Stacks*: a stack stands on one of the token's chip spots. Seen at an angle its top rises
+   away from the camera's nadir, by an amount the camera fixes (its position follows from
+   the field's homography; its focal length too, unless the camera looks nearly straight
+   down, when the stacks fix it, each being a whole number of chips high): the chip's
+   dark-rimmed top is searched along that line, and its distance from the spot gives the
+   height where one chip's side is tall enough in the photo to tell heights apart;
+   otherwise the height is reported unknown. The top stone's colour (and, where the height
+   is read, each chip's side) is compared with the token's card as the white reference.
+
+Positions follow the contract: row 0 is the topmost row of tokens in the photo, column 0
+the leftmost, the grid turned by the quarter turn that makes its rows nearest horizontal.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+import cv2
+import numpy as np
+
+from rules.geometrius import UNKNOWN_SHAPE, load_catalogue
+from rules.polygon import CAMERA, Polygon, Shape
+
+from .errors import ReadError
+from .image_io import as_bgr
+from .pose import BoardPose, apply_h
+
+# The token's printed geometry (millimetres from the token's centre): shared with the
+# synthetic generator, which draws what a physical token shows.
+PITCH_MM = 53.0
+FRAME_MM = 23.6
+FRAME_WIDTH_MM = 0.9
+POLY_RADIUS_MM = 14.5
+SPOT_MM = 16.0
+CHIP_RADIUS_MM = 6.3
+CHIP_MM = 3.0
+STONE_RADIUS_MM = 3.8
+SPOTS = np.array([[-SPOT_MM, -SPOT_MM], [SPOT_MM, -SPOT_MM], [SPOT_MM, SPOT_MM], [-SPOT_MM, SPOT_MM]])
+CHIP_COLOURS = {  # nominal chip tops relative to the card (card = white)
+    "red": (0.88, 0.12, 0.13), "blue": (0.12, 0.27, 0.85), "green": (0.11, 0.6, 0.22),
+    "yellow": (1.0, 0.86, 0.1), "purple": (0.54, 0.15, 0.66), "white": (1.0, 1.02, 1.07)}
+SIDE_SHADE = 0.62  # a chip's side is this much darker than its top
+ARC_MM = 3.2  # the angle arcs' largest radius (within a quarter of the shorter side at their corner)
+
+MAX_TOKENS = 40  # the game has 40 tokens
+SURE_FIELD = 12  # a grid growing to this many tokens is taken without trying others
+FIELD_REACH = 8  # no token lies farther than this many places from another (lines hold 5 at most)
+INK_INSIDE = (0.01, 0.22)  # share of a token's middle that is drawing
+FRAME_SHIFT_MM = 5.0  # how far the grid may misplace a token's frame
+FRAME_SHOWS = 0.65  # share of a frame that must show for a token found by the grid alone
+REFERENCES = 120  # frames tried as the grid's reference, the most token-like first
+WORK_WIDTH = 1400  # token search runs on the photo shrunk to this width
+PPM = 6.0  # top-down pixels per millimetre for the polygon
+FRAME_PPM = 4.0  # for fitting the frame
+MATCH_LIMIT = 12.0  # nearest catalogue shape within this many camera tolerances, else "unknown"
+SURE_MATCH = 2.0  # beyond this (or with a close runner-up) the shape is reported uncertain
+RUNNER_UP_GAP = 1.5
+HEIGHT_PX = 4.0  # one chip's side must be this tall in the photo to count chips
+SPOT_CARD_TOLERANCE = 0.15  # a bare chip spot is the card's colour within this (relative)
+CHIP_FOUND = 0.22  # rim contrast (card = 1) above which a chip top is there
+FAINT_CHIP = 0.4  # on a spot that is not bare card, a top this faint (share of CHIP_FOUND) is a guess
+ARC_CLEAR_MM = 0.8  # past an arc's end the side's ink is the side's alone
+CORNER_CLEAR_MM = 0.9  # past a corner's own stroke (a right angle's mark is red: no ink)
+CARD_NEAR_MM = 3.0  # the card's brightness is taken this near each pixel
+HIDE_CLEAR_MM = 1.2  # sides are fitted this far clear of a stack
+STRAIGHT_DEG = 25.0  # a corner this close to 180 degrees is no corner (the catalogue's are 45 degrees or more off)
+FOCAL_RANGE = (0.6, 0.9)  # plausible phone focal lengths, in photo lengths (fields of view 58-80 degrees)
+FOCAL_TYPICAL = 0.72
+TILT_FOR_FOCAL_DEG = 12.0  # below this the homography hardly shows the focal length: use the typical one
+
+Pos = tuple[int, int]
+
+
+# --- what a read returns ----------------------------------------------------------------
+
+@dataclass
+class TokenReading:
+    """One token as read: contract fields plus what was measured."""
+
+    row: int
+    col: int
+    shape: str  # catalogue id, or "unknown"
+    stack: list[str]
+    height_known: bool
+    vertices: list[tuple[float, float]]  # token millimetres, x right, y up, centre at 0
+    distance: float | None  # to the nearest catalogue shape, in camera tolerances
+    uncertain: list[str]  # what could not be read with confidence: "shape", "stack"
+    centre_px: tuple[float, float]
+    homography: np.ndarray  # token millimetres (y down) -> photo pixels
+
+    def state(self) -> dict:
+        doc: dict[str, Any] = {"row": self.row, "col": self.col, "shape": self.shape, "stack": list(self.stack)}
+        if not self.height_known:
+            doc["stack_height_known"] = False
+        return doc
+
+    def measured(self) -> dict:
+        """The polygon's measured properties (sides in millimetres, angles in degrees)."""
+        doc: dict[str, Any] = {"row": self.row, "col": self.col, "centre_px": [round(v, 1) for v in self.centre_px],
+                               "vertices": [[round(x, 2), round(y, 2)] for x, y in self.vertices],
+                               "match_distance": None if self.distance is None else round(self.distance, 3),
+                               "uncertain": list(self.uncertain)}
+        try:
+            poly = Polygon.of(self.vertices)
+            doc |= {"sides": [round(s, 2) for s in poly.sides], "angles": [round(a, 2) for a in poly.angles],
+                    "convex": all(a < 180 for a in poly.angles)}
+        except ValueError:
+            doc |= {"sides": [], "angles": [], "convex": None}
+        return doc
+
+
+@dataclass
+class GeometriusReading:
+    """One photo read. ``tokens`` are the contract's token documents; ``read`` holds what
+    was measured on each; ``uncertain`` lists [row, col] of tokens whose shape or stack is a guess."""
+
+    read: list[TokenReading]
+    timing_ms: float
+    pose: BoardPose
+    rectified: np.ndarray  # the field from above (debug)
+    camera: dict = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> list[dict]:
+        return [t.state() for t in self.read]
+
+    @property
+    def uncertain(self) -> list[list[int]]:
+        return [[t.row, t.col] for t in self.read if t.uncertain]
+
+    @property
+    def state(self) -> dict:
+        return {"game": "geometrius", "tokens": self.tokens}
+
+    @property
+    def confidence(self) -> float:
+        if not self.read:
+            return 0.0
+        return round(1.0 - len(self.uncertain) / len(self.read), 4)
+
+    def to_state_json(self) -> dict:
+        return {"state": self.state, "confidence": self.confidence, "uncertain": self.uncertain,
+                "timing_ms": round(self.timing_ms, 1), "tokens": [t.measured() for t in self.read],
+                "corners": np.round(self.pose.corners, 2).tolist(), "camera": self.camera}
+
+    def text(self) -> str:
+        """The field for people: one line per token, doubts marked."""
+        lines = []
+        for t in self.read:
+            stack = " ".join(t.stack) or "-"
+            height = "" if t.height_known else " (height unknown)"
+            doubt = f"  ? {', '.join(t.uncertain)}" if t.uncertain else ""
+            lines.append(f"({t.row}, {t.col})  {t.shape:<7} {stack}{height}{doubt}")
+        lines.append(f"{len(self.read)} token(s), {len(self.uncertain)} uncertain, {self.timing_ms:.0f} ms")
+        return "\n".join(lines)
+
+
+# --- geometry helpers ---------------------------------------------------------------------
+
+def _square(half: float) -> np.ndarray:
+    return np.array([[-half, -half], [half, -half], [half, half], [-half, half]], np.float64)
+
+
+def _homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    return cv2.getPerspectiveTransform(np.float32(src), np.float32(dst)).astype(np.float64)
+
+
+def _warp(image: np.ndarray, H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
+    """Top-down view of the token plane around the origin: ``half_mm`` each way, ``ppm``.
+    ``H`` maps token millimetres to photo pixels."""
+    n = int(round(2 * half_mm * ppm))
+    to_mm = np.array([[1 / ppm, 0, 0.5 / ppm - half_mm], [0, 1 / ppm, 0.5 / ppm - half_mm], [0, 0, 1]])
+    return cv2.warpPerspective(image, H @ to_mm, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def _sample(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Bilinear samples (N x channels, float32) at photo pixels."""
+    pts = np.asarray(pts, np.float32).reshape(-1, 2)
+    n = len(pts)
+    width = 512  # remap wants maps under 32767 on a side: lay the points out in rows
+    rows = -(-n // width)
+    grid = np.zeros((rows * width, 2), np.float32)
+    grid[:n] = pts
+    grid = grid.reshape(rows, width, 2)
+    out = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(rows * width, -1)[:n].astype(np.float32)
+
+
+# --- 1. tokens ---------------------------------------------------------------------------
+
+def _dark_mask(gray: np.ndarray, block: int, offset: int = 12) -> np.ndarray:
+    return cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block | 1, offset)
+
+
+def _frame_quads(gray: np.ndarray, offset: int = 12) -> list[np.ndarray]:
+    """Four-sided light regions enclosed by dark lines: token frames' insides (photo pixels,
+    clockwise on screen from the top-left corner). A frame notched by a chip or a hand is
+    left out here: the grid finds it again."""
+    h, w = gray.shape
+    light = cv2.bitwise_not(_dark_mask(gray, max(15, w // 60), offset))
+    light = cv2.morphologyEx(light, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(light, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    min_area = (w / 45) ** 2
+    quads = []
+    for c in contours:
+        area = cv2.contourArea(c)
+        if area < min_area or area > 0.25 * w * h:
+            continue
+        approx = cv2.approxPolyDP(c, 0.03 * cv2.arcLength(c, True), True)
+        if len(approx) != 4 or not cv2.isContourConvex(approx):
+            continue
+        q = approx[:, 0, :].astype(np.float64)
+        if abs(cv2.contourArea(np.float32(q)) - area) > 0.04 * area:
+            continue
+        sides = np.linalg.norm(q - np.roll(q, -1, 0), axis=1)
+        if sides.min() < 0.5 * sides.max():
+            continue
+        quads.append(_clockwise(q))
+    return quads
+
+
+def _clockwise(q: np.ndarray) -> np.ndarray:
+    """Corners clockwise on screen (y down), starting nearest the top-left."""
+    centre = q.mean(0)
+    order = np.argsort(np.arctan2(q[:, 1] - centre[1], q[:, 0] - centre[0]))
+    q = q[order]
+    start = int(np.argmin(q[:, 0] + q[:, 1]))
+    return np.roll(q, -start, 0)
+
+
+INNER_MM = FRAME_MM - FRAME_WIDTH_MM / 2  # the frame's inside edge
+
+
+def _inside(image: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
+    """Samples on an n x n lattice over the middle of a quad (a fifth in from each side)."""
+    u = np.linspace(0.2, 0.8, n)
+    a, b = np.meshgrid(u, u)
+    a, b = a.ravel()[:, None], b.ravel()[:, None]
+    pts = (1 - a) * (1 - b) * q[0] + a * (1 - b) * q[1] + a * b * q[2] + (1 - a) * b * q[3]
+    return _sample(image, pts)[:, 0]
+
+
+def _token_like(gray: np.ndarray, dark: np.ndarray, q: np.ndarray) -> float:
+    """How much a quad looks like a token's inside: light card with a drawing on it (a check
+    of the tablecloth is light or dark, but plain). 0 when it holds no ink at all."""
+    ink = float((_inside(dark, q, 15) > 127).mean())
+    return _inside(gray, q, 5).mean() if INK_INSIDE[0] <= ink <= INK_INSIDE[1] else 0.0
+
+
+def _on_grid(H: np.ndarray, q: np.ndarray, slack: float) -> Pos | None:
+    """The grid place of quad ``q`` in the frame of homography ``H`` (grid mm -> pixels), if
+    it is a token-sized square sitting on a grid step (within ``slack`` of a pitch)."""
+    local = apply_h(np.linalg.inv(H), q)
+    c = local.mean(0) / PITCH_MM
+    if np.abs(c - np.round(c)).max() > slack:
+        return None
+    sides = np.linalg.norm(local - np.roll(local, -1, 0), axis=1)
+    if np.abs(sides / (2 * INNER_MM) - 1).max() > 0.15:
+        return None
+    return int(round(c[1])), int(round(c[0]))
+
+
+def _grids(quads: list[np.ndarray], count: int = 3) -> list[dict[Pos, np.ndarray]]:
+    """Candidate token grids, best first: the quads that are token frames, at their grid
+    places relative to a reference frame at (0, 0). A reference is good when it puts many
+    of the others on grid steps (a polygon that happens to be four-sided does not, a check
+    of the tablecloth rarely) and is big (checks are smaller than tokens); the most
+    token-like quads are tried first. A homography
+    through all of them then places the farther ones."""
+    sq = _square(INNER_MM)
+    corners = np.vstack(quads)
+    scored = []
+    for ref in quads[:REFERENCES]:
+        H = _homography(sq, ref)
+        local = apply_h(np.linalg.inv(H), corners).reshape(-1, 4, 2)
+        c = local.mean(1) / PITCH_MM
+        sides = np.linalg.norm(local - np.roll(local, -1, 1), axis=2)
+        on = (np.abs(c - np.round(c)).max(1) <= 0.25) & (np.abs(c).max(1) <= FIELD_REACH) \
+            & (np.abs(sides / (2 * INNER_MM) - 1).max(1) <= 0.15)
+        # Many frames on the grid, and big ones: a tablecloth's checks are smaller than tokens.
+        size = math.sqrt(cv2.contourArea(np.float32(ref)))
+        scored.append((int(on.sum()) * size, len(scored), H, frozenset(np.flatnonzero(on))))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    grids, seen = [], []
+    for _, _, H, members in scored:
+        if any(members == m for m in seen):
+            continue  # the same grid from another of its frames
+        seen.append(members)
+        grids.append(_placed(quads, H))
+        if len(grids) == count:
+            break
+    return grids
+
+
+def _placed(quads: list[np.ndarray], H: np.ndarray) -> dict[Pos, np.ndarray]:
+    sq = _square(INNER_MM)
+    places: dict[Pos, np.ndarray] = {}
+    for _ in range(3):
+        places = {}
+        src, dst = [], []
+        for q in quads:
+            rc = _on_grid(H, q, 0.2)
+            if rc is None or rc in places or max(abs(rc[0]), abs(rc[1])) > FIELD_REACH:
+                continue
+            local = apply_h(np.linalg.inv(H), q)  # pair each corner with the nearest ideal one
+            ideal = sq + np.array([rc[1], rc[0]]) * PITCH_MM
+            src += [ideal[int(np.argmin(np.linalg.norm(ideal - p, axis=1)))] for p in local]
+            dst += list(q)
+            places[rc] = q
+        if len(src) >= 8:
+            H, _ = cv2.findHomography(np.float64(src), np.float64(dst), 0)
+    return places
+
+
+def _frame_evidence(gray: np.ndarray, H: np.ndarray) -> float:
+    """Share of a token frame's length that shows as a dark line with lighter card inside it
+    (``H``: token millimetres -> pixels of ``gray``). The line is looked for a little either
+    side of where ``H`` puts it: a grid fitted across a distorting lens is a pixel or two off."""
+    t = np.linspace(-FRAME_MM + 3, FRAME_MM - 3, 24)
+    offsets = np.arange(-1.5, 1.51, 0.5)
+    hits = 0
+    for axis in range(2):
+        for sign in (-1, 1):
+            line = np.zeros((len(t), 2))
+            line[:, axis] = t
+            normal = np.zeros(2)
+            normal[1 - axis] = sign
+            across = [line + (sign * FRAME_MM + o * sign) * normal * sign for o in offsets]
+            on = _sample(gray, apply_h(H, np.vstack(across)))[:, 0].reshape(len(offsets), -1).min(0)
+            inner = line + sign * (FRAME_MM - 3.2) * normal * sign
+            inside = _sample(gray, apply_h(H, inner))[:, 0]
+            hits += int(np.sum(inside - on > 20))
+    return hits / (4 * len(t))
+
+
+def _token_places(gray: np.ndarray, found: Mapping[Pos, np.ndarray]) -> dict[Pos, np.ndarray]:
+    """Each token's place and its own homography (token mm -> pixels of ``gray``), grown
+    outwards one pitch at a time from the reference token: a neighbour is a token when a
+    frame found there lines up with the step, or its frame shows along most of its length.
+    Stepping from each token's own frame, rather than from one grid for the whole field,
+    keeps every step right under a distorting lens."""
+    if len(found) > MAX_TOKENS:
+        raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
+                                    "Geometrius field")
+    quads = list(found.values())
+    centres = np.array([q.mean(0) for q in quads])
+    start = (0, 0) if (0, 0) in found else next(iter(found))
+    local = {(0, 0): _own_frame(gray, _homography(_square(INNER_MM), found[start]), once=True)}
+    frontier = [(0, 0)]
+    while frontier:
+        r, c = frontier.pop(0)
+        for n in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if n in local:  # (a place missed from one side may still show from another)
+                continue
+            step = np.array([[1, 0, (n[1] - c) * PITCH_MM], [0, 1, (n[0] - r) * PITCH_MM], [0, 0, 1]])
+            H = local[(r, c)] @ step
+            centre = apply_h(H, np.zeros((1, 2)))[0]
+            if not (0 <= centre[0] < gray.shape[1] and 0 <= centre[1] < gray.shape[0]):
+                continue
+            near = np.linalg.norm(apply_h(np.linalg.inv(H), centres), axis=1)
+            if near.min() < 0.3 * PITCH_MM:
+                local[n] = _own_frame(gray, _homography(_square(INNER_MM), quads[int(np.argmin(near))]), once=True)
+            elif _frame_evidence(gray, H) >= FRAME_SHOWS:
+                local[n] = _own_frame(gray, H)
+            else:
+                continue
+            frontier.append(n)
+        if len(local) > MAX_TOKENS:
+            raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
+                                        "Geometrius field")
+    return local
+
+
+def _own_frame(gray: np.ndarray, H: np.ndarray, once: bool = False) -> np.ndarray:
+    """The token's frame refitted from ``H`` (once when ``H`` came from the frame itself)."""
+    refined = _fit_frame(gray, H) if once else _token_frame(gray, H)
+    return H if refined is None else refined
+
+
+def _field_homography(local: Mapping[Pos, np.ndarray]) -> np.ndarray:
+    """One homography (grid mm -> pixels) through every token's frame corners."""
+    src, dst = [], []
+    for (r, c), H in local.items():
+        src.append(_square(FRAME_MM) + [c * PITCH_MM, r * PITCH_MM])
+        dst.append(apply_h(H, _square(FRAME_MM)))
+    H, _ = cv2.findHomography(np.vstack(src), np.vstack(dst), 0)
+    return H
+
+
+# --- 2. the local frame -------------------------------------------------------------------
+
+def _robust_line(a: np.ndarray, p: np.ndarray, tol: float = 0.7) -> tuple[float, float] | None:
+    """p = m a + b through most points: the pair of points with most others within ``tol``
+    (a stack leaning over the frame, a hand, glare spoil part of it), then least squares."""
+    n = len(a)
+    if n < 8:
+        return None
+    rng = np.random.default_rng(n)
+    i, j = rng.integers(0, n, 60), rng.integers(0, n, 60)
+    good = np.abs(a[i] - a[j]) > 0.25 * (a.max() - a.min())
+    if not good.any():
+        return None
+    i, j = i[good], j[good]
+    m = (p[j] - p[i]) / (a[j] - a[i])
+    b = p[i] - m * a[i]
+    counts = (np.abs(p[None, :] - (m[:, None] * a[None, :] + b[:, None])) < tol).sum(1)
+    k = int(np.argmax(counts))
+    keep = np.abs(p - (m[k] * a + b[k])) < tol
+    if keep.sum() < max(8, n // 3):
+        return None
+    m_, b_ = np.polyfit(a[keep], p[keep], 1)
+    return float(m_), float(b_)
+
+
+def _fit_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
+    """Refit one token's frame in its top-down view; the token's own homography, or None."""
+    half = FRAME_MM + 4.0
+    view = _warp(gray, H, half, FRAME_PPM).astype(np.float32)
+    view = cv2.GaussianBlur(view, (0, 0), 0.6)
+    n = view.shape[0]
+    to_px = lambda mm: (mm + half) * FRAME_PPM - 0.5  # noqa: E731
+    lines = []
+    along = np.arange(to_px(-FRAME_MM + 3), to_px(FRAME_MM - 3), 1.0).astype(int)
+    for axis in range(2):
+        for sign in (-1, 1):
+            expect = to_px(sign * FRAME_MM)
+            lo, hi = int(expect - 3.5 * FRAME_PPM), int(expect + 3.5 * FRAME_PPM) + 1
+            lo, hi = max(lo, 1), min(hi, n - 1)
+            band = view[lo:hi, along] if axis == 0 else view[along, lo:hi].T  # rows: across the line
+            # The frame is the first dark line met going outwards from the card; the gap
+            # between tokens beyond it may be darker still (a dark table, a shadow).
+            inward = band[::-1] if sign < 0 else band
+            card = inward[:3].mean(0)
+            dark = inward < 0.5 * (card + inward.min(0))
+            first = np.argmax(dark, axis=0)
+            window = np.arange(int(1.2 * FRAME_PPM) + 1)
+            rows_ = np.clip(first[None, :] + window[:, None], 0, inward.shape[0] - 1)
+            k_in = rows_[np.argmin(np.take_along_axis(inward, rows_, 0), axis=0), np.arange(inward.shape[1])]
+            k = (inward.shape[0] - 1 - k_in) if sign < 0 else k_in
+            ok = (k > 0) & (k < band.shape[0] - 1) & dark.any(0)
+            cols = np.arange(band.shape[1])
+            y0, y1 = band[np.maximum(k - 1, 0), cols], band[k, cols]
+            y2 = band[np.minimum(k + 1, band.shape[0] - 1), cols]
+            denom = y0 - 2 * y1 + y2
+            off = np.where(np.abs(denom) > 1e-6, 0.5 * (y0 - y2) / np.where(np.abs(denom) > 1e-6, denom, 1), 0)
+            depth = np.median(band, axis=0) - y1
+            ok &= depth > 15
+            pos = lo + k + np.clip(off, -1, 1)
+            if ok.sum() < 8:
+                return None
+            fitted = _robust_line(along[ok].astype(np.float64), pos[ok])
+            if fitted is None:
+                return None
+            lines.append((axis, *fitted))
+    # Corners: intersect x-lines (axis 1: x = m y + b) with y-lines (axis 0: y = m x + b).
+    (_, mt, bt), (_, mb, bb), (_, ml, bl), (_, mr, br) = lines
+
+    def meet(my, by, mx, bx):
+        # y = my x + by ; x = mx y + bx
+        y = (my * bx + by) / (1 - my * mx)
+        return np.array([mx * y + bx, y])
+
+    corners_px = np.array([meet(mt, bt, ml, bl), meet(mt, bt, mr, br), meet(mb, bb, mr, br), meet(mb, bb, ml, bl)])
+    corners_mm = (corners_px + 0.5) / FRAME_PPM - half
+    if np.abs(corners_mm - _square(FRAME_MM)).max() > FRAME_SHIFT_MM:
+        return None
+    return H @ _homography(_square(FRAME_MM), corners_mm)
+
+
+def _token_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
+    """A token's own homography: its frame fitted where the grid puts it, then fitted again
+    where the first fit found it (the grid may be millimetres off at a far corner)."""
+    first = _fit_frame(gray, H)
+    if first is None:
+        return None
+    second = _fit_frame(gray, first)
+    return first if second is None else second
+
+
+# --- 3. the polygon -----------------------------------------------------------------------
+
+def _ink(view_red: np.ndarray) -> np.ndarray:
+    """Darkness of the ink (0 card .. 1 black) in the red channel of a token's top-down view,
+    against the card's brightness nearby (the brightest within a few millimetres), so a
+    shadow's edge or a light fall-off across the token is not taken for ink."""
+    v = view_red.astype(np.float32)
+    k = int(round(CARD_NEAR_MM * PPM)) | 1
+    card = cv2.dilate(v, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    card = cv2.GaussianBlur(card, (0, 0), k / 3)
+    return np.clip((card - v) / np.maximum(card * 0.75, 1.0), 0, 1)
+
+
+@lru_cache(maxsize=2)
+def _beyond(n: int, half: float) -> np.ndarray:
+    """Pixels of an n x n top-down view farther from the middle than the polygon reaches."""
+    yy, xx = np.mgrid[0:n, 0:n]
+    return np.hypot((xx + 0.5) / PPM - half, (yy + 0.5) / PPM - half) > POLY_RADIUS_MM + 0.9
+
+
+def _outline(ink: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The polygon's rough corners (top-down pixels) from the silhouette of its outline, and
+    the silhouette (the polygon with its outline, ticks shaved off)."""
+    n = ink.shape[0]
+    mask = (ink > 0.55).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
+    mask[_beyond(n, half)] = 0
+    flood = mask.copy()
+    outside = np.zeros((n + 2, n + 2), np.uint8)
+    cv2.floodFill(flood, outside, (0, 0), 2)
+    solid = (flood != 2).astype(np.uint8)
+    k = max(3, int(round(1.3 * PPM)) | 1)
+    solid = cv2.morphologyEx(solid, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    contours, _ = cv2.findContours(solid, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return None
+    c = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(c) < (3 * PPM) ** 2:
+        return None
+    approx = cv2.approxPolyDP(c, 0.6 * PPM, True)[:, 0, :].astype(np.float64)
+    return (approx, solid) if len(approx) >= 3 else None
+
+
+@dataclass(frozen=True)
+class _InkPoints:
+    """The inked pixels of a top-down view (x, y, darkness), gathered once for all fits."""
+
+    x: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+
+    @staticmethod
+    def of(ink: np.ndarray) -> "_InkPoints":
+        ys, xs = np.nonzero(ink > 0.3)
+        return _InkPoints(xs.astype(np.float64), ys.astype(np.float64), ink[ys, xs].astype(np.float64))
+
+
+def _fit_side(ink: _InkPoints, a: np.ndarray, b: np.ndarray, trim: tuple[float, float],
+              band: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """A straight line through the ink along segment a-b (pixels): (point, unit direction).
+    The ink's offset from the segment is fitted as a straight function of the position
+    along it, weighted by darkness: marks crossing the side (ticks) add as much on each side."""
+    d = b - a
+    length = float(np.linalg.norm(d))
+    if length < 1e-6:
+        return None
+    u = d / length
+    normal = np.array([-u[1], u[0]])
+    rx, ry = ink.x - a[0], ink.y - a[1]
+    t = rx * u[0] + ry * u[1]
+    s = rx * normal[0] + ry * normal[1]
+    pick = (t > trim[0]) & (t < length - trim[1]) & (np.abs(s) < band)
+    if pick.sum() < 6:
+        return None
+    t, s, w = t[pick], s[pick], ink.w[pick]
+    if w.sum() < 3:
+        return None
+    sw, st, ss = w.sum(), (w * t).sum(), (w * s).sum()
+    stt, sts = (w * t * t).sum(), (w * t * s).sum()
+    det = sw * stt - st * st
+    if det <= 1e-9:
+        return None
+    c1 = (sw * sts - st * ss) / det
+    c0 = (ss - c1 * st) / sw
+    point = a + normal * c0
+    direction = u + normal * c1
+    return point, direction / np.linalg.norm(direction)
+
+
+def _edge_line(ink: np.ndarray, solid: np.ndarray, fit: tuple[np.ndarray, np.ndarray], t_range: tuple[float, float]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """A side's line re-aimed along the outer edge of its stroke.
+
+    The stroke's middle is crowded near the corners (angle arcs touch it from inside), so
+    its centre line is fitted over a short stretch only. Its outer edge is clean from corner
+    to corner but for the tick marks, which stand out and are dropped as outliers: the
+    edge gives the side's direction over its whole length, the centre line its place."""
+    point, u = fit
+    normal = np.array([-u[1], u[0]])
+    mid_t = 0.5 * (t_range[0] + t_range[1])
+    probe = point + u * mid_t + normal * 1.5 * PPM
+    h, w = solid.shape
+    px, py = int(round(probe[0])), int(round(probe[1]))
+    if 0 <= px < w and 0 <= py < h and solid[py, px]:
+        normal = -normal  # point the normal out of the polygon
+    ts = np.arange(t_range[0], t_range[1], 0.5)
+    if len(ts) < 8:
+        return fit
+    offs = np.arange(0.0, 1.4 * PPM, 0.25)
+    pts = point + ts[:, None, None] * u + offs[None, :, None] * normal
+    prof = _sample(ink, pts.reshape(-1, 2))[:, 0].reshape(len(ts), len(offs))
+    above = prof >= 0.5
+    # the last offset still inked, going outwards from the centre line
+    last = len(offs) - 1 - np.argmax(above[:, ::-1], axis=1)
+    ok = above.any(1) & (last < len(offs) - 1)
+    i = np.clip(last, 0, len(offs) - 2)
+    rows = np.arange(len(ts))
+    p0, p1 = prof[rows, i], prof[rows, i + 1]
+    edge = offs[i] + (p0 - 0.5) / np.maximum(p0 - p1, 1e-6) * 0.25
+    t, e = ts[ok], edge[ok]
+    keep = np.ones(len(t), bool)
+    for _ in range(4):
+        if keep.sum() < 8:
+            return fit
+        tk, ek = t[keep], e[keep]
+        tm, em = tk.mean(), ek.mean()
+        c1 = float(((tk - tm) * (ek - em)).sum() / max(((tk - tm) ** 2).sum(), 1e-9))
+        c0 = em - c1 * tm
+        res = e - (c0 + c1 * t)
+        mad = np.median(np.abs(res[keep] - np.median(res[keep])))
+        new_keep = np.abs(res) < max(0.12 * PPM, 3 * 1.4826 * mad)
+        if np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+    direction = u + normal * c1
+    direction /= np.linalg.norm(direction)
+    centre = point + u * mid_t  # the centre line's place at the middle of the side
+    return centre, direction
+
+
+def _meet(p1, d1, p2, d2) -> np.ndarray | None:
+    den = d1[0] * d2[1] - d1[1] * d2[0]
+    if abs(den) < 1e-9:
+        return None
+    t = ((p2[0] - p1[0]) * d2[1] - (p2[1] - p1[1]) * d2[0]) / den
+    return p1 + t * d1
+
+
+def _interior_angles(v: np.ndarray) -> np.ndarray:
+    """Interior angles (degrees) at the vertices of a polygon given in y-down pixels, in the
+    vertices' own order whichever way they walk."""
+    up = np.asarray(v, np.float64) * [1, -1]
+    try:
+        angles = np.array(Polygon.of(up).angles)
+    except ValueError:
+        return np.array([])
+    area = float(np.sum(up[:, 0] * np.roll(up[:, 1], -1) - np.roll(up[:, 0], -1) * up[:, 1]))
+    return angles if area > 0 else angles[::-1]
+
+
+def _merge_short(v: np.ndarray, shortest: float) -> np.ndarray:
+    """Replace the two ends of every side shorter than ``shortest`` by their midpoint."""
+    pts = list(v)
+    while len(pts) > 3:
+        n = len(pts)
+        sides = [float(np.linalg.norm(pts[(i + 1) % n] - pts[i])) for i in range(n)]
+        i = int(np.argmin(sides))
+        if sides[i] >= shortest:
+            break
+        j = (i + 1) % n
+        pts[i] = (pts[i] + pts[j]) / 2
+        del pts[j]
+    return np.array(pts)
+
+
+def _refine(ink: _InkPoints, corners: np.ndarray, ink_image: np.ndarray | None = None,
+            solid: np.ndarray | None = None) -> np.ndarray | None:
+    """Corners from lines fitted to each side's ink. A side too short to fit, a corner that
+    is nearly straight or a side that shrinks to nothing is merged away and the rest refitted."""
+    v = _merge_short(corners.copy(), 2.0 * PPM)
+    angles = _interior_angles(v)
+    last = None
+    edges = False
+    for _ in range(12):
+        n = len(v)
+        if n < 3:
+            return None
+        if len(angles) != n:
+            angles = np.full(n, 180.0)
+        # Right angles carry a red mark (no ink in the red channel): their sides are clean
+        # almost to the corner. Other corners carry arcs, which the trim must clear.
+        marked = np.abs(angles - 90) > 8
+        lengths = np.linalg.norm(np.roll(v, -1, 0) - v, axis=1)
+        # An arc is drawn within a quarter of the shorter side at its corner, and within ARC_MM.
+        arc = np.minimum(ARC_MM * PPM, 0.25 * np.minimum(lengths, np.roll(lengths, 1))) + ARC_CLEAR_MM * PPM
+        fits = []
+        for i in range(n):
+            a, b = v[i], v[(i + 1) % n]
+            j = (i + 1) % n
+            trim = (arc[i] if marked[i] else CORNER_CLEAR_MM * PPM, arc[j] if marked[j] else CORNER_CLEAR_MM * PPM)
+            trim = tuple(min(x, 0.4 * lengths[i]) for x in trim)
+            fit = _fit_side(ink, a, b, trim, 1.3 * PPM)
+            for band in (0.9, 0.75):  # narrow the band round the line found
+                if fit is None:
+                    break
+                fit = _fit_side(ink, fit[0] + fit[1] * ((a - fit[0]) @ fit[1]),
+                                fit[0] + fit[1] * ((b - fit[0]) @ fit[1]), trim, band * PPM) or fit
+            if fit is not None and edges and ink_image is not None and solid is not None:
+                start = (a - fit[0]) @ fit[1]
+                fit = _edge_line(ink_image, solid, (fit[0] + fit[1] * start, fit[1]),
+                                 (CORNER_CLEAR_MM * PPM, lengths[i] - CORNER_CLEAR_MM * PPM))
+            fits.append(fit)
+        failed = [i for i, f in enumerate(fits) if f is None]
+        if failed:  # merge the side's two ends
+            i = failed[0]
+            v = np.delete(v, (i + 1) % n, axis=0)
+            angles = _interior_angles(v)
+            continue
+        turns = [abs(math.degrees(math.atan2(fits[i - 1][1][0] * fits[i][1][1] - fits[i - 1][1][1] * fits[i][1][0],
+                                              fits[i - 1][1] @ fits[i][1]))) for i in range(n)]
+        if min(turns) < STRAIGHT_DEG:  # sides walk on nearly straight through this corner: none
+            v = np.delete(v, int(np.argmin(turns)), axis=0)
+            angles = _interior_angles(v)
+            continue
+        new = [_meet(*fits[i - 1], *fits[i]) for i in range(n)]
+        if any(p is None for p in new):
+            return None
+        new = np.array(new)
+        angles = _interior_angles(new)
+        if len(angles) != n:
+            return None
+        sides = np.linalg.norm(new - np.roll(new, -1, 0), axis=1)
+        straight = np.abs(angles - 180) < STRAIGHT_DEG
+        short = sides < 1.5 * PPM
+        if not straight.any() and not short.any():
+            if edges:
+                return new
+            settled = np.array_equal(np.abs(angles - 90) > 8, marked) and len(v) == n and \
+                float(np.abs(new - v).max()) < 0.25
+            edges = settled  # once the corners stay put, aim each side along its outer edge
+            v = last = new  # refit round the lines found (and with the corners' kinds as now seen)
+            continue
+        if straight.any():
+            v = np.delete(new, int(np.argmin(np.abs(angles - 180))), axis=0)
+        else:
+            v = np.delete(new, int(np.argmin(sides)), axis=0)
+        angles = _interior_angles(v)
+    return last
+
+
+def _covers_polygon(outline: np.ndarray) -> bool:
+    """Whether a stack's outline (token mm) reaches into the polygon's circle."""
+    d = cv2.pointPolygonTest(np.float32(outline), (0.0, 0.0), True)
+    return d > -(POLY_RADIUS_MM + 0.5)
+
+
+def _measure_polygon(view_red: np.ndarray, half: float, hide: np.ndarray | None = None) -> np.ndarray | None:
+    """Polygon vertices in token millimetres (x right, y up) or None; ``hide``: a region
+    (token millimetres, y down) whose ink is not the polygon's (a stack standing there)."""
+    ink = _ink(view_red)
+    fit_ink = ink
+    if hide is not None:
+        region = np.zeros(ink.shape, np.uint8)
+        cv2.fillPoly(region, [np.round(((hide + half) * PPM - 0.5) * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+        ink = np.where(region > 0, 0, ink).astype(np.float32)
+        # Sides are fitted only clear of the stack: a stroke cut along its length would lean.
+        k = int(round(2 * HIDE_CLEAR_MM * PPM)) | 1
+        near = cv2.dilate(region, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        fit_ink = np.where(near > 0, 0, ink).astype(np.float32)
+    found = _outline(ink, half)
+    if found is None:
+        return None
+    rough, solid = found
+    fine = _refine(_InkPoints.of(fit_ink), rough, fit_ink, solid)
+    if fine is None:
+        return None
+    mm = (fine + 0.5) / PPM - half
+    return mm * [1, -1]
+
+
+# --- 4. the catalogue ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ShapeMatch:
+    shape: str  # catalogue id or "unknown"
+    distance: float  # of the nearest shape, in camera tolerances
+    runner_up: float  # of the next nearest other shape
+    ranked: tuple[tuple[float, str], ...] = ()  # (distance, id) of the nearest few, nearest first
+
+    @property
+    def sure(self) -> bool:
+        """Near one shape and clearly nearer it than to any other."""
+        return self.distance <= SURE_MATCH and self.runner_up >= self.distance + RUNNER_UP_GAP
+
+
+@lru_cache(maxsize=4)
+def _catalogue_table(shapes_key: tuple) -> dict[int, tuple[list[str], np.ndarray, np.ndarray]]:
+    """Per corner count: shape ids, and every cyclic shift of their relative sides and angles."""
+    table: dict[int, tuple[list[str], list, list]] = {}
+    for sid, shape in shapes_key:
+        p = shape.polygon
+        n = len(p.sides)
+        sides = np.array(p.sides) / p.perimeter
+        angles = np.array(p.angles)
+        ids, ss, aa = table.setdefault(n, ([], [], []))
+        for shift in range(n):
+            ids.append(sid)
+            ss.append(np.roll(sides, -shift))
+            aa.append(np.roll(angles, -shift))
+    return {n: (ids, np.array(ss), np.array(aa)) for n, (ids, ss, aa) in table.items()}
+
+
+def match_shape(vertices: Sequence[Sequence[float]], shapes: Mapping[str, Shape]) -> ShapeMatch:
+    """The nearest catalogue shape: largest angle or side difference over the best corner
+    pairing, in units of the camera tolerance (2 degrees, 2 % of the side); scale and
+    rotation free, mirror images excluded."""
+    seen = Polygon.of(vertices)
+    n = len(seen.sides)
+    table = _catalogue_table(tuple(shapes.items())).get(n)
+    if table is None:
+        return ShapeMatch(UNKNOWN_SHAPE, math.inf, math.inf)
+    ids, ks, ka = table
+    sides = np.array(seen.sides) / seen.perimeter
+    da = np.abs(np.array(seen.angles) - ka).max(1) / CAMERA.angle
+    ds = (np.abs(sides - ks) / ks).max(1) / CAMERA.length
+    score = np.maximum(da, ds)
+    best: dict[str, float] = {}
+    for sid, v in zip(ids, score):
+        best[sid] = min(best.get(sid, math.inf), float(v))
+    ranked = sorted((v, sid) for sid, v in best.items())
+    distance, sid = ranked[0]
+    runner = ranked[1][0] if len(ranked) > 1 else math.inf
+    return ShapeMatch(sid if distance <= MATCH_LIMIT else UNKNOWN_SHAPE, distance, runner, tuple(ranked[:4]))
+
+
+# --- 5. stacks ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FieldCamera:
+    """The camera over the token plane, in grid millimetres: its nadir and height; the focal
+    length (pixels) it was solved with, and whether the homography itself showed it."""
+
+    nadir: np.ndarray
+    height: float
+    focal: float = 0.0
+    focal_seen: bool = False
+
+    def lift(self, xy: np.ndarray, h: float) -> np.ndarray:
+        """Where a point ``h`` mm above the token plane is seen on that plane."""
+        return self.nadir + (np.asarray(xy, np.float64) - self.nadir) * self.height / (self.height - h)
+
+
+def _tilt_deg(G: np.ndarray, f: float) -> float:
+    """Angle between the optical axis and the plane's normal for focal length ``f``."""
+    M = np.diag([1 / f, 1 / f, 1.0]) @ G
+    normal = np.cross(M[:, 0], M[:, 1])
+    return math.degrees(math.acos(min(1.0, abs(normal[2]) / max(np.linalg.norm(normal), 1e-12))))
+
+
+def field_camera(H: np.ndarray, image_size: tuple[int, int], focal: float | None = None) -> FieldCamera:
+    """Camera centre from the plane's homography (grid mm -> pixels), with square pixels and
+    the principal point at the photo's centre; the focal length is solved from the two
+    rotation constraints and kept within a phone's range (a camera looking straight down
+    does not reveal it, but then no stack's side shows either)."""
+    w, h = image_size
+    T = np.array([[1, 0, -(w - 1) / 2], [0, 1, -(h - 1) / 2], [0, 0, 1]])
+    G = T @ H
+    G = G / np.linalg.norm(G[:, 0])
+    g1, g2 = G[:, 0], G[:, 1]
+    a = np.array([g1[0] * g2[0] + g1[1] * g2[1], g1[0] ** 2 + g1[1] ** 2 - g2[0] ** 2 - g2[1] ** 2])
+    b = np.array([g1[2] * g2[2], g1[2] ** 2 - g2[2] ** 2])
+    inv_f2 = -float(a @ b) / float(a @ a) if float(a @ a) > 1e-30 else 0.0
+    long = max(w, h)
+    f = FOCAL_TYPICAL * long
+    seen = inv_f2 > 0 and _tilt_deg(G, f) > TILT_FOR_FOCAL_DEG
+    if focal is not None:
+        f = focal
+    elif seen:
+        f = float(np.clip(1 / math.sqrt(inv_f2), FOCAL_RANGE[0] * long, FOCAL_RANGE[1] * long))
+    M = np.diag([1 / f, 1 / f, 1.0]) @ G
+    scale = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
+    M *= scale
+    if M[2, 2] < 0:  # the plane lies in front of the camera
+        M = -M
+    r1, r2, t = M[:, 0], M[:, 1], M[:, 2]
+    r3 = np.cross(r1, r2)
+    R = np.column_stack([r1, r2, r3])
+    U, _, Vt = np.linalg.svd(R)
+    R = U @ Vt
+    centre = -R.T @ t
+    return FieldCamera(centre[:2], float(abs(centre[2])), f, bool(seen))
+
+
+def _to_lab(rgb: np.ndarray) -> np.ndarray:
+    rgb = np.clip(np.asarray(rgb, np.float32).reshape(-1, 1, 3), 0, 1)
+    return cv2.cvtColor(rgb, cv2.COLOR_RGB2Lab).reshape(-1, 3)
+
+
+@lru_cache(maxsize=1)
+def _palette() -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    names = tuple(CHIP_COLOURS)
+    tops = _to_lab(np.array([CHIP_COLOURS[c] for c in names]) / 1.07)
+    sides = _to_lab(np.array([CHIP_COLOURS[c] for c in names]) * SIDE_SHADE / 1.07)
+    return names, tops, sides
+
+
+def classify_chip(rgb_rel: np.ndarray, side: bool = False) -> tuple[str, float]:
+    """Chip colour of a card-relative RGB sample; and the margin to the runner-up (Lab units)."""
+    names, tops, sides = _palette()
+    lab = _to_lab(np.asarray(rgb_rel) / 1.07)[0]
+    ref = sides if side else tops
+    weights = np.array([0.35, 1.0, 1.0])
+    d = np.sqrt((((ref - lab) * weights) ** 2).sum(1))
+    order = np.argsort(d)
+    return names[order[0]], float(d[order[1]] - d[order[0]])
+
+
+@dataclass(frozen=True)
+class StackReading:
+    stack: list[str]
+    height_known: bool
+    sure: bool
+    outline: np.ndarray | None = None  # token millimetres: what the stack covers, seen from the camera
+
+
+@dataclass(frozen=True)
+class _Sighting:
+    """A chip top found on a token: the spot its stack stands on and where its top is seen
+    (grid mm), with its colour."""
+
+    base: np.ndarray
+    top: np.ndarray
+    score: float
+    colour: str
+    margin: float
+    outline: np.ndarray  # token mm: what the stack covers in the photo
+
+
+_RING = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+_CIRCLE = np.column_stack([np.cos(_RING), np.sin(_RING)])
+
+
+def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera,
+                card_rgb: np.ndarray, card_v: float) -> tuple[_Sighting | None, float]:
+    """The chip top on a token, searched from each chip spot away from the camera's nadir
+    (``H``: token mm -> photo px; ``centre_mm``: the token's centre in grid mm, where
+    ``cam`` lives); and the best score found (for the doubt when none is there: a spot that
+    does not look like bare card counts as a chip top only just missed)."""
+    r = CHIP_RADIUS_MM
+    inner = np.vstack([_CIRCLE * (r - 1.6), _CIRCLE[::2] * (r - 3.2), [[0.0, 0.0]]])
+    best: tuple = (-1.0, None, None, r)
+    feet = (centre_mm + SPOTS)[:, None, :] + np.vstack([_CIRCLE[::2] * (r - 1.5), [[0.0, 0.0]],
+                                                        _CIRCLE * (r - 0.3)])[None]
+    foot_rgb = _sample(image, apply_h(H, feet.reshape(-1, 2) - centre_mm)).reshape(len(SPOTS), -1, 3)[..., ::-1]
+    rel = foot_rgb / card_rgb
+    # A chip (or anything) on a spot: its colour off the card's, or its dark rim.
+    unlike_card = float(max(np.abs(rel[:, :17].mean(1) - 1).max(), (1 - rel[:, 17:].min(2)).max()))
+    for spot in SPOTS:
+        base = centre_mm + spot
+        away = base - cam.nadir
+        dist = np.linalg.norm(away)
+        u = away / dist if dist > 1e-6 else np.array([1.0, 0.0])
+        far = cam.lift(base, 5.6 * CHIP_MM) - base
+        reach = 1.4 * float(np.linalg.norm(far)) + 1.5
+        ts = np.arange(-0.8, reach + 0.01, 0.4)
+        lat = np.array([-0.8, 0.0, 0.8])
+        cands = (base[None, None] + ts[:, None, None] * u + lat[None, :, None] * np.array([-u[1], u[0]]))
+        cands = cands.reshape(-1, 2)
+        grow = 1.0 + float(np.linalg.norm(far)) / max(dist, 1e-6) * 0.5  # a raised top looks a little larger
+        radii = (r * grow) + np.array([-0.9, -0.45, 0.0, 0.45])
+        rim_pts = (cands[:, None, None, :] + _CIRCLE[None, None] * radii[None, :, None, None]).reshape(-1, 2)
+        in_pts = (cands[:, None, :] + inner[None]).reshape(-1, 2)
+        v_rim = _sample(value, apply_h(H, rim_pts - centre_mm))[:, 0].reshape(len(cands), len(radii), -1).min(1)
+        v_in = _sample(value, apply_h(H, in_pts - centre_mm))[:, 0].reshape(len(cands), -1)
+        # A chip's top: a dark rim all round (wherever it lies in the band), a lighter face inside.
+        k_in, k_rim = int(0.3 * v_in.shape[1]), int(0.8 * v_rim.shape[1])
+        score = (np.partition(v_in, k_in, axis=1)[:, k_in] - np.partition(v_rim, k_rim, axis=1)[:, k_rim]) / card_v
+        k = int(np.argmax(score))
+        if score[k] > best[0]:
+            best = (float(score[k]), base, cands[k], r * grow)
+    score, base, top, radius = best if best[1] is not None else (best[0], None, None, r)
+    if base is None or score < CHIP_FOUND:
+        # No clear chip top; the spots' own colour says whether none is there for sure. A
+        # spot that is not bare card with a faint top on it (blur) gives that top, in doubt.
+        if unlike_card < SPOT_CARD_TOLERANCE:
+            return None, score
+        if base is None or score < FAINT_CHIP * CHIP_FOUND:
+            return None, CHIP_FOUND
+    top = _centre_top(value, H, centre_mm, top, radius, card_v)
+    cover = np.vstack([base + _CIRCLE * (r + 0.6), top + _CIRCLE * (r + 0.8)]) - centre_mm
+    outline = cv2.convexHull(np.float32(cover))[:, 0, :].astype(np.float64)
+    stone = _sample(image, apply_h(H, top + _CIRCLE[::4] * STONE_RADIUS_MM * 0.5 - centre_mm)).mean(0)
+    colour, margin = classify_chip(stone[::-1] / card_rgb)
+    return _Sighting(base, top, score, colour, margin, outline), score
+
+
+def _centre_top(value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, top: np.ndarray, radius: float,
+                card_v: float) -> np.ndarray:
+    """The chip top's centre to a tenth of a millimetre: the place where the dark rim runs
+    round at the top's radius, darkest against the face inside and the band just outside."""
+    g = np.arange(-0.8, 0.81, 0.1)
+    cands = (top + np.stack(np.meshgrid(g, g), -1).reshape(-1, 2))
+    rim = (cands[:, None, :] + _CIRCLE[None] * (radius - 0.3)).reshape(-1, 2)
+    inside = (cands[:, None, :] + _CIRCLE[None] * (radius - 1.3)).reshape(-1, 2)
+    v_rim = _sample(value, apply_h(H, rim - centre_mm))[:, 0].reshape(len(cands), -1)
+    v_in = _sample(value, apply_h(H, inside - centre_mm))[:, 0].reshape(len(cands), -1)
+    score = (v_in - v_rim).mean(1) / card_v
+    return cands[int(np.argmax(score))]
+
+
+def _height(sight: _Sighting, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera) -> tuple[int, float, float]:
+    """Best height for a sighting at this camera: (chips, miss in chip steps, one chip's side in photo px)."""
+    grow = cam.height / (cam.height - np.arange(7) * CHIP_MM)
+    levels = cam.nadir + (sight.base - cam.nadir) * grow[:, None]
+    steps = np.hypot(*np.diff(levels, axis=0).T)
+    errors = np.hypot(*(levels[1:6] - sight.top).T) / steps[:5]
+    n = int(np.argmin(errors)) + 1
+    toward = cam.nadir - sight.base
+    foot = sight.base + CHIP_RADIUS_MM * toward / max(float(np.hypot(*toward)), 1e-6)
+    side_px = apply_h(H, cam.nadir + (foot - cam.nadir) * grow[:, None] - centre_mm)
+    return n, float(errors[n - 1]), float(np.hypot(*np.diff(side_px, axis=0).T).min())
+
+
+def _read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H: np.ndarray,
+                centre_mm: np.ndarray, cam: FieldCamera, card_rgb: np.ndarray) -> StackReading:
+    """The stack on a token: top colour always, height and lower colours where one chip's
+    side is tall enough in the photo and the top sits where a whole number of chips puts it."""
+    if sight is None:
+        return StackReading([], True, best_score < 0.6 * CHIP_FOUND)
+    sure = sight.margin > 8 and sight.score > 1.3 * CHIP_FOUND
+    n, miss, step_px = _height(sight, H, centre_mm, cam)
+    if step_px < HEIGHT_PX or miss > 0.25 or sight.score < CHIP_FOUND:
+        return StackReading([sight.colour], False, sure, sight.outline)
+    r = CHIP_RADIUS_MM
+    foot = sight.base + r * (cam.nadir - sight.base) / max(np.linalg.norm(cam.nadir - sight.base), 1e-6)
+    stack = []
+    tangent = np.array([-(foot - sight.base)[1], (foot - sight.base)[0]]) / r
+    for i in range(n - 1):  # each lower chip's side, where it faces the camera
+        at = np.array([cam.lift(foot, (i + f) * CHIP_MM) for f in (0.35, 0.5, 0.65)])
+        pts = (at[:, None, :] + np.array([-1.2, 0.0, 1.2])[None, :, None] * tangent).reshape(-1, 2) - centre_mm
+        rgb = np.median(_sample(image, apply_h(H, pts)), axis=0)[::-1] / card_rgb
+        colour, m = classify_chip(rgb, side=True)
+        stack.append(colour)
+        sure = sure and m > 5
+    return StackReading(stack + [sight.colour], True, sure, sight.outline)
+
+
+def _focal_from_stacks(H: np.ndarray, size: tuple[int, int], cam: FieldCamera,
+                       sights: Sequence[tuple[_Sighting, np.ndarray, np.ndarray]]) -> FieldCamera:
+    """A camera looking nearly straight down hides its focal length from the homography;
+    the stacks show it, since each must be a whole number of chips high. The focal length
+    (within a phone's range, near the typical one) that puts the tops nearest whole heights."""
+    if cam.focal_seen or not sights:
+        return cam
+    long = max(size)
+    best = (math.inf, cam)
+    for f in np.linspace(FOCAL_RANGE[0], FOCAL_RANGE[1], 16) * long:
+        trial = field_camera(H, size, float(f))
+        cost = 0.05 * ((f / (FOCAL_TYPICAL * long) - 1) / 0.1) ** 2
+        for sight, Ht, centre_mm in sights:
+            _, miss, step_px = _height(sight, Ht, centre_mm, trial)
+            if step_px >= HEIGHT_PX:
+                cost += min(miss * miss, 0.25)
+        if cost < best[0]:
+            best = (cost, trial)
+    return best[1]
+
+
+# --- the read -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Field:
+    """The located field: grid homography (grid mm -> photo px), the token places, and the
+    tokens' own homographies where their frames were fitted (token mm -> photo px)."""
+
+    H: np.ndarray
+    places: tuple[Pos, ...]
+    local: Mapping[Pos, np.ndarray] = field(default_factory=dict)
+
+
+def _locate(image: np.ndarray) -> _Field:
+    h, w = image.shape[:2]
+    if min(h, w) < 200:
+        raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
+    f = min(1.0, WORK_WIDTH / max(w, h))
+    small = cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA) if f < 1 else image
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    quads = _frame_quads(gray)
+    if not quads:  # a blurred photo: the thin frames only just stand out
+        quads = _frame_quads(gray, 5)
+    if not quads:
+        raise ReadError("no_board", "no Geometrius tokens were found in the photo (no square token frames)")
+    if len(quads) > 10 * MAX_TOKENS:
+        raise ReadError("no_board", f"{len(quads)} squares show in the photo: that is not a Geometrius field")
+    dark = _dark_mask(gray, max(15, gray.shape[1] // 60))
+    likeness = [_token_like(gray, dark, q) for q in quads]
+    quads = [q for q, v in sorted(zip(quads, likeness), key=lambda x: -x[1]) if v > 0] or quads
+    local: dict[Pos, np.ndarray] = {}
+    for found in _grids(quads):  # a small field may be the tablecloth's: try the next grid
+        if found:
+            grown = _token_places(gray, found)
+            local = grown if len(grown) > len(local) else local
+            if len(local) >= SURE_FIELD:
+                break
+    if not local:
+        raise ReadError("no_board", "no Geometrius tokens were found in the photo")
+    up = np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
+    return _Field(up @ _field_homography(local), tuple(sorted(local)), {p: up @ H for p, H in local.items()})
+
+
+def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.ndarray]:
+    """Contract labels: the grid turned so +col points right in the photo, shifted to 0.
+    Also the homography from contract grid units (cell (r, c) spans [c, c+1] x [r, r+1]) to pixels."""
+    centre = np.mean([[c * PITCH_MM, r * PITCH_MM] for r, c in places], axis=0)
+    q = apply_h(H, np.array([centre, centre + [10.0, 0.0]]))
+    angle = math.degrees(math.atan2(q[1, 1] - q[0, 1], q[1, 0] - q[0, 0]))
+    k = int(round(angle / 90.0)) % 4
+    turned = {}
+    for p in places:
+        r, c = p
+        for _ in range(k):
+            r, c = c, -r
+        turned[p] = (r, c)
+    r0 = min(r for r, _ in turned.values())
+    c0 = min(c for _, c in turned.values())
+    labels = {p: (r - r0, c - c0) for p, (r, c) in turned.items()}
+    # Contract grid (x = col, y = row, units of a pitch, cell corners at integers) -> grid mm.
+    to_mm = np.diag([PITCH_MM, PITCH_MM, 1.0]) @ np.array([[1, 0, c0 - 0.5], [0, 1, r0 - 0.5], [0, 0, 1]])
+    M = _contract_to_grid(k) @ to_mm
+    return labels, H @ M
+
+
+def _contract_to_grid(k: int) -> np.ndarray:
+    """Turned grid coordinates (x = col, y = row) -> the field's own grid coordinates, undoing
+    k quarter turns of (r, c) -> (c, -r): one undoes as (c', r') -> (c, r) = (r', -c')."""
+    M = np.eye(3)
+    step = np.array([[0, 1, 0], [-1, 0, 0], [0, 0, 1]], np.float64)
+    for _ in range(k):
+        M = M @ step
+    return M
+
+
+def _read_field(image: np.ndarray, located: _Field, start: float) -> GeometriusReading:
+    catalogue = load_catalogue()
+    H = located.H
+    h, w = image.shape[:2]
+    cam = field_camera(H, (w, h))
+    labels, contract_H = _orient(H, located.places)
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    b, g, red = cv2.split(image)
+    value = cv2.max(cv2.max(b, g), red)
+    half = POLY_RADIUS_MM + 2.0
+    seen = []
+    for pos in located.places:
+        centre_mm = np.array([pos[1] * PITCH_MM, pos[0] * PITCH_MM])
+        H0 = located.local.get(pos)
+        if H0 is None:
+            H0 = H @ np.array([[1, 0, centre_mm[0]], [0, 1, centre_mm[1]], [0, 0, 1]])
+        Ht = _fit_frame(gray, H0) if pos in located.local else _token_frame(gray, H0)
+        card_patch = _warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)
+        bright = card_patch.sum(1)
+        card_rgb = np.median(card_patch[bright >= np.percentile(bright, 60)], axis=0)[::-1]
+        card_v = float(max(card_rgb.max(), 1.0))
+        sight, score = _find_stack(image, value, Ht if Ht is not None else H0, centre_mm, cam, card_rgb, card_v)
+        seen.append((pos, centre_mm, H0, Ht, card_rgb, sight, score))
+    cam = _focal_from_stacks(H, (w, h), cam, [(s_, Ht if Ht is not None else H0, c_)
+                                              for _, c_, H0, Ht, _, s_, _ in seen if s_ is not None])
+    tokens: list[TokenReading] = []
+    matches: list[ShapeMatch | None] = []
+    for pos, centre_mm, H0, Ht, card_rgb, sight, score in seen:
+        uncertain = [] if Ht is not None else ["frame"]
+        Ht = Ht if Ht is not None else H0
+        stack = _read_stack(sight, score, image, Ht, centre_mm, cam, card_rgb)
+        if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
+            uncertain.append("stack")
+        view = _warp(red, Ht, half, PPM)
+        vertices = _measure_polygon(view, half, stack.outline)
+        hidden = stack.outline is not None and _covers_polygon(stack.outline)
+        match = None if vertices is None else match_shape(vertices, catalogue.shapes)
+        if match is None or not match.sure or hidden:
+            uncertain.append("shape")
+        vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
+        r, c = labels[pos]
+        cpx = apply_h(Ht, np.zeros((1, 2)))[0]
+        tokens.append(TokenReading(r, c, UNKNOWN_SHAPE, stack.stack, stack.height_known, vert_list, None, uncertain,
+                                   (float(cpx[0]), float(cpx[1])), Ht))
+        matches.append(match)
+    _name_shapes(tokens, matches)
+    tokens.sort(key=lambda t: (t.row, t.col))
+    rows = max(t.row for t in tokens) + 1
+    cols = max(t.col for t in tokens) + 1
+    pose = _pose(contract_H, (w, h), (cols, rows))
+    rect = _overview(image, pose)
+    return GeometriusReading(tokens, (time.perf_counter() - start) * 1000.0, pose, rect,
+                             {"nadir_mm": [round(float(v), 1) for v in cam.nadir], "height_mm": round(cam.height, 1),
+                              "focal_px": round(cam.focal, 1),
+                              "focal_from": "homography" if cam.focal_seen else "stacks"})
+
+
+def _name_shapes(tokens: list[TokenReading], matches: Sequence[ShapeMatch | None]) -> None:
+    """Give each token its nearest catalogue shape, each shape to one token only (the
+    nearest); a token that loses its shape takes its next nearest free one, and both are
+    uncertain."""
+    taken: dict[str, int] = {}
+    order = sorted((i for i, m in enumerate(matches) if m is not None), key=lambda i: matches[i].distance)
+    for i in order:
+        m = matches[i]
+        free = [(d, sid) for d, sid in m.ranked if sid not in taken and d <= MATCH_LIMIT]
+        if not free:
+            tokens[i].distance = m.distance
+            if "shape" not in tokens[i].uncertain:
+                tokens[i].uncertain.append("shape")
+            continue
+        d, sid = free[0]
+        if sid != m.ranked[0][1]:
+            for j in (i, taken.get(m.ranked[0][1])):
+                if j is not None and "shape" not in tokens[j].uncertain:
+                    tokens[j].uncertain.append("shape")
+        tokens[i].shape, tokens[i].distance = sid, d
+        taken[sid] = i
+
+
+def _pose(contract_H: np.ndarray, size: tuple[int, int], extent: tuple[int, int]) -> BoardPose:
+    w, h = extent
+    corners = apply_h(contract_H, np.array([[0.0, 0.0], [w, 0.0], [w, h], [0.0, h]]))
+    return BoardPose(np.linalg.inv(contract_H), corners, 1.0, size, (float(w), float(h)))
+
+
+OVERVIEW_PX = 120  # per grid place in the debug overview
+
+
+def _overview(image: np.ndarray, pose: BoardPose) -> np.ndarray:
+    w, h = pose.extent
+    H = np.linalg.inv(pose.homography) @ np.diag([1 / OVERVIEW_PX, 1 / OVERVIEW_PX, 1.0])
+    return cv2.warpPerspective(image, H, (int(w * OVERVIEW_PX), int(h * OVERVIEW_PX)),
+                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT)
+
+
+# --- public API ---------------------------------------------------------------------------
+
+def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None = None, **_: Any) -> GeometriusReading:
+    """Photo (upright BGR) -> Geometrius reading. A calibration pose is not used: pushes move
+    the tokens, so the field is found afresh in every photo. ReadError("no_board") when no
+    token shows."""
+    start = time.perf_counter()
+    image = as_bgr(image)
+    reading = _read_field(image, _locate(image), start)
+    if not any(t.vertices for t in reading.read):
+        raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but none shows a polygon)")
+    return reading
+
+
+def locate_board(frame: np.ndarray) -> BoardPose:
+    """The field's pose in a frame: board units are grid places (cell (r, c) spans
+    [c, c+1] x [r, r+1] in the contract's numbering); ``contrast`` holds how clearly the
+    token frames show there, for :func:`verify_pose`."""
+    frame = as_bgr(frame)
+    located = _locate(frame)
+    labels, contract_H = _orient(located.H, located.places)
+    rows = max(r for r, _ in labels.values()) + 1
+    cols = max(c for _, c in labels.values()) + 1
+    pose = _pose(contract_H, frame.shape[1::-1], (cols, rows))
+    return replace(pose, contrast=_pose_evidence(frame, pose))
+
+
+def _cell_homography(pose: BoardPose, r: int, c: int) -> np.ndarray:
+    """Token millimetres of the cell (r, c) -> photo pixels, at a pose."""
+    to_units = np.array([[1 / PITCH_MM, 0, c + 0.5], [0, 1 / PITCH_MM, r + 0.5], [0, 0, 1]])
+    return np.linalg.inv(pose.homography) @ to_units
+
+
+def _pose_evidence(frame: np.ndarray, pose: BoardPose) -> float:
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    w, h = (int(round(v)) for v in pose.extent)
+    shares = [_frame_evidence(gray, _cell_homography(pose, r, c)) for r in range(h) for c in range(w)]
+    return float(np.mean(shares)) if shares else 0.0
+
+
+def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
+    """Do the token frames still show where ``pose`` put them (at least 60 % as clearly)?"""
+    frame = as_bgr(frame)
+    h, w = frame.shape[:2]
+    if pose.image_size != (w, h):
+        pose = pose.scaled(w / pose.image_size[0])
+    reference = pose.contrast or 0.5
+    return _pose_evidence(frame, pose) >= 0.6 * reference
+
+
+def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
+    """Read the tokens at a known pose (no search for frames): every grid place of the pose
+    whose frame shows holds a token."""
+    start = time.perf_counter()
+    frame = as_bgr(frame)
+    h, w = frame.shape[:2]
+    if pose.image_size != (w, h):
+        pose = pose.scaled(w / pose.image_size[0])
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    ew, eh = (int(round(v)) for v in pose.extent)
+    places = tuple((r, c) for r in range(eh) for c in range(ew)
+                   if _frame_evidence(gray, _cell_homography(pose, r, c)) >= FRAME_SHOWS)
+    if not places:
+        raise ReadError("no_board", "no Geometrius token shows where the field was")
+    # Grid mm with token (0, 0) at the origin, rows down: the contract frame itself.
+    H = np.linalg.inv(pose.homography) @ np.array([[1 / PITCH_MM, 0, 0.5], [0, 1 / PITCH_MM, 0.5], [0, 0, 1]])
+    return _read_field(frame, _Field(H, places), start)
+
+
+def read_single_token(image: np.ndarray) -> TokenReading:
+    """The one token shown to the camera (``tableref calibrate tokens``): ReadError
+    ("no_board") when no token, or more than one, shows."""
+    start = time.perf_counter()
+    image = as_bgr(image)
+    reading = _read_field(image, _locate(image), start)
+    if len(reading.read) != 1:
+        raise ReadError("no_board", f"{len(reading.read)} tokens show in the photo; show exactly one")
+    return reading.read[0]
+
+
+def debug_images(reading: GeometriusReading) -> dict[str, np.ndarray]:
+    """"rectified" (the field from above) and "overlay" (measured polygons, shapes, stacks;
+    doubtful tokens outlined in magenta)."""
+    img = reading.rectified.copy()
+    overlay = (0.6 * img).astype(np.uint8)
+    px = OVERVIEW_PX
+    for t in reading.read:
+        x0, y0 = t.col * px, t.row * px
+        colour = (255, 0, 255) if t.uncertain else (255, 255, 255)
+        cv2.rectangle(overlay, (x0 + 2, y0 + 2), (x0 + px - 3, y0 + px - 3), colour, 1)
+        if t.vertices:
+            # token mm (y up) -> overview px: through the photo
+            pts = apply_h(t.homography, np.array(t.vertices) * [1, -1])
+            grid = apply_h(reading.pose.homography, pts) * px
+            cv2.polylines(overlay, [np.round(grid).astype(np.int32)], True, (0, 255, 0), 1, cv2.LINE_AA)
+        cv2.putText(overlay, t.shape, (x0 + 5, y0 + 18), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1)
+        label = (t.stack[-1][:3] + f"x{len(t.stack)}" + ("" if t.height_known else "?")) if t.stack else ""
+        cv2.putText(overlay, label, (x0 + 3, y0 + px - 5), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1)
+    return {"rectified": img, "overlay": overlay}
+
+
+__all__ = ["GeometriusReading", "ReadError", "TokenReading", "classify_chip", "debug_images", "field_camera",
+           "locate_board", "match_shape", "read_geometrius", "read_single_token", "read_with_pose", "verify_pose"]
