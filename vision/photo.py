@@ -21,7 +21,12 @@ from .errors import ReadError
 from .image_io import load_image
 
 
-READERS = {"blokus": ("vision.blokus", "read_blokus"), "gemblo": ("vision.gemblo", "read_gemblo")}
+READERS = {
+    "blokus": ("vision.blokus", "read_blokus"),
+    "gemblo": ("vision.gemblo", "read_gemblo"),
+    "equilibrix": ("vision.equilibrix", "read_equilibrix"),
+    "geometrius": ("vision.geometrius", "read_geometrius"),
+}
 
 
 def _reader(game: str):

@@ -1,0 +1,172 @@
+"""Reading Equilibrix boards from generated phone photos: the drawing's fit, the fields, the
+ring and the Origin, the command line and the live referee's calls.
+
+The renders only measure the reader; the full sweep is ``bench/equilibrix_bench.py``'s job.
+What does not work yet is pinned by xfail tests with the reason, so it shows when it starts to.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import lru_cache
+
+import cv2
+import numpy as np
+import pytest
+
+from rules import equilibrix
+from tableref.cli import main
+from vision import flowergrid as fg
+from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_with_pose, verify_pose
+from vision.errors import ReadError
+from vision.image_io import load_image
+from vision.synth.conditions import sample_conditions
+from vision.synth.equilibrix import EquilibrixPhoto, random_position, render_board_topdown, render_photo
+
+SIZE = (960, 720)
+
+
+@lru_cache(maxsize=None)
+def photo(condition: str, seed: int) -> EquilibrixPhoto:
+    rng = np.random.default_rng(seed)
+    return render_photo(rng, sample_conditions(condition, rng), SIZE, random_position(rng, 14))
+
+
+def upright(p: EquilibrixPhoto) -> np.ndarray:
+    return load_image(p.encoded) if p.encoded is not None else p.image
+
+
+def wrong(p: EquilibrixPhoto, reading) -> list[str]:
+    return [n for n in fg.names() if p.fields.get(n, ".") != reading.fields.get(n, ".")]
+
+
+def silent_errors(p: EquilibrixPhoto, reading) -> list[str]:
+    """Visible fields read wrong without being marked uncertain: what must never happen."""
+    return [n for n in wrong(p, reading) if n not in p.occluded and n not in reading.uncertain]
+
+
+def test_the_generator_states_a_legal_position() -> None:
+    p = photo("clean", 7)
+    assert p.fields and set(p.fields.values()) <= {"B", "W"}
+    assert len(p.ring) == fg.SLOTS and 0 <= p.origin < fg.SLOTS
+    # The fields are a reachable position: scoring accepts them.
+    equilibrix.score_state({"fields": p.fields}, equilibrix.Setup())
+    # Every taken ring tile lies on the board: the ring's holes match the tiles laid.
+    assert sum(t is None for t in p.ring) >= 1
+
+
+def test_the_board_from_above_shows_tiles_on_their_fields() -> None:
+    position = random_position(np.random.default_rng(4), 10)
+    image = render_board_topdown(position, px_per_r=24)
+    assert image.shape == (int(np.ceil(2 * fg.DISC * 24)),) * 2 + (3,)
+    for name, colour in position.fields.items():
+        x, y = (fg.centroids()[fg.names().index(name)] * 24).astype(int)
+        assert (image[y, x].mean() < 60) == (colour == "B") and (image[y, x].min() > 200) == (colour == "W")
+
+
+@pytest.mark.parametrize("condition", ["clean", "rotation"])
+def test_fields_ring_and_origin_are_read(condition: str) -> None:
+    p = photo(condition, 7)
+    reading = read_equilibrix(upright(p))
+    assert wrong(p, reading) == []
+    # The drawing lands on the fields: the corner nodes within a tenth of r (r is ~55 px here).
+    assert np.abs(reading.pose.corners - p.corners).max() < 6
+    assert [t["side"] if t else None for t in reading.ring] == p.ring_sides
+    assert [t["shape"] if t else None for t in reading.ring] == p.ring
+    assert reading.origin == p.origin
+
+
+@pytest.mark.parametrize("condition", ["perspective", "hand", "cup", "patterned_table"])
+def test_hard_photos_are_read_right_or_marked_uncertain(condition: str) -> None:
+    """Steep tilt, a hand or a cup over the board, a busy tablecloth: never a silent misread."""
+    p = photo(condition, 7)
+    assert silent_errors(p, read_equilibrix(upright(p))) == []
+
+
+@pytest.mark.xfail(reason="a black tile under a strong specular highlight can look like a white tile and is "
+                          "not always marked uncertain", strict=False)
+def test_glared_fields_are_read_right_or_marked_uncertain() -> None:
+    p = photo("glare", 7)
+    assert silent_errors(p, read_equilibrix(upright(p))) == []
+
+
+def test_fields_under_an_occluder_are_reported_uncertain() -> None:
+    p = photo("clean", 7)
+    image = upright(p).copy()
+    reading = read_equilibrix(image)
+    # A skin-coloured patch (a finger tip) over three fields' middles: flat, no drawn lines.
+    centre = reading.pose.to_photo(fg.centroids()[[fg.names().index("T 0 0 +")]])[0]
+    cv2.circle(image, tuple(int(v) for v in centre), 22, (120, 150, 200), -1)
+    covered = read_with_pose(image, reading.pose)
+    assert "T 0 0 +" in covered.uncertain or covered.fields.get("T 0 0 +") == p.fields.get("T 0 0 +")
+
+
+def test_state_json_follows_the_contract() -> None:
+    p = photo("clean", 7)
+    reading = read_equilibrix(upright(p))
+    out = reading.to_state_json()
+    assert out["state"]["game"] == "equilibrix"
+    assert set(out["state"]["fields"]) <= set(fg.names())
+    assert set(out["state"]["fields"].values()) <= {"B", "W"}
+    assert len(out["state"]["ring"]) == fg.SLOTS and out["state"]["origin"] == p.origin
+    assert 0.0 <= out["confidence"] <= 1.0 and out["timing_ms"] > 0 and isinstance(out["uncertain"], list)
+    images = debug_images(reading)
+    assert set(images) == {"rectified", "overlay"} and images["overlay"].ndim == 3
+
+
+def test_photo_without_a_board_is_refused() -> None:
+    rng = np.random.default_rng(3)
+    table = np.clip(rng.normal(120, 6, (720, 960, 3)), 0, 255).astype(np.uint8)
+    with pytest.raises(ReadError) as err:
+        read_equilibrix(table)
+    assert err.value.code == "no_board"
+
+
+# --- the command line --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def photo_file(tmp_path_factory):
+    p = photo("clean", 7)
+    path = tmp_path_factory.mktemp("eq") / "board.jpg"
+    cv2.imwrite(str(path), upright(p), [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return str(path), p
+
+
+def test_cli_read_and_score(capsys, photo_file, tmp_path) -> None:
+    path, p = photo_file
+    code = main(["read", path, "--game", "equilibrix", "--json", "--debug-dir", str(tmp_path / "dbg")])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["state"]["fields"] == p.fields
+    assert {f.name for f in (tmp_path / "dbg").iterdir()} == {"rectified.png", "overlay.png"}
+    code = main(["score", path, "--game", "equilibrix", "--variant", "tri-mety", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    expected = equilibrix.score_state({"fields": p.fields}, equilibrix.Setup(variant="tri-mety")).to_json()
+    assert code == 0 and doc["players"] == expected["players"]
+
+
+def test_cli_refuses_a_photo_without_a_board(capsys, tmp_path) -> None:
+    noise = tmp_path / "noise.png"
+    cv2.imwrite(str(noise), np.random.default_rng(0).integers(0, 255, (600, 800, 3), dtype=np.uint8))
+    code = main(["read", str(noise), "--game", "equilibrix", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1 and json.loads(out)["error"]["code"] == "no_board"
+    assert err.startswith("tableref: ") and err.count("\n") == 1
+
+
+# --- the live referee's calls ------------------------------------------------------------------
+
+def test_locate_verify_and_read_with_pose() -> None:
+    image = upright(photo("clean", 7))
+    pose = locate_board(image)
+    assert verify_pose(image, pose)
+    moved = replace(pose, homography=np.array([[1, 0, -0.5], [0, 1, 0], [0, 0, 1.0]]) @ pose.homography)
+    assert not verify_pose(image, moved)
+    assert read_with_pose(image, pose).fields == read_equilibrix(image, pose).fields
+
+
+def test_a_pose_the_drawing_does_not_confirm_leaves_every_field_uncertain() -> None:
+    image = upright(photo("clean", 7))
+    pose = locate_board(image)
+    assert pose.quality >= 0.3  # the share of the drawing's pieces that agree with it
+    doubtful = read_with_pose(image, replace(pose, quality=0.0))
+    assert sorted(doubtful.uncertain) == sorted(fg.names())

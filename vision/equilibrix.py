@@ -1,0 +1,1020 @@
+"""Read an Equilibrix board from a photo: fit the Flower-of-Life drawing, read each field, the
+ring of tiles round it and where the Origin stands.
+
+Geometry (``locate_board``), on a copy about 720 px wide:
+
+1. *Round outlines*: long edge curves whose ellipse is covered by edges nearly all round: the
+   board's edge, the printed circle round the flower, sometimes a cup's rim. A hand or a cup
+   that joins an outline to its own is cut away by fitting stretches of each curve too.
+2. *The printed circle*: in the view that makes a candidate disc round, a ring template (a
+   thin dark line with bare wood on both sides) over radii and shifts; then, along rays, the
+   thin line nearest it. It must have the same wood on both sides (the board's edge has the
+   table outside, and its shadowed side wall passes for a thin line).
+3. *Perspective*: the board's edge and the printed circle are concentric circles, so their two
+   ellipses give the table's vanishing line (the double line of their pencil); sending it to
+   infinity leaves an affine view, which the disc's ellipse makes round. Without the edge the
+   circle alone gives an affine first guess.
+4. *Turn*: the drawing repeats every 60 degrees; it is matched turned in 3 degree steps with
+   a small shift. When the best match is weak (glare, shadow), the runners-up are tried too.
+5. *Refinement*: a homography aligning the drawn lines with the photo's edges (ECC, two
+   passes), then the drawing matched piece by piece round every node with RANSAC, which a hand
+   or a glare spot cannot pull; of the two, the pose more pieces agree with wins.
+6. *Upright*: the frame is turned by a multiple of 60 degrees so the node hexagon's side
+   nearest the photo's top is up (the labelling ``vision.synth.equilibrix`` documents): the
+   board cannot tell its sides apart, the photo can. Lens distortion is not modelled.
+
+Colour (no palette of plastics here): every photo carries its own reference, the bare wood
+between the flower and the ring, which is never covered. Its colour over the board gives the
+light field (a smooth quadratic, refitted with the fields read as empty). A field's colour
+divided by the light there is then near 1 for bare wood, far darker for black, brighter and
+bluer (as blue as the wood is red) for white, whatever the lamp's colour. Each field is
+sampled in its middle, away from the perforated tip dots and the drawn lines. The ring's
+white tiles, recognised by their shapes, anchor the white class (a glare spot on bare wood is
+brighter and a little bluer, but it is no tile's shape).
+
+Doubt: a field is uncertain when its colour sits between the classes or far from its own
+class, when its middle is rough (a hand's creases, a sleeve), when it is washed out by glare
+or only partly bluer than white (glared wood), or, read as empty, when its drawn outline does
+not show (a hand or a cup lies over it: skin can look like wood). Every field is uncertain
+when too few pieces of the drawing agree with the pose (its ``quality``, their share).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from rules import equilibrix, flower
+
+from . import flowergrid as fg
+from .errors import ReadError
+from .hexpose import _gradient_at as gradient_at  # the live check's sampler, shared with Gemblo
+from .image_io import as_bgr
+from .pose import BoardPose, apply_h, rectify
+from .reading import UNCERTAIN_BELOW
+
+EMPTY = "."
+LABELS = (EMPTY, "B", "W")
+COLOUR_WORDS = {"B": "black", "W": "white"}
+PPU = 32.0  # top-down pixels per r for reading
+WORK_SIDE = 720  # the board is found on a copy this large (long side)
+FIT_PPU = 10.0  # top-down pixels per r while matching the drawing
+DRAW_RADIUS = fg.OUTER_LINE + 0.15  # the matched template spans the drawing
+EDGE_RAYS = 120  # rays searched for the board's edge
+EDGE_RANGE = (0.94, 1.06)  # where on a ray (share of the first ellipse's radius) the edge may lie
+EDGE_COVER = 0.45  # share of a board edge's ellipse that edges must cover
+MAX_CURVES = 60  # the longest edge curves tried as the board's edge
+MIN_CURVE = 0.3  # the shortest curve tried, as a share of the photo's short side
+MIN_DISC = 0.2  # the board (or its printed circle) spans at least this share of the photo's short side
+OUTLINES_TRIED = 3  # distinct round outlines tried as the board's edge or its printed circle
+SIDES_MAX = 3.0  # Lab difference across the printed circle above which it is the board's edge
+SURE_CIRCLE = 0.15  # a printed circle matched this well ends the search
+MIN_CIRCLE = 0.1  # correlation of the printed circle's template below which there is none
+CIRCLE_PPU = 8.0  # the printed circle is looked for in a view this fine
+CIRCLE_SCALES = tuple(np.linspace(0.85, 1.15, 7))  # its radius in the disc's view, relative to the true one
+CIRCLE_SHIFT = 2.0  # how far off the disc's middle perspective may put it (r units)
+TURN_STEP_DEG = 3.0  # the turn search's step; the alignment takes out what is left
+RIDGE_R = 0.15  # width of a drawn line in the matched template (r units): wide enough to lock on
+SHIFT_R = 0.5  # how far the global match may move the drawing (r units)
+SURE_MATCH = 0.45  # a turn matched this well needs no runner-up
+TURNS_TRIED = 3  # turns aligned when the best match is not sure
+SURE_VOTES = 0.8  # share of the drawing's pieces agreeing with the alignment that needs no second opinion
+MIN_MATCH = 0.3  # normalised correlation with the drawing below which there is no board
+REFINE_PPU = (12.0, 20.0)  # the alignment's passes, coarse to fine
+ECC_STEPS = 40  # iterations of each alignment pass
+PATCH_PPU = 16.0  # the last fit: neighbourhoods of the drawing matched one by one
+PATCH_R, SEARCH_R = 1.0, 0.35  # their half-size and how far each may move (r units)
+PATCH_MIN = 0.3  # a neighbourhood matched worse than this is not used
+POSE_TRUST = 0.3  # share of the drawing's pieces that must agree with a pose for its fields to be read
+PATCH_TOLERANCE = 0.05  # r: matches further off the common homography are outliers
+CORE_LINE = 0.07  # sampled pixels keep this far from a drawn line (r units)
+CORE_NODE = 0.3  # ... and from every tip (the dots sit within 0.24 of it)
+BAND_LINE = 0.045  # the outline band of a field: within this of its drawn boundary
+WOOD_BAND = (3.08, 3.22, 3.42, 3.62)  # bare wood: inside the printed circle, and outside it
+# Class centres in (brightness, blueness) of colour / light: log units, adapted per photo.
+CENTRES = {EMPTY: (0.0, 0.0), "B": (-1.8, 0.7), "W": (0.45, 0.6)}
+SPREAD = {EMPTY: (0.06, 0.03), "B": (0.2, 0.2), "W": (0.1, 0.08)}  # smallest spreads (noise, plastic)
+MAX_SPREAD = {EMPTY: (0.15, 0.08), "B": (0.4, 0.35), "W": (0.2, 0.08)}  # a hand must not widen a class
+# How far a class may move from its nominal centre: glare moves wood along "more white light"
+# (brighter, a little bluer), which must never become the white class.
+DRIFT = np.array([0.3, 0.12])
+WHITE_NEIGHBOURHOOD = np.array([0.1, 0.06])  # how close white tiles' colours lie in one photo
+WHITE_DRIFT = np.array([0.35, 0.5])
+OUTLIER = 3.0  # spreads from its class beyond which a field's colour is not that class's
+TEXTURE_RATIO, TEXTURE_FLOOR = 3.0, 6.0  # a field's middle this much rougher than the usual: not a tile or wood
+CLIPPED = 250  # a raw channel this high is clipped
+OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
+VERIFY_SHARE = 0.6  # a frame whose drawing shows less than this share of the located one's: moved
+VERIFY_FLOOR = 1.2  # line contrast below which no drawing is where the pose says
+VERIFY_DEFAULT = 2.0  # the reference for a pose that carries none
+SLOT_R = 0.8  # a ring slot's search radius (r units)
+SHAPE_WINDOW = 1.0  # half-size of the window a ring tile's silhouette is compared in (r units)
+SHAPE_TURNS = (-8.0, -4.0, 0.0, 4.0, 8.0)  # degrees a ring tile may lie off the lattice's directions
+MIN_OVERLAP = 0.7  # a silhouette overlapping every shape less (IoU) is not a tile
+SHAPE_MARGIN = 0.1  # overlap (IoU) by which the best shape must beat the next to be sure
+MIN_TILE_AREA = 0.15  # r^2: smaller blobs in a slot are not a tile
+RED = 0.7  # redness (log R over the mean of G and B, light divided out) of the tetrahedron
+CORNER_NODES = ((0, -3), (3, -3), (3, 0), (0, 3), (-3, 3), (-3, 0))  # clockwise from the top side's left end
+
+
+@dataclass
+class EquilibrixReading:
+    """One photo read. ``fields`` holds the best label of each occupied field (contract ids);
+    ``uncertain`` lists fields whose label is a guess, which callers must not take as read.
+    ``ring`` has one entry per slot clockwise from slot 0: {"shape", "side", "confidence"} or
+    None for an empty slot; ``origin`` is the slot the Origin stands before (None: not seen)."""
+
+    fields: dict[str, str]
+    confidence: dict[str, float]  # every field
+    uncertain: list[str]
+    ring: list[dict | None]
+    origin: int | None
+    timing_ms: float
+    pose: BoardPose
+    rectified: np.ndarray
+    ring_uncertain: list[int] = field(default_factory=list)
+
+    @property
+    def overall_confidence(self) -> float:
+        return float(np.mean(list(self.confidence.values())))
+
+    def text(self) -> str:
+        """Occupied fields by colour, uncertain fields, the ring and the Origin, in words."""
+        doc = self.to_state_json()
+        lines = [f"{COLOUR_WORDS[c]}: {' | '.join(sorted(k for k, v in self.fields.items() if v == c)) or '-'}"
+                 for c in ("B", "W")]
+        lines.append(f"uncertain: {' | '.join(sorted(self.uncertain)) or '-'}")
+        ring = " ".join(f"{t['shape']}/{t['side']}" if t else "-" for t in self.ring)
+        lines.append(f"ring (clockwise from the top): {ring}; Origin before slot {self.origin}")
+        lines.append(f"confidence {doc['confidence']:.3f}, {len(self.uncertain)} uncertain field(s), "
+                     f"{doc['timing_ms']:.0f} ms")
+        return "\n".join(lines)
+
+    def to_state_json(self) -> dict:
+        return {
+            "state": {"game": "equilibrix", "fields": dict(sorted(self.fields.items())),
+                      "ring": [t["shape"] if t else None for t in self.ring], "origin": self.origin},
+            "confidence": round(self.overall_confidence, 4),
+            "uncertain": sorted(self.uncertain),
+            "timing_ms": round(self.timing_ms, 1),
+            "field_confidence": {k: round(v, 3) for k, v in self.confidence.items()},
+            "ring_detail": [dict(t, confidence=round(t["confidence"], 3)) if t else None for t in self.ring],
+            "ring_uncertain": list(self.ring_uncertain),
+            "corners": np.round(self.pose.corners, 2).tolist(),
+        }
+
+
+# --- the drawing -----------------------------------------------------------------------------
+
+@lru_cache(maxsize=4)
+def _raster(ppu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Field index, distance to a drawn line, distance to a node and radius, per top-down pixel."""
+    n = int(round(fg.EXTENT[0] * ppu))
+    ys, xs = np.mgrid[0:n, 0:n].astype(np.float32)
+    x = xs / np.float32(ppu) - np.float32(fg.DISC)  # rectify's convention: pixel i is at i / ppu
+    y = ys / np.float32(ppu) - np.float32(fg.DISC)
+    f, line, node = fg.locate_fields(x, y)
+    radius = np.hypot(x, y)
+    line = np.minimum(line, np.abs(radius - fg.OUTER_LINE))
+    return f, line, node, radius
+
+
+@lru_cache(maxsize=1024)
+def drawing(ppu: float, turn_deg: float = 0.0) -> np.ndarray:
+    """The drawn lines as a template: odd-sized, the board's centre in the middle pixel, the
+    drawing turned clockwise on screen by ``turn_deg``."""
+    half = int(math.ceil(DRAW_RADIUS * ppu))
+    d = (np.mgrid[0:2 * half + 1, 0:2 * half + 1].astype(np.float32) - half) / np.float32(ppu)
+    a = math.radians(turn_deg)
+    x = math.cos(a) * d[1] + math.sin(a) * d[0]  # undo the turn
+    y = -math.sin(a) * d[1] + math.cos(a) * d[0]
+    _, line, _ = fg.locate_fields(x, y)
+    radius = np.hypot(x, y)
+    line = np.minimum(line, np.abs(radius - fg.OUTER_LINE))
+    return (np.exp(-(line / RIDGE_R) ** 2) * (radius <= DRAW_RADIUS)).astype(np.float32)
+
+
+def _edges(gray: np.ndarray) -> np.ndarray:
+    g = gray.astype(np.float32)
+    mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3))
+    return np.sqrt(mag)  # compresses the tiles' strong edges against the thin drawn lines
+
+
+# --- locating ----------------------------------------------------------------------------------
+
+def _working(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """A small copy to locate on: grey, CIE Lab (0-1 input), and its scale."""
+    s = min(1.0, WORK_SIDE / max(image.shape[:2]))
+    small = cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA) if s < 1.0 else image
+    lab = cv2.GaussianBlur(cv2.cvtColor(small.astype(np.float32) / 255, cv2.COLOR_BGR2Lab), (0, 0), 1.5)
+    return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), lab, s
+
+
+def _round_outlines(gray: np.ndarray) -> list[tuple[float, tuple]]:
+    """Ellipses that may be the board's edge or its printed circle, best first: of the long
+    edge curves in the photo, those whose ellipse is well covered by edges all round (a cup or
+    a hand breaks an outline into pieces, each of which still gives its ellipse; a patterned
+    table gives short curves)."""
+    h, w = gray.shape
+    blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
+    grad = cv2.magnitude(cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1))
+    high = max(float(np.percentile(grad, 90)), 8.0)  # the photo's own contrast sets the cut
+    edges = cv2.Canny(blur, 0.4 * high, high)
+    near = cv2.dilate(edges, np.ones((5, 5), np.uint8)) > 0
+    contours = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)[0]
+    t = np.linspace(0, 2 * np.pi, 180, endpoint=False)
+    found = []
+    shortest = int(MIN_CURVE * min(h, w))
+    pieces = []
+    for contour in sorted(contours, key=len, reverse=True)[:MAX_CURVES]:
+        if len(contour) < shortest:
+            break
+        pieces.append(contour)
+        # A hand or a cup joins an outline to its own: the outline's stretches alone still fit.
+        if len(contour) >= 3 * shortest:
+            step = len(contour) // max(2, len(contour) // (2 * shortest))
+            pieces += [contour[k:k + 2 * step] for k in range(0, len(contour) - step, step)]
+    for contour in pieces:
+        ellipse = cv2.fitEllipse(contour)
+        _, (d1, d2), _ = ellipse
+        if not (MIN_DISC * min(h, w) <= max(d1, d2) <= 1.6 * max(h, w)) or min(d1, d2) < 0.35 * max(d1, d2):
+            continue
+        xs, ys = np.round(_ellipse_points(ellipse, t)).astype(int).T
+        inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        if inside.mean() < 0.6:
+            continue
+        cover = near[ys[inside], xs[inside]].mean() * inside.mean()
+        if cover >= EDGE_COVER:
+            found.append((float(cover), ellipse))
+    if not found:
+        raise ReadError("no_board", "no round board's edge was found")
+    return sorted(found, key=lambda f: -f[0])
+
+
+def _pose_from(board_to_photo: np.ndarray, size: tuple[int, int], k: float = 0.0, quality: float = 0.0,
+               residual: float = 0.0) -> BoardPose:
+    h = board_to_photo / board_to_photo[2, 2]
+    pose = BoardPose(np.linalg.inv(h), np.zeros((6, 2)), quality, size, fg.EXTENT, k, residual)
+    corners = pose.to_photo(np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC)
+    return replace(pose, corners=corners)
+
+
+def _ellipse_pose(ellipse, size: tuple[int, int], scale: float) -> np.ndarray:
+    """Board -> photo affine putting the board's edge, times ``scale``, on the ellipse."""
+    (cx, cy), (d1, d2), angle = ellipse
+    a = math.radians(angle)
+    rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    lin = rot @ np.diag([d1 / 2, d2 / 2]) / (scale * fg.DISC)
+    m = np.eye(3)
+    m[:2, :2] = lin
+    m[:2, 2] = np.array([cx, cy]) - lin @ np.array([fg.DISC, fg.DISC])
+    return m
+
+
+def _about_centre(turn_deg: float, shift: np.ndarray = np.zeros(2)) -> np.ndarray:
+    """Board-frame map: turn by ``turn_deg`` (clockwise on screen) about the centre, then shift."""
+    a = math.radians(turn_deg)
+    c = np.array([fg.DISC, fg.DISC])
+    rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    m = np.eye(3)
+    m[:2, :2] = rot
+    m[:2, 2] = c - rot @ c + shift
+    return m
+
+
+def _turns(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int]) -> list[tuple[float, float, np.ndarray]]:
+    """How well the drawing, turned, lies on the photo's edges in the top-down view of
+    ``frame1`` (right but for the turn and a small shift): (correlation, turn, shift) per turn."""
+    margin = 1.0
+    rect = cv2.GaussianBlur(_edges(rectify(gray, _pose_from(frame1, size), FIT_PPU, margin)), (0, 0), 0.6)
+    c = (fg.DISC + margin) * FIT_PPU
+    pad = int(math.ceil(SHIFT_R * FIT_PPU))
+    out = []
+    for turn in np.arange(0.0, 60.0, TURN_STEP_DEG):
+        tmpl = drawing(FIT_PPU, float(turn))
+        h0 = (tmpl.shape[0] - 1) // 2
+        x0, x1 = int(round(c - h0)) - pad, int(round(c - h0)) + tmpl.shape[0] + pad
+        score = cv2.matchTemplate(rect[x0:x1, x0:x1], tmpl, cv2.TM_CCOEFF_NORMED)
+        _, top, _, (x, y) = cv2.minMaxLoc(score)
+        out.append((float(top), float(turn), (np.array([x, y]) + x0 + h0 - c) / FIT_PPU))
+    return out
+
+
+def _global_match(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int]) -> list[tuple[np.ndarray, float]]:
+    """Board -> photo maps that lay the drawing on the photo's edges, starting from ``frame1``
+    (right but for the turn): the turns (within 60 degrees) whose match is a local best, best
+    first, each with its correlation."""
+    scores = _turns(gray, frame1, size)
+    n = len(scores)
+    peaks = [scores[k] for k in range(n) if scores[k][0] >= max(scores[(k - 1) % n][0], scores[(k + 1) % n][0])]
+    out = []
+    for top, turn, shift in sorted(peaks, key=lambda p: -p[0]):
+        # Board point b lies at centre + shift + turn(b - centre) in the frame's view.
+        out.append((frame1 @ _about_centre(turn, shift), top))
+    return out
+
+
+def _disc_ellipse(gray: np.ndarray, guess) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """The board's edge near the ellipse ``guess``: on rays from its middle, the strongest
+    brightness step close to it; an ellipse through those steps, refitted without the ones that
+    lie off it (a ring tile, a hand, a cup)."""
+    t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    k = np.linspace(EDGE_RANGE[0], EDGE_RANGE[1], 64)
+    centre = np.array(guess[0])
+    rays = centre + k[None, :, None] * (_ellipse_points(guess, t) - centre)[:, None, :]
+    xs, ys = rays[..., 0].astype(np.float32), rays[..., 1].astype(np.float32)
+    blur = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.5)
+    prof = cv2.remap(blur, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    j = np.argmax(np.abs(prof[:, 2:] - prof[:, :-2]), axis=1) + 1
+    return _robust_ellipse(rays[np.arange(EDGE_RAYS), j]) or guess
+
+
+def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int]):
+    """The printed circle round the flower, as an ellipse in the photo. In the view that makes
+    the disc round it is nearly a circle, but off-centre under perspective: a ring template
+    over radii and shifts finds it in the thin dark lines; then, on rays from its middle, the
+    thin line nearest the found ring gives the points an ellipse is fitted through."""
+    frame = _ellipse_pose(disc, size, 1.0)
+    pose = _pose_from(frame, size)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    m = CIRCLE_SHIFT + 0.5  # margin: the ring template may reach beyond the disc's view
+    hat = cv2.morphologyEx(rectify(gray, pose, CIRCLE_PPU, m), cv2.MORPH_BLACKHAT, kernel).astype(np.float32)
+    ys, xs = np.mgrid[0:hat.shape[0], 0:hat.shape[1]] / CIRCLE_PPU - (fg.DISC + m)
+    hat[np.hypot(xs, ys) > fg.RING_RADIUS] = 0  # the board's edge and side wall are thin and dark too
+    best = (-np.inf, 0.0, 0.0, 1.0)
+    c = (fg.DISC + m) * CIRCLE_PPU
+    for rho in CIRCLE_SCALES:
+        radius = fg.OUTER_LINE * rho
+        half = int(math.ceil((radius + 0.3) * CIRCLE_PPU))
+        d = (np.mgrid[0:2 * half + 1, 0:2 * half + 1].astype(np.float32) - half) / np.float32(CIRCLE_PPU)
+        gap = np.abs(np.hypot(d[0], d[1]) - radius)
+        # A thin line with bare wood on both sides: the drawing's scallops and the ring do not fit.
+        tmpl = (np.exp(-(gap / 0.08) ** 2) - 0.5 * ((gap > 0.12) & (gap < 0.3))).astype(np.float32)
+        pad = int(CIRCLE_SHIFT * CIRCLE_PPU)
+        x0 = int(round(c)) - half - pad
+        if x0 < 0 or x0 + 2 * half + 1 + 2 * pad > hat.shape[0]:
+            continue
+        score = cv2.matchTemplate(hat[x0:x0 + 2 * half + 1 + 2 * pad, x0:x0 + 2 * half + 1 + 2 * pad], tmpl,
+                                  cv2.TM_CCOEFF_NORMED)
+        _, top, _, (x, y) = cv2.minMaxLoc(score)
+        if top > best[0]:
+            best = (top, (x0 + x + half) / CIRCLE_PPU - m, (x0 + y + half) / CIRCLE_PPU - m, radius)
+    top, u, v, radius = best
+    if not np.isfinite(top):
+        return None, 0.0
+    t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    k = np.linspace(0.88, 1.12, 48)
+    board = np.stack([u + radius * k[None, :] * np.cos(t)[:, None], v + radius * k[None, :] * np.sin(t)[:, None]], -1)
+    photo = pose.to_photo(board.reshape(-1, 2)).reshape(EDGE_RAYS, len(k), 2).astype(np.float32)
+    full_hat = cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, kernel).astype(np.float32)
+    prof = cv2.remap(full_hat, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    j = np.argmax(prof, axis=1)
+    return _robust_ellipse(photo[np.arange(EDGE_RAYS), j]), float(top)
+
+
+def _sides_differ(lab: np.ndarray, ellipse) -> float:
+    """Median colour difference (CIE Lab) just inside and just outside an ellipse, over sectors
+    all round: the printed circle has bare wood on both sides, the board's edge has the table
+    (or the board's side wall) outside."""
+    t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+    out = []
+    for k in (0.95, 1.05):
+        pts = _ellipse_points(ellipse, t, k).astype(np.float32)[None]
+        out.append(cv2.remap(lab, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0])
+    return float(np.median(np.linalg.norm(out[0] - out[1], axis=1)))
+
+
+def _robust_ellipse(pts: np.ndarray):
+    """An ellipse through points, refitted without the ones that lie off it."""
+    keep = np.ones(len(pts), bool)
+    ellipse = None
+    for _ in range(4):
+        if keep.sum() < 12:
+            return ellipse
+        ellipse = cv2.fitEllipse(pts[keep].astype(np.float32))
+        rad = _ellipse_radius(ellipse, pts)
+        keep = np.abs(rad - 1) < max(0.015, 2.5 * np.median(np.abs(rad[keep] - 1)))
+    return ellipse
+
+
+def _conic(ellipse, norm: np.ndarray) -> np.ndarray:
+    """The ellipse as a 3 x 3 conic matrix in normalised coordinates (``norm`` maps pixels there)."""
+    (cx, cy), (d1, d2), angle = ellipse
+    a = math.radians(angle)
+    r = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    m = r @ np.diag([4 / d1 ** 2, 4 / d2 ** 2]) @ r.T
+    c = np.array([cx, cy])
+    conic = np.block([[m, (-m @ c)[:, None]], [(-m @ c)[None, :], np.array([[c @ m @ c - 1]])]])
+    inv = np.linalg.inv(norm)
+    return inv.T @ conic @ inv
+
+
+def _perspective_frame(disc, circle, size: tuple[int, int]) -> np.ndarray | None:
+    """Board -> photo map (right but for the turn) from the images of two concentric circles,
+    the board's edge and the printed circle. Their pencil holds one degenerate conic, the
+    vanishing line of the table counted twice; sending it to infinity leaves an affine view,
+    where the disc's ellipse gives the rest."""
+    w, h = size
+    norm = np.array([[2 / w, 0, -1], [0, 2 / w, -h / w], [0, 0, 1.0]])
+    c1, c2 = _conic(disc, norm), _conic(circle, norm)
+    vals, _ = np.linalg.eig(np.linalg.solve(c2, c1))
+    vals = np.real(vals)
+    pairs = [(abs(vals[i] - vals[j]), (vals[i] + vals[j]) / 2) for i in range(3) for j in range(i + 1, 3)]
+    lam = min(pairs)[1]
+    d = c1 - lam * c2
+    ev, vec = np.linalg.eigh((d + d.T) / 2)
+    line = vec[:, int(np.argmax(np.abs(ev)))]
+    if abs(line[2]) < 1e-9:
+        return None
+    line = line / line[2]
+    if np.hypot(line[0], line[1]) > 1.0:  # the vanishing line would cross the photo: not a table seen from above
+        return None
+    hp = np.array([[1, 0, 0], [0, 1, 0], [line[0], line[1], 1.0]])
+    flat = apply_h(hp @ norm, _ellipse_points(disc, np.linspace(0, 2 * np.pi, 90, endpoint=False)))
+    scale = 1000.0
+    affine = _ellipse_pose(cv2.fitEllipse((flat * scale).astype(np.float32)), size, 1.0)
+    return np.linalg.inv(hp @ norm) @ np.diag([1 / scale, 1 / scale, 1.0]) @ affine
+
+
+def _ellipse_points(ellipse, t: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """Points (N x 2) of an OpenCV ellipse, scaled about its centre, at parameter angles ``t``."""
+    (cx, cy), (d1, d2), angle = ellipse
+    a = math.radians(angle)
+    ex, ey = scale * d1 / 2 * np.cos(t), scale * d2 / 2 * np.sin(t)
+    return np.column_stack([cx + ex * math.cos(a) - ey * math.sin(a), cy + ex * math.sin(a) + ey * math.cos(a)])
+
+
+def _ellipse_radius(ellipse, pts: np.ndarray) -> np.ndarray:
+    """How far out points lie relative to the ellipse (1 on it)."""
+    (cx, cy), (d1, d2), angle = ellipse
+    a = math.radians(angle)
+    x, y = pts[:, 0] - cx, pts[:, 1] - cy
+    u = x * math.cos(a) + y * math.sin(a)
+    v = -x * math.sin(a) + y * math.cos(a)
+    return np.hypot(u / (d1 / 2), v / (d2 / 2))
+
+
+def _align(gray: np.ndarray, board_to_photo: np.ndarray, size: tuple[int, int], ppu: float, margin: float,
+           template: np.ndarray, blur: float) -> tuple[np.ndarray, float]:
+    """Align ``template`` (drawn in the top-down frame at ``ppu`` with ``margin``) with the photo's
+    edges by a homography (ECC) in the top-down view of ``board_to_photo``: small errors of
+    scale, turn, shift and perspective are all taken out at once."""
+    rect = cv2.GaussianBlur(_edges(rectify(gray, _pose_from(board_to_photo, size), ppu, margin)), (0, 0), blur)
+    tmpl = cv2.GaussianBlur(template, (0, 0), blur)
+    warp = np.eye(3, dtype=np.float32)
+    try:
+        cc, warp = cv2.findTransformECC(tmpl, rect, warp, cv2.MOTION_HOMOGRAPHY,
+                                        (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, ECC_STEPS, 1e-5), None, 5)
+    except cv2.error:
+        return board_to_photo, 0.0
+    to_px = np.array([[ppu, 0, margin * ppu], [0, ppu, margin * ppu], [0, 0, 1.0]])
+    return board_to_photo @ np.linalg.inv(to_px) @ warp.astype(np.float64) @ to_px, float(cc)
+
+
+def _refine(gray: np.ndarray, pose: BoardPose, ppu: float) -> BoardPose:
+    """The drawing aligned at ``ppu`` (see :func:`_align`)."""
+    _, line, _, radius = _raster(ppu)
+    tmpl = (np.exp(-(line / RIDGE_R) ** 2) * (radius <= DRAW_RADIUS)).astype(np.float32)
+    b2p, cc = _align(gray, np.linalg.inv(pose.homography), pose.image_size, ppu, 0.0, tmpl, 0.8)
+    return _pose_from(b2p, pose.image_size, pose.distortion, cc) if cc > 0 else pose
+
+
+@lru_cache(maxsize=1)
+def _anchors() -> np.ndarray:
+    """Board points whose neighbourhoods are matched one by one: every node and points of the
+    printed circle."""
+    nodes = np.array([fg.node_xy(n) for n in flower.NODES])
+    a = np.radians(np.arange(0, 360, 30) + 15)
+    rim = np.column_stack([np.cos(a), np.sin(a)]) * fg.OUTER_LINE
+    return np.vstack([nodes, rim]) + fg.DISC
+
+
+def _peak(score: np.ndarray) -> tuple[float, float, float]:
+    """Sub-pixel (x, y) of a correlation maximum, and its value."""
+    _, top, _, (x, y) = cv2.minMaxLoc(score)
+    dx = dy = 0.0
+    if 0 < x < score.shape[1] - 1:
+        l, c, r = score[y, x - 1], score[y, x], score[y, x + 1]
+        dx = 0.5 * (l - r) / min(l - 2 * c + r, -1e-9)
+    if 0 < y < score.shape[0] - 1:
+        u, c, d = score[y - 1, x], score[y, x], score[y + 1, x]
+        dy = 0.5 * (u - d) / min(u - 2 * c + d, -1e-9)
+    return x + dx, y + dy, float(top)
+
+
+def _patches(gray: np.ndarray, pose: BoardPose) -> tuple[BoardPose, int]:
+    """The pose refitted through the drawing's neighbourhoods matched one by one, keeping only
+    the matches that agree (RANSAC): a hand or a cup over part of the board moves none of it.
+    Also how many neighbourhoods agree with it."""
+    pad = math.ceil((PATCH_R + SEARCH_R) * PATCH_PPU) / PATCH_PPU  # a whole number of pixels
+    rect = cv2.GaussianBlur(_edges(rectify(gray, pose, PATCH_PPU, pad)), (0, 0), 0.8)
+    _, line, _, radius = _raster(PATCH_PPU)
+    ridges = cv2.GaussianBlur((np.exp(-(line / RIDGE_R) ** 2) * (radius <= DRAW_RADIUS)).astype(np.float32),
+                              (0, 0), 0.8)
+    half, search = int(PATCH_R * PATCH_PPU), int(SEARCH_R * PATCH_PPU)
+    seen, board = [], []
+    for bx, by in _anchors():
+        tx, ty = int(round(bx * PATCH_PPU)), int(round(by * PATCH_PPU))
+        tmpl = ridges[ty - half:ty + half + 1, tx - half:tx + half + 1]
+        ox, oy = tx + int(round(pad * PATCH_PPU)), ty + int(round(pad * PATCH_PPU))
+        win = rect[oy - half - search:oy + half + search + 1, ox - half - search:ox + half + search + 1]
+        if tmpl.shape != (2 * half + 1,) * 2 or win.shape != (2 * half + 2 * search + 1,) * 2:
+            continue
+        x, y, top = _peak(cv2.matchTemplate(win, tmpl, cv2.TM_CCOEFF_NORMED))
+        if top < PATCH_MIN:
+            continue
+        seen.append((tx + x - search, ty + y - search))
+        board.append((tx, ty))
+    if len(board) < 12:
+        return pose, 0
+    photo = pose.to_photo(np.array(seen) / PATCH_PPU)
+    board_pts = np.array(board) / PATCH_PPU
+    px_per_r = math.sqrt(abs(np.linalg.det(np.linalg.inv(pose.homography)[:2, :2])))
+    H, inliers = cv2.findHomography(board_pts, photo, cv2.RANSAC, PATCH_TOLERANCE * px_per_r)
+    if H is None or inliers.sum() < 12:
+        return pose, 0
+    fitted = _pose_from(H, pose.image_size, pose.distortion, pose.quality)
+    # Where the whole-drawing alignment agrees with the inliers, it is the finer of the two.
+    moved = np.abs(fitted.to_board(pose.corners) - (np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC))
+    return (pose if moved.max() < PATCH_TOLERANCE else fitted), int(inliers.sum())
+
+
+def _upright(pose: BoardPose) -> BoardPose:
+    """The same pose turned by 60 degree steps so the node hexagon's side nearest the photo's
+    top is the top side (the labelling of the contract's field ids)."""
+    corners = np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC
+    mids = pose.to_photo((corners + np.roll(corners, -1, 0)) / 2)
+    k = int(np.argmin(mids[:, 1]))
+    board_to_undist = np.linalg.inv(pose.homography) @ _about_centre(60.0 * k)
+    return _pose_from(board_to_undist, pose.image_size, pose.distortion, pose.quality, pose.residual)
+
+
+def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int]) -> list[tuple[np.ndarray, float]]:
+    """Board -> photo maps and how well the drawing matches at each, from the board's round
+    outlines and the drawing's turn (:func:`_global_match`), best first.
+
+    The best-covered ellipse in the photo is either the board's edge or the printed circle
+    (whichever shows better against the table): both are tried, the printed circle is looked
+    for inside each, and the better find wins. With both outlines, perspective is solved
+    exactly (:func:`_perspective_frame`); with the circle alone, as an affine map."""
+    outlines = _round_outlines(gray)
+    ratio = fg.DISC / fg.OUTER_LINE
+    tries, distinct = [], []
+    for _, first in outlines:
+        (cx, cy), (d1, d2), angle = first
+        if any(math.hypot(cx - x, cy - y) < 0.05 * max(d1, d2) and abs(max(d1, d2) / max(e1, e2) - 1) < 0.05
+               for (x, y), (e1, e2), _ in distinct):
+            continue  # the same outline again (both sides of a line give a curve each)
+        distinct.append(first)
+        if len(distinct) > OUTLINES_TRIED:
+            break
+        for disc in (first, ((cx, cy), (d1 * ratio, d2 * ratio), angle)):
+            circle, score = _circle_ellipse(gray, disc, size)
+            # The board's edge can pass for a thin line (its shadowed side wall): the printed
+            # circle has the same wood on both sides.
+            if circle is not None and _sides_differ(lab, circle) < SIDES_MAX:
+                tries.append((score, disc, circle))
+        if tries and max(t[0] for t in tries) >= SURE_CIRCLE:
+            break  # a clear find: the other outlines need not be tried
+    # Best circle first; a cup's rims can look like it too, so the drawing inside decides.
+    for score, disc, circle in sorted(tries, key=lambda t: -t[0]):
+        if score < MIN_CIRCLE:
+            break
+        # The board's edge: an outline round the circle, about as much larger as on the board.
+        (cx, cy), (c1, c2), _ = circle
+        for _, outline in outlines:
+            (ex, ey), (e1, e2), _ = outline
+            grow = math.sqrt(e1 * e2 / (c1 * c2))
+            if abs(grow / ratio - 1) < 0.15 and math.hypot(ex - cx, ey - cy) < 0.3 * max(c1, c2):
+                disc = outline
+                break
+        # The edge found on a busy table can be off: the circle alone (affine) is the fallback.
+        frames = [_perspective_frame(_disc_ellipse(gray, disc), circle, size),
+                  _ellipse_pose(circle, size, fg.OUTER_LINE / fg.DISC)]
+        best: list[tuple[np.ndarray, float]] = []
+        for frame in frames:
+            if frame is None or (best and best[0][1] >= SURE_MATCH):
+                continue
+            found = _global_match(gray, frame, size)
+            if not best or found[0][1] > best[0][1]:
+                best = found
+        if best and best[0][1] >= MIN_MATCH:
+            return best
+    raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
+
+
+def locate(image: np.ndarray) -> BoardPose:
+    """The round board's pose in a BGR photo; ReadError("no_board") when there is none."""
+    gray, lab, s = _working(image)
+    size = (gray.shape[1], gray.shape[0])
+    candidates = _first_frame(gray, lab, size)
+    # Glare or shadow can favour a wrong turn by a little: then the runners-up are aligned
+    # too and the best alignment wins.
+    tried = candidates[:1] if candidates[0][1] >= SURE_MATCH else candidates[:TURNS_TRIED]
+    # The alignment (ECC) is fine but can be led off by glare or a hand; matching the drawing
+    # piece by piece is robust but coarser. Of both, the pose most pieces agree with wins.
+    best, agree = None, -1
+    for board_to_photo, top in tried:
+        start = _pose_from(board_to_photo, size, quality=top)
+        aligned = start
+        for ppu in REFINE_PPU:
+            aligned = _refine(gray, aligned, ppu)
+        pose, votes = _patches(gray, aligned)
+        if votes < SURE_VOTES * len(_anchors()):
+            other, other_votes = _patches(gray, start)
+            if other_votes > votes:
+                pose, votes = other, other_votes
+        if votes > agree:
+            best, agree = pose, votes
+    # How much of the drawing confirms the pose: a pose it does not confirm is not trusted.
+    pose = _upright(replace(best, quality=agree / len(_anchors())))
+    full = (image.shape[1], image.shape[0])
+    return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
+
+
+# --- reading the fields --------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _sampling() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Per field, the flat indices of its middle (away from lines and tip dots) and of its
+    outline band in the PPU view; and the bare-wood pixels (never covered by a tile)."""
+    f, line, node, radius = _raster(PPU)
+    core = (line > CORE_LINE) & (node > CORE_NODE)
+    band = line < BAND_LINE
+    flat_f = f.ravel()
+    order = np.argsort(flat_f, kind="stable")
+    cores, bands = [], []
+    for i in range(len(fg.fields())):
+        mine = order[np.searchsorted(flat_f[order], i):np.searchsorted(flat_f[order], i, side="right")]
+        cores.append(mine[core.ravel()[mine]])
+        bands.append(mine[band.ravel()[mine]])
+    r1, r2, r3, r4 = WOOD_BAND
+    wood = (((radius > r1) & (radius < r2)) | ((radius > r3) & (radius < r4))) & (f < 0) & (line > CORE_LINE)
+    return cores, bands, np.flatnonzero(wood.ravel())
+
+
+def _design(uv: np.ndarray) -> np.ndarray:
+    u, v = (uv[:, 0] - fg.DISC) / fg.DISC, (uv[:, 1] - fg.DISC) / fg.DISC
+    return np.column_stack([np.ones_like(u), u, v, u * u, v * v, u * v])
+
+
+def _light(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    """Quadratic light field (log colour per channel) through the points, refitted without
+    outliers (glare, a hand over the rim); returns its 6 x 3 coefficients."""
+    keep = np.ones(len(points), bool)
+    coef = np.zeros((6, 3))
+    for _ in range(3):
+        coef, *_ = np.linalg.lstsq(_design(points[keep]), logs[keep], rcond=None)
+        res = np.abs(_design(points) @ coef - logs).max(1)
+        keep = res < max(0.08, 2.5 * float(np.median(res)))
+        if keep.sum() < 12:
+            break
+    return coef
+
+
+def _wood_samples(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sector medians of the bare wood: (points in the board frame, log BGR)."""
+    _, _, wood = _sampling()
+    n = rect.shape[1]
+    ys, xs = np.divmod(wood, n)
+    u, v = xs / PPU, ys / PPU
+    sector = (np.degrees(np.arctan2(v - fg.DISC, u - fg.DISC)) // 10).astype(int) * 2 + \
+        (np.hypot(u - fg.DISC, v - fg.DISC) > WOOD_BAND[2])
+    pix = rect.reshape(-1, 3)[wood].astype(np.float64)
+    pts, logs = [], []
+    for k in np.unique(sector):
+        m = sector == k
+        if m.sum() >= 5:
+            pts.append((u[m].mean(), v[m].mean()))
+            logs.append(np.log(np.median(pix[m], axis=0) + 1.0))
+    return np.array(pts), np.array(logs)
+
+
+def _white_mode(feat: np.ndarray, mean: np.ndarray, spread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The white class from its densest cluster. White tiles are one plastic, so in one photo
+    they nearly coincide; wood under a glare spot spreads along "more white light" and is
+    never that tight, so it must not pull the class (or widen it) towards itself."""
+    if len(feat) < 3:
+        return mean, spread
+    near = (np.abs((feat[:, None, :] - feat[None]) / WHITE_NEIGHBOURHOOD) <= 1).all(2).sum(1)
+    if near.max() < 3:
+        return mean, spread
+    centre = feat[int(np.argmax(near))]
+    members = feat[(np.abs((feat - centre) / WHITE_NEIGHBOURHOOD) <= 1).all(1)]
+    centre = np.median(members, 0)
+    mad = 1.4826 * np.median(np.abs(members - centre), 0)
+    return centre, np.clip(mad, SPREAD["W"], MAX_SPREAD["W"])
+
+
+def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(label index, confidence) per field from (brightness, blueness) of colour / light:
+    three Gaussians started at the nominal centres and re-estimated from this photo."""
+    means = np.array([CENTRES[k] for k in LABELS])
+    white = LABELS.index("W")
+    if white_ref is not None:
+        means[white] = white_ref
+    floor = np.array([SPREAD[k] for k in LABELS])
+    cap = np.array([MAX_SPREAD[k] for k in LABELS])
+    spreads = floor.copy()
+    for _ in range(3):
+        d = ((feat[:, None, :] - means[None]) / spreads[None]) ** 2
+        logp = -0.5 * d.sum(2) - np.log(spreads).sum(1)[None]
+        label = np.argmax(logp, 1)
+        for j in range(3):
+            m = label == j
+            if m.sum() >= 4:
+                nominal = white_ref if j == white and white_ref is not None else np.array(CENTRES[LABELS[j]])
+                drift = DRIFT if LABELS[j] != "W" else WHITE_DRIFT  # white's hue follows the wood's
+                if j == white and white_ref is not None:
+                    drift = WHITE_NEIGHBOURHOOD  # the ring's white tiles showed it
+                means[j] = np.clip(0.5 * means[j] + 0.5 * np.median(feat[m], 0), nominal - drift, nominal + drift)
+                mad = 1.4826 * np.median(np.abs(feat[m] - np.median(feat[m], 0)), 0)
+                spreads[j] = np.clip(mad, floor[j], cap[j])
+    if white_ref is None:
+        means[white], spreads[white] = _white_mode(feat[label == white], means[white], spreads[white])
+    d = ((feat[:, None, :] - means[None]) / spreads[None]) ** 2
+    logp = -0.5 * d.sum(2) - np.log(spreads).sum(1)[None]
+    post = np.exp(logp - logp.max(1, keepdims=True))
+    post /= post.sum(1, keepdims=True)
+    label = np.argmax(post, 1)
+    conf = post.max(1)
+    # Far from every class (a hand, a cup, a shadow's edge): not a reading.
+    fit = np.sqrt(d.sum(2)[np.arange(len(feat)), label])
+    conf = np.where(fit > OUTLIER, np.minimum(conf, 0.3), conf)
+    # Wood under the lamp's reflection is brighter and a little bluer, but less blue than white.
+    glared = (label == white) & (feat[:, 1] < means[white, 1] - 2 * spreads[white, 1])
+    conf = np.where(glared, np.minimum(conf, 0.3), conf)
+    return label, conf
+
+
+def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Label index and confidence per field, and the light field's coefficients. ``white``:
+    the ring's white tiles' colour over the wood, when the ring shows one."""
+    cores, bands, _ = _sampling()
+    pix = rect.reshape(-1, 3).astype(np.float64)
+    gray = pix.mean(1)
+    med = np.array([np.median(pix[c], 0) if len(c) else np.zeros(3) for c in cores])
+    clipped = np.array([np.mean(pix[c].min(1) >= CLIPPED) if len(c) else 1.0 for c in cores])
+    outline = np.array([1 - np.mean(gray[b]) / max(np.median(gray[c]), 1.0) if len(b) and len(c) else 0.0
+                        for b, c in zip(bands, cores)])
+    pts, logs = _wood_samples(rect)
+    centres = fg.centroids()
+    label = np.zeros(len(cores), int)
+    conf = np.zeros(len(cores))
+    coef = np.zeros((6, 3))
+    for _ in range(2):
+        if len(pts) < 12:
+            raise ReadError("no_board", "the board's bare wood could not be seen")
+        coef = _light(pts, logs)
+        rel = np.log(med + 1.0) - _design(centres) @ coef  # log BGR over the wood's
+        feat = np.column_stack([rel.mean(1), rel[:, 0] - rel[:, 2]])
+        label, conf = _classify(feat, white)
+        sure_empty = (label == 0) & (conf > 0.9)
+        pts = np.vstack([pts, centres[sure_empty]])
+        logs = np.vstack([logs, np.log(med[sure_empty] + 1.0)])
+    # A hand or a sleeve has shading and creases; wood and plastic are smooth in a field's middle.
+    rough = np.array([np.std(gray[c]) if len(c) else 0.0 for c in cores])
+    # The usual roughness is the board's (most fields are bare wood or plastic, whatever a hand
+    # covers): a class's own median would be the hand's when the hand is most of that class.
+    conf = np.where(rough > max(TEXTURE_RATIO * np.median(rough), TEXTURE_FLOOR), np.minimum(conf, 0.3), conf)
+    # Glare: a washed-out middle may be wood under the lamp's reflection.
+    conf = np.where((clipped > 0.3) & (label != 1), np.minimum(conf, 0.3), conf)
+    # An empty field shows its drawn outline; one under a hand or a cup does not.
+    empty = label == 0
+    usual = np.median(outline[empty]) if empty.sum() >= 5 else 0.2
+    conf = np.where(empty & (outline < OUTLINE_SHARE * usual), np.minimum(conf, 0.3), conf)
+    return label, conf, coef
+
+
+# --- reading the ring ----------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _shape_masks() -> tuple[tuple[str, ...], np.ndarray]:
+    """Every catalogue shape in each of its 12 lattice orientations (6 turns, either side up),
+    drawn at PPU in a window centred on its centroid: (shape per mask, masks)."""
+    index = {name: i for i, name in enumerate(fg.names())}
+    half = int(SHAPE_WINDOW * PPU)
+    d = (np.mgrid[0:2 * half + 1, 0:2 * half + 1].astype(np.float32) - half) / np.float32(PPU)
+    names, masks = [], []
+    for shape, fields in equilibrix.default_catalogue()["shapes"].items():
+        cells = [flower.parse_field(f) for f in fields]
+        for flip in (False, True):
+            for turn in range(6):
+                turned = [flower.FLOWER.rotations[turn](flower.FLOWER.reflection(c) if flip else c) for c in cells]
+                mid = np.mean([flower.centroid(c) for c in turned], axis=0)
+                f, _, _ = fg.locate_fields(d[1] + np.float32(mid[0]), d[0] + np.float32(mid[1]))
+                # Fields of a shape near the board's edge may fall off the tabulated board: shift it in.
+                ids = [index.get(flower.field_id(c), -2) for c in turned]
+                if min(ids) < 0:
+                    continue
+                names.append(shape)
+                masks.append(np.isin(f, ids))
+    return tuple(names), np.array(masks)
+
+
+def _identify_tile(blob: np.ndarray) -> tuple[str, float, bool]:
+    """The catalogue shape a ring tile's silhouette (holes filled) overlaps best, how clearly
+    it beats the best other shape (0-1), and whether it is a tile's shape at all."""
+    names, masks = _shape_masks()
+    half = masks.shape[1] // 2
+    ys, xs = np.nonzero(blob)
+    cy, cx = int(round(ys.mean())), int(round(xs.mean()))
+    window = np.zeros(masks.shape[1:], bool)
+    y0, x0 = cy - half, cx - half
+    sy, sx = max(0, -y0), max(0, -x0)
+    crop = blob[max(0, y0):y0 + 2 * half + 1, max(0, x0):x0 + 2 * half + 1]
+    window[sy:sy + crop.shape[0], sx:sx + crop.shape[1]] = crop
+    iou = np.zeros(len(masks))
+    centre = (float(half), float(half))
+    for angle in SHAPE_TURNS:  # a tile lies only roughly along the lattice's directions
+        m = cv2.getRotationMatrix2D(centre, angle, 1.0)
+        turned = cv2.warpAffine(window.astype(np.uint8), m, window.shape[::-1], flags=cv2.INTER_NEAREST) > 0
+        inter = (masks & turned).sum((1, 2))
+        union = (masks | turned).sum((1, 2))
+        iou = np.maximum(iou, inter / np.maximum(union, 1))
+    best = {}
+    for name, score in zip(names, iou):
+        best[name] = max(best.get(name, 0.0), float(score))
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] < MIN_OVERLAP:  # no tile's shape: a hand or a cup on the rim
+        return ranked[0][0], 0.0, False
+    return ranked[0][0], float(np.clip((ranked[0][1] - ranked[1][1]) / SHAPE_MARGIN, 0, 1)), True
+
+
+@lru_cache(maxsize=1)
+def _ring_pixels() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rim's pixels in the PPU view (flat indices), their board points and light-field rows."""
+    n = int(round(fg.EXTENT[0] * PPU))
+    ys, xs = np.mgrid[0:n, 0:n]
+    uv = np.column_stack([xs.ravel() / PPU, ys.ravel() / PPU])
+    radius = np.hypot(uv[:, 0] - fg.DISC, uv[:, 1] - fg.DISC)
+    idx = np.flatnonzero((radius > fg.OUTER_LINE + 0.2) & (radius < fg.DISC - 0.1))
+    return idx, uv[idx], _design(uv[idx])
+
+
+def _read_ring(rect: np.ndarray, coef: np.ndarray) -> tuple[list[dict | None], list[int], int | None,
+                                                          np.ndarray | None]:
+    """Per slot the tile lying there (shape, side up) or None; doubtful slots; the Origin; and
+    the white tiles' colour over the wood (brightness, blueness), the reference for the fields."""
+    n = rect.shape[0]
+    idx, uv, design = _ring_pixels()
+    rel = np.log(rect.reshape(-1, 3)[idx].astype(np.float32) + 1.0) - (design @ coef).astype(np.float32)
+    bright = rel.mean(1)
+    red = rel[:, 2] - 0.5 * (rel[:, 0] + rel[:, 1]) > RED
+    black = (bright < -0.9) & ~red
+    white = (bright > 0.1) & (rel[:, 0] - rel[:, 2] > 0.15)
+    code = np.zeros(n * n, np.uint8)
+    code[idx[black]] = 1
+    code[idx[white]] = 2
+    code = code.reshape(n, n)
+    tiles = cv2.morphologyEx((code > 0).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, comp, stats, cents = cv2.connectedComponentsWithStats(tiles)
+    ring: list[dict | None] = []
+    doubt = []
+    whites = []
+    feat = np.zeros((n * n, 2), np.float32)
+    feat[idx] = np.column_stack([bright, rel[:, 0] - rel[:, 2]])
+    feat = feat.reshape(n, n, 2)
+    area = stats[:, cv2.CC_STAT_AREA].astype(float)
+    area[0] = 0
+    for j, centre in enumerate(fg.slot_centres() * PPU):
+        near = (np.hypot(*(cents - centre).T) < SLOT_R * PPU) & (area >= MIN_TILE_AREA * PPU ** 2)
+        if not near.any():
+            ring.append(None)
+            continue
+        k = int(np.argmax(np.where(near, area, 0)))
+        x, y, w, h = stats[k, :4]
+        mask = comp[y:y + h, x:x + w] == k
+        # The tip dots are holes in the silhouette: fill them.
+        outline = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0]
+        solid = cv2.drawContours(np.zeros(mask.shape, np.uint8), outline, -1, 1, -1)
+        # Give back what the cut round the tile and the noise filter above took off its edge.
+        solid = cv2.dilate(np.pad(solid, 2), np.ones((3, 3), np.uint8)) > 0
+        shape, confidence, is_tile = _identify_tile(solid)
+        side = "B" if np.mean(code[y:y + h, x:x + w][mask] == 1) > 0.5 else "W"
+        ring.append({"shape": shape, "side": side, "confidence": confidence})
+        if confidence < UNCERTAIN_BELOW:
+            doubt.append(j)
+        if is_tile and side == "W":  # a tile's shape, not a glare spot's or a hand's: white's colour
+            whites.append(np.median(feat[y:y + h, x:x + w][cv2.erode(mask.astype(np.uint8), np.ones((3, 3))) > 0], 0))
+    origin = None
+    if red.sum() >= 0.05 * PPU ** 2:
+        pts = uv[red]
+        angle = math.degrees(math.atan2(np.mean(pts[:, 1]) - fg.DISC, np.mean(pts[:, 0]) - fg.DISC))
+        origin = int(round((angle - fg.SLOT0_DEG) / fg.SLOT_DEG + 0.5)) % fg.SLOTS
+    white_ref = np.median(whites, 0) if whites else None
+    return ring, doubt, origin, white_ref
+
+
+# --- the public calls ----------------------------------------------------------------------
+
+def locate_board(frame: np.ndarray) -> BoardPose:
+    """The board's pose in a frame (upright BGR); ReadError("no_board") when there is none.
+    The pose carries, in ``contrast``, how strongly the drawing shows at it."""
+    frame = as_bgr(frame)
+    pose = locate(frame)
+    return replace(pose, contrast=line_contrast(frame, pose))
+
+
+@lru_cache(maxsize=1)
+def _line_samples() -> tuple[np.ndarray, np.ndarray]:
+    """Board points on drawn lines, and in the fields' middles (off every line)."""
+    _, line, _, radius = _raster(PPU)
+    on = np.argwhere((line < 0.01) & (radius < fg.OUTER_LINE + 0.05))[::7]
+    return on[:, ::-1] / PPU, fg.centroids()
+
+
+def line_contrast(image: np.ndarray, pose: BoardPose) -> float:
+    """How much stronger the brightness gradient is on the drawing's lines, where ``pose``
+    puts them, than in the fields' middles (about 1 where the drawing is not)."""
+    on, off = _line_samples()
+    g_on, in_on = gradient_at(image, pose.to_photo(on))
+    g_off, in_off = gradient_at(image, pose.to_photo(off))
+    if in_on.mean() < 0.25:
+        return 0.0
+    return float(np.median(g_on[in_on]) / max(np.median(g_off[in_off]), 1e-3))
+
+
+def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
+    """Is the board still where ``pose`` says? Cheap: a few thousand pixels on and off the drawing."""
+    frame = as_bgr(frame)
+    pose = _fit_to(frame, pose)
+    reference = pose.contrast or VERIFY_DEFAULT
+    return line_contrast(frame, pose) >= max(VERIFY_FLOOR, VERIFY_SHARE * reference)
+
+
+def read_with_pose(frame: np.ndarray, pose: BoardPose) -> EquilibrixReading:
+    """Read every field and the ring at a known pose (no localisation)."""
+    start = time.perf_counter()
+    frame = as_bgr(frame)
+    return _read(frame, _fit_to(frame, pose), start)
+
+
+def read_equilibrix(image: np.ndarray, calibration: BoardPose | Mapping | None = None, **_) -> EquilibrixReading:
+    """Photo (upright BGR) -> Equilibrix reading. ``calibration`` may hold a known board pose
+    (a BoardPose or its JSON, alone or under "pose") for a fixed camera."""
+    start = time.perf_counter()
+    image = as_bgr(image)
+    if calibration is not None:
+        pose = calibration if isinstance(calibration, BoardPose) else \
+            BoardPose.from_json(calibration.get("pose", calibration))
+        pose = _fit_to(image, pose)
+    else:
+        pose = locate(image)
+    return _read(image, pose, start)
+
+
+def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading:
+    rect = rectify(image, pose, PPU)
+    pts, logs = _wood_samples(rect)
+    if len(pts) < 12:
+        raise ReadError("no_board", "the board's bare wood could not be seen")
+    ring, ring_doubt, origin, white = _read_ring(rect, _light(pts, logs))
+    label, conf, coef = _read_fields(rect, white)
+    if pose.quality < POSE_TRUST:  # the drawing did not confirm where the fields are
+        conf = np.minimum(conf, 0.3)
+    seen = pose.to_photo(fg.centroids())
+    w, h = pose.image_size
+    conf = np.where((seen[:, 0] >= 0) & (seen[:, 0] <= w - 1) & (seen[:, 1] >= 0) & (seen[:, 1] <= h - 1), conf, 0.0)
+    names = fg.names()
+    return EquilibrixReading(
+        fields={names[i]: LABELS[j] for i, j in enumerate(label) if j != 0},
+        confidence={names[i]: float(conf[i]) for i in range(len(names))},
+        uncertain=[names[i] for i in np.flatnonzero(conf < UNCERTAIN_BELOW)],
+        ring=ring, origin=origin, timing_ms=(time.perf_counter() - start) * 1000.0, pose=pose, rectified=rect,
+        ring_uncertain=ring_doubt)
+
+
+def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
+    h, w = frame.shape[:2]
+    return pose if pose.image_size == (w, h) else pose.scaled(w / pose.image_size[0])
+
+
+DRAW_BGR = {"B": (40, 40, 40), "W": (250, 250, 250), EMPTY: (0, 200, 0)}
+
+
+def debug_images(reading: EquilibrixReading, scale: int = 2) -> dict[str, np.ndarray]:
+    """"rectified" (the top-down view read) and "overlay" (labels; uncertain in magenta)."""
+    img = cv2.resize(reading.rectified, None, fx=scale, fy=scale, interpolation=cv2.INTER_LINEAR)
+    overlay = (0.65 * img).astype(np.uint8)
+    doubt = set(reading.uncertain)
+    for name, (x, y) in zip(fg.names(), fg.centroids() * PPU * scale):
+        label = reading.fields.get(name, EMPTY)
+        centre = (int(round(x)), int(round(y)))
+        cv2.circle(overlay, centre, max(2, int(0.08 * PPU * scale)), DRAW_BGR[label], -1, cv2.LINE_AA)
+        if name in doubt:
+            cv2.circle(overlay, centre, max(4, int(0.14 * PPU * scale)), (255, 0, 255), 2, cv2.LINE_AA)
+    for j, (x, y) in enumerate(fg.slot_centres() * PPU * scale):
+        tile = reading.ring[j]
+        text = f"{j}:{tile['shape']}/{tile['side']}" if tile else f"{j}:-"
+        cv2.putText(overlay, text, (int(x) - 30, int(y)), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 255, 255), 1, cv2.LINE_AA)
+    if reading.origin is not None:
+        a = fg.origin_angle(reading.origin)
+        centre = (fg.DISC + fg.RING_RADIUS * np.array([math.cos(a), math.sin(a)])) * PPU * scale
+        cv2.drawMarker(overlay, tuple(int(v) for v in centre), (0, 0, 255), cv2.MARKER_TRIANGLE_UP, 20, 2)
+    return {"rectified": reading.rectified.copy(), "overlay": overlay}
