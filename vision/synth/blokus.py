@@ -295,9 +295,7 @@ def render_board_topdown(state: list[str], px_per_cell: int = 32, rng: np.random
     """
     style = BlokusStyle.default() if rng is None else BlokusStyle.random(rng, 225.0)
     tex = board_texture(state, px_per_cell, style)
-    a = tex.alpha[..., None]
-    rgb = np.clip(tex.rgb * a + (1 - a), 0, 1)  # over white
-    return cv2.cvtColor((rgb * 255 + 0.5).astype(np.uint8), cv2.COLOR_RGB2BGR)
+    return tex.flattened()
 
 
 # --------------------------------------------------------------------------- loose pieces

@@ -67,6 +67,13 @@ class BoardTexture:
     def px_per_mm(self) -> float:
         return self.layers.shape[1] / self.geometry.size_mm[0]
 
+    def flattened(self, background: float = 1.0) -> np.ndarray:
+        """The board over a plain grey level as BGR uint8, with no camera or light: a quick
+        look at what a board module draws, and a reference picture for tests."""
+        a = self.alpha[..., None]
+        rgb = np.clip(self.rgb * a + (1 - a) * np.float32(background), 0, 1)
+        return np.ascontiguousarray((rgb[..., ::-1] * 255 + 0.5).astype(np.uint8))
+
     def px_to_mm(self) -> np.ndarray:
         """3x3 affine from texture pixels (centre convention) to world X, Y on the board top."""
         s = 1.0 / self.px_per_mm

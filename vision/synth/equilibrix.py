@@ -364,10 +364,7 @@ def render_photo(rng: np.random.Generator, conditions: Conditions, size: tuple[i
     style = _style_for(setup)
     view: View = setup.view(upright_size(size, conditions), style.geometry)
     tex = board_texture(position, view.px_per_mm, style)
-    hand = None
-    if conditions.hand:
-        at = rng.uniform(-0.5, 0.5, 2) * 2 * 3.0 * R_MM  # over the flower
-        hand = view.hand_toward((float(at[0]), float(at[1])), rng)
+    hand = view.random_hand(rng, conditions, (3.0 * R_MM, 3.0 * R_MM))  # over the flower
     out = view.render(tex, rng, hand)
     fields, ring, sides, origin, corners, occluded, ring_occluded = _truth(position, out, tex)
     image, encoded = save_photo(out.image, conditions)
@@ -378,6 +375,4 @@ def render_board_topdown(position: Position, px_per_r: float = 40.0, seed: int =
     """The board from straight above as BGR uint8 (outside the disc: white); a quick look."""
     style = EquilibrixStyle(WOODS["light"], (0.22, 0.14, 0.09), TILE_RGB["B"], TILE_RGB["W"], 0.04, 225.0, seed)
     tex = board_texture(position, px_per_r / R_MM, style)
-    a = tex.alpha[..., None]
-    rgb = np.clip(tex.rgb * a + (1 - a), 0, 1)
-    return cv2.cvtColor((rgb * 255 + 0.5).astype(np.uint8), cv2.COLOR_RGB2BGR)
+    return tex.flattened()

@@ -243,10 +243,7 @@ def render_photo(state: Mapping[str, str], conditions: Conditions, rng: np.rando
     style = _style_for(setup)
     view: View = setup.view(upright_size(size, conditions), style.geometry)
     tex = board_texture(state, view.px_per_mm, style)
-    hand = None
-    if conditions.hand:
-        at = rng.uniform(-0.8, 0.8, 2) * np.array(style.geometry.size_mm) / 2
-        hand = view.hand_toward((float(at[0]), float(at[1])), rng)
+    hand = view.random_hand(rng, conditions, tuple(0.4 * np.array(style.geometry.size_mm)))
     out = view.render(tex, rng, hand)
     cells_turned, corners, occluded = _truth(state, out, tex)
     image, encoded = save_photo(out.image, conditions)
@@ -258,6 +255,4 @@ def render_board_topdown(state: Mapping[str, str], px_per_r: float = 24.0, seed:
     """The board from straight above as BGR uint8 (outside the plate: white); a quick look."""
     style = GembloStyle(BOARDS[board], tuple(TINT[c] for c in COLOURS), 1.04, 1.0, 225.0, seed)
     tex = board_texture(state, px_per_r / CELL_MM, style)
-    a = tex.alpha[..., None]
-    rgb = np.clip(tex.rgb * a + (1 - a), 0, 1)
-    return cv2.cvtColor((rgb * 255 + 0.5).astype(np.uint8), cv2.COLOR_RGB2BGR)
+    return tex.flattened()

@@ -474,10 +474,7 @@ def render_photo(rng: np.random.Generator, conditions: Conditions, size: tuple[i
     nadir, camera_height = _camera_in_texture(view, layout)
     card = tuple(float(np.clip(v * rng.uniform(0.96, 1.03), 0, 1)) for v in CARD_RGB)
     tex = field_texture(layout, view.px_per_mm, nadir, camera_height, card)
-    hand = None
-    if conditions.hand:
-        at = rng.uniform(-0.8, 0.8, 2) * np.array(layout.size_mm) / 2
-        hand = view.hand_toward((float(at[0]), float(at[1])), rng)
+    hand = view.random_hand(rng, conditions, tuple(0.4 * np.array(layout.size_mm)))
     out = view.render(tex, rng, hand)
     tokens = _truth(layout, out, tex, nadir, camera_height)
     image, encoded = save_photo(out.image, conditions)
@@ -494,7 +491,5 @@ def render_token_topdown(shape: str, turn: int = 0, px_per_mm: float = 8.0, stac
     w, h = layout.size_mm
     tex = field_texture(layout, px_per_mm, np.array([w / 2, h / 2]), 1e6)
     pad = int(20 * px_per_mm)
-    a = tex.alpha[..., None]
-    rgb = tex.rgb * a + (1 - a) * np.float32(0.45)
-    rgb = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=(0.45, 0.45, 0.45))
-    return cv2.cvtColor((rgb * 255 + 0.5).astype(np.uint8), cv2.COLOR_RGB2BGR)
+    grey = int(0.45 * 255 + 0.5)
+    return cv2.copyMakeBorder(tex.flattened(0.45), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=(grey,) * 3)

@@ -213,6 +213,15 @@ class View:
         return Hand((float(at[0]), float(at[1])), inward + st.skew_deg + float(rng.normal(0, 6)),
                     st.height_mm * float(rng.uniform(0.85, 1.15)), st, carrying, float(rng.uniform(0, 360)))
 
+    def random_hand(self, rng: np.random.Generator, conditions: Conditions,
+                    reach_mm: tuple[float, float]) -> Hand | None:
+        """A hand over a random point within ``reach_mm`` (x, y) of the board's centre, when
+        the conditions put one in the photo."""
+        if not conditions.hand:
+            return None
+        at = rng.uniform(-1.0, 1.0, 2) * np.asarray(reach_mm, np.float64)
+        return self.hand_toward((float(at[0]), float(at[1])), rng)
+
     def render(self, board: BoardTexture, rng: np.random.Generator, hand: Hand | None = None) -> SceneRender:
         """Photograph the board (any texture resolution) with the optional hand."""
         w, h = self.size
