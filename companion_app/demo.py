@@ -28,6 +28,7 @@ from rules import blokus
 from rules.lattice import Cell
 from rules.placement import Match, Move, check_placement, random_playout
 
+from vision import synth
 from vision.synth.blokus import render_frame
 from vision.synth.conditions import CONDITIONS
 from vision.synth.scene import CameraSetup
@@ -185,9 +186,13 @@ class FilmSource(RecordedSource):
 
 
 def _digest(shots: Sequence[Shot], cameras: Sequence[CameraSetup], seed: int, size: tuple[int, int]) -> str:
-    """Names the cache folder after the film, so a changed script never reuses old frames."""
+    """Names the cache folder after the film and the renderer's source, so neither a changed
+    script nor a changed renderer ever reuses old frames."""
     seen_by = [(c.conditions, c.seed) for c in cameras]
-    return hashlib.sha1(repr((shots, seen_by, seed, size)).encode()).hexdigest()[:16]
+    digest = hashlib.sha1(repr((shots, seen_by, seed, size)).encode())
+    for source in sorted(Path(synth.__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def cameras(seed: int = DEMO_SEED, bumps: int = 0) -> list[CameraSetup]:

@@ -434,3 +434,17 @@ def test_a_geometrius_reading_reaches_the_session_as_tokens(monkeypatch, tmp_pat
     assert session.snapshot()["geometrius"]["waiting"] is False
     unsure = SimpleNamespace(tokens=read, uncertain=[{"row": 0, "col": 1}, [2, 2]])
     assert READERS["geometrius"].unsure(unsure) == [(0, 1), (2, 2)]
+
+
+def test_demo_cache_follows_the_renderer(tmp_path, monkeypatch):
+    """Frames cached by an older renderer are never replayed: the cache folder's name
+    changes with the renderer's source."""
+    shots, cams = demo.film(STEPS[:1]), demo.cameras()
+    fake = tmp_path / "synth"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("LOOK = 1\n")
+    monkeypatch.setattr(demo.synth, "__file__", str(fake / "__init__.py"))
+    first = demo._digest(shots, cams, 1, (64, 48))
+    assert demo._digest(shots, cams, 1, (64, 48)) == first
+    (fake / "__init__.py").write_text("LOOK = 2\n")
+    assert demo._digest(shots, cams, 1, (64, 48)) != first
