@@ -92,6 +92,21 @@ def test_glare_is_never_read_as_a_confident_empty_cell() -> None:
         assert confident_errors(p, reading.board, reading.uncertain) == []
 
 
+def test_glare_whitened_pieces_are_read_by_the_colour_glare_leaves() -> None:
+    # Each photo has cells whitened by a lamp's reflection (4 and 5 of them, counted as
+    # hidden by the renderer) that were once read as empty: the chroma left beside the
+    # clipped core, the pieces' bevels, and the rules completing a piece give every best
+    # label; the cells stay marked uncertain.
+    for seed in (60, 68):
+        rng = np.random.default_rng(seed)
+        state = random_game_state(rng)
+        p = render_photo(state, sample_conditions("glare", rng), rng, size=SIZE)
+        reading = read_blokus(upright(p))
+        assert p.occluded.sum() >= 4
+        assert reading.board == p.state, seed
+        assert confident_errors(p, reading.board, reading.uncertain) == [], seed
+
+
 def test_stray_pieces_hand_and_cup_do_not_move_the_grid() -> None:
     for condition, seed in (("stray_pieces", 31), ("hand", 32), ("cup", 33)):
         p = photo(condition, seed, typical=True)

@@ -9,6 +9,11 @@ confident cells (second-best labels) before it is reported; what cannot be expla
 is reported as flags. A doubtful cell whose colour is clear but faint (glare) is confirmed
 when no other label would keep the board legal.
 
+Glare adds the same white to every channel, so what it leaves unclipped keeps the plastic's
+chroma: cells a glare spot touches are re-read from their white-free colour (out to the
+pieces' bevels, where the gloss is lower), and a doubtful cell whose chroma confirms its
+colour reading is read. Where nothing but white is left, the rules complete the pieces.
+
 Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or
 a cup above it does not. Cells where no border shows, in a region reaching in from the
 board's edge, are under an occluder: they are uncertain whatever their colour (a sleeve or a
@@ -52,6 +57,18 @@ SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
 RULES_BUDGET_S = 0.12  # time the rules prior may spend re-examining a reading
 CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
+GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
+DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
+BLOWN = 0.96  # all channels this bright (0-1): the sensor is clipped by glare
+BLOWN_SHARE = 0.2  # a cell whose middle is this much clipped is blown out
+REFERENCE_CONF = 0.9  # cells read this surely give the photo's own white-free colour classes
+GLARE_TOUCHED = 0.02  # share of a cell's pixels blown out: glare reaches the cell
+MIN_CHROMA_PIXELS = 5  # unclipped pixels needed to read a glare-touched cell's chroma
+LIGHT_RANGE = (0.4, 2.5)  # how much brighter or dimmer the light may be than at the class's cells
+CHROMA_SPREAD = 0.2  # relative chroma mismatch at which a class becomes unlikely
+WITNESS_UNCLIPPED = 0.6  # share of a doubtful cell's pixels unclipped for its chroma to confirm it
+WITNESS_MATCH = 0.9  # share of the chroma's match its label must hold to confirm the reading
+WITNESSED = 0.6  # confidence of a cell whose chroma confirms its colour reading
 CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertain" line)
 
 
@@ -108,22 +125,95 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     frame = as_bgr(frame)
     pose = _fit_to(frame, pose)
     rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
-    inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN)
+    inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN, GLARE_RING)
     borders = cell_borders(rect, PX_PER_CELL, MARGIN, SIZE)
     prior = None if profile is None else profile.prior()
     colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS)
-    return _reading(colours, under_occluder(borders), pose, rect, start)
+    hidden = under_occluder(borders)
+    occluded = _occluded(hidden, _blown_out(inner))
+    colours = _glare_chroma(np.concatenate([inner, ring], axis=2), colours, occluded)
+    return _reading(colours, hidden, occluded, pose, rect, start)
 
 
-def _reading(colours: CellColours, hidden: np.ndarray, pose: BoardPose, rect: np.ndarray,
-             start: float) -> BoardReading:
+def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray) -> CellColours:
+    """Re-read doubtful cells from what glare cannot change: their chroma.
+
+    A specular reflection adds the light's own colour, the same amount to every channel, so
+    a pixel minus its dullest channel keeps the plastic's colour (as long as no channel
+    clips) however white the pixel looks; the board's grey keeps almost none. A doubtful
+    cell is compared with the photo's own classes (the median white-free colour of its
+    confidently read cells), allowing for the light being brighter or dimmer there.
+
+    - A cell touched by blown-out glare (or with no usable colour at all) takes the chroma's
+      label as its best label, and stays as doubtful as the colour reading found it.
+    - A cell left mostly unclipped, only dulled by a glare's haze, is a second witness: when
+      its chroma clearly names the label the colour reading chose, it is read (a piece there
+      could not have lost its chroma without clipping).
+    """
+    best = colours.best()
+    clear = colours.confidence >= REFERENCE_CONF
+    white_free = window - window.min(-1, keepdims=True)
+    refs = {}
+    for j in range(len(colours.labels)):
+        cells = clear & (best == j)
+        if cells.sum() >= 3:
+            refs[j] = np.median(np.median(white_free[cells], axis=1), axis=0)
+    unclipped = window.max(-1) < BLOWN
+    glared = (window.min(-1) >= BLOWN).mean(-1) > GLARE_TOUCHED
+    glared |= np.ptp(colours.posterior, axis=-1) < 1e-6  # nothing usable: all glare
+    doubtful = (colours.confidence < UNCERTAIN_BELOW) & ~occluded & (unclipped.sum(-1) >= MIN_CHROMA_PIXELS)
+    if len(refs) < 2 or not doubtful.any():
+        return colours
+    posterior, confidence = colours.posterior.copy(), colours.confidence.copy()
+    for r, c in np.argwhere(doubtful):
+        match = _chroma_match(np.median(white_free[r, c][unclipped[r, c]], axis=0), refs, len(colours.labels))
+        if match.max() < 1e-3:
+            continue
+        if glared[r, c]:
+            posterior[r, c] = match / match.sum()
+        if (unclipped[r, c].mean() >= WITNESS_UNCLIPPED and int(np.argmax(match)) == best[r, c]
+                and match.max() >= WITNESS_MATCH * match.sum()):
+            confidence[r, c] = max(confidence[r, c], WITNESSED)
+    return replace(colours, posterior=posterior, confidence=confidence)
+
+
+def _chroma_match(q: np.ndarray, refs: Mapping[int, np.ndarray], k: int) -> np.ndarray:
+    """(k) how well a white-free colour fits each class's, under a brighter or dimmer light."""
+    match = np.zeros(k)
+    for j, ref in refs.items():
+        scale = float(np.clip(q @ ref / max(float(ref @ ref), 1e-9), *LIGHT_RANGE))
+        miss = np.linalg.norm(q - scale * ref) / max(np.linalg.norm(q), scale * np.linalg.norm(ref), 0.02)
+        match[j] = np.exp(-0.5 * (miss / CHROMA_SPREAD) ** 2)
+    return match
+
+
+def _blown_out(inner: np.ndarray) -> np.ndarray:
+    """(cells x cells) cells whose middle is largely white in every channel: glare, not a hand.
+
+    Both erase the grid, but the few coloured pixels at a glare spot's rim are the piece's
+    own, while the colour under a hand or a mug is the occluder's.
+    """
+    return (inner.min(-1) >= BLOWN).mean(-1) > BLOWN_SHARE
+
+
+def _occluded(hidden: np.ndarray, blown: np.ndarray) -> np.ndarray:
+    """The gridless regions reaching in from the board's edge that are not glare spots (a
+    region holding blown-out cells is a lamp's reflection, its rim included)."""
+    _, regions = cv2.connectedComponents(hidden.astype(np.uint8), connectivity=8)
+    glare = np.unique(regions[hidden & blown])
+    return hidden & ~np.isin(regions, glare)
+
+
+def _reading(colours: CellColours, hidden: np.ndarray, occluded: np.ndarray, pose: BoardPose,
+             rect: np.ndarray, start: float) -> BoardReading:
     # A board cut off by the photo's edge: the cells beyond it were never seen; under a hand
-    # or a cup the colour may be the occluder's. Their best label stays a guess.
+    # or a cup the colour may be the occluder's. Their best label stays a guess. (A gridless
+    # region holding glare keeps this too: a hand can shine as white as a lamp's reflection.)
     seen = cells_in_photo(pose, SIZE) & ~hidden
     conf = np.where(seen, colours.confidence, 0.0)
     return BoardReading("blokus", colours.letters(), conf, uncertain_cells(conf), pose, rect,
                         (time.perf_counter() - start) * 1000.0, colours.labels, colours.posterior,
-                        PX_PER_CELL, MARGIN)
+                        PX_PER_CELL, MARGIN, occluded=occluded)
 
 
 def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = None,
@@ -141,7 +231,8 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
     reading = read_with_pose(image, pose, profile)
-    rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence)
+    rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence,
+                        occluded=reading.occluded)
     reading.board, reading.confidence, reading.flags = rules.board, rules.confidence, rules.flags
     reading.changed_by_rules, reading.confirmed_by_rules = rules.changed, rules.confirmed
     reading.uncertain = uncertain_cells(rules.confidence)
@@ -169,7 +260,7 @@ def _badness(flags) -> int:
 
 
 def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
-                budget_s: float = RULES_BUDGET_S) -> RulesOutcome:
+                budget_s: float = RULES_BUDGET_S, occluded: np.ndarray | None = None) -> RulesOutcome:
     """Re-examine a reading against the rules, at its least confident cells.
 
     1. *Fix*: conflict by conflict, try other labels for the cells of the conflict and its
@@ -179,13 +270,18 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     2. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
        glare, say) is confirmed when every other label would break the rules.
     Bounded in time (a photo drowned in glare has more conflicts than are worth searching).
+    A doubtful cell's colour keeps some weight in the costs: glare lowers the confidence, not
+    the direction the few usable pixels point in (a cell without any has a flat ``prob``);
+    except under an occluder (``occluded``), whose colour is a sleeve's or a mug's.
     """
     deadline = time.perf_counter() + budget_s
     rows = list(board)
     conf = conf.copy()
     flags = decompose(rows).flags
     changed: list[tuple[int, int]] = []
-    smooth = conf[..., None] * prob + (1.0 - conf[..., None]) / len(labels)
+    floor = DOUBTFUL_EVIDENCE if occluded is None else np.where(occluded, 0.0, DOUBTFUL_EVIDENCE)
+    weight = np.maximum(conf, floor)[..., None]
+    smooth = weight * prob + (1.0 - weight) / len(labels)
     tried: set[tuple] = set()
     while flags and time.perf_counter() < deadline:
         todo = [f for f in flags if (f.code, tuple(f.cells)) not in tried]
@@ -257,7 +353,10 @@ def _options(rows: list[str], flag, labels: tuple[str, ...], smooth: np.ndarray)
 
 
 def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.ndarray, deadline: float):
-    """The cheapest one- or two-cell relabelling near ``flag`` that shrinks the conflicts."""
+    """The cheapest one- or two-cell relabelling near ``flag`` that shrinks the conflicts.
+
+    A pair is tried even when a single cell would do: two glare-blind cells completing a
+    piece cost less than erasing a piece whose colour was seen."""
     options = _options(rows, flag, labels, smooth)
     base = _badness(flags)
     best = None
@@ -273,6 +372,4 @@ def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.n
             bad = _badness(new_flags)
             if bad < base and (best is None or (bad, cost) < (best[1], best[0])):
                 best = (cost, bad, trial, new_flags, [cell for _, cell, _ in combo])
-        if best is not None:
-            break
     return None if best is None else (best[2], best[3], best[4])

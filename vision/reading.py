@@ -40,6 +40,9 @@ class BoardReading:
     flags: list[Any] = field(default_factory=list)
     changed_by_rules: list[tuple[int, int]] = field(default_factory=list)
     confirmed_by_rules: list[tuple[int, int]] = field(default_factory=list)
+    # rows x cols: cells under something held or standing over the board (a hand, a cup);
+    # their colour is the occluder's, so it is no evidence for the rules either
+    occluded: np.ndarray | None = None
 
     @property
     def overall_confidence(self) -> float:

@@ -25,19 +25,23 @@ def cell_blocks(rect: np.ndarray, cells: tuple[int, int], px: int, margin: float
     return grid.reshape(rows, px, cols, px, ch).transpose(0, 2, 1, 3, 4)
 
 
-def window_masks(px: int) -> tuple[np.ndarray, np.ndarray]:
+def window_masks(px: int, ring: tuple[float, float] = RING) -> tuple[np.ndarray, np.ndarray]:
     """Boolean (px, px) masks of a cell's trusted middle and of its fallback ring."""
     t = (np.arange(px) + 0.5) / px
     inside = lambda lo, hi: ((t >= lo) & (t <= hi))  # noqa: E731 - tiny local helper
     inner = inside(*INNER)[:, None] & inside(*INNER)[None, :]
-    outer = inside(*RING)[:, None] & inside(*RING)[None, :]
+    outer = inside(*ring)[:, None] & inside(*ring)[None, :]
     return inner, outer & ~inner
 
 
-def cell_samples(rect: np.ndarray, cells: tuple[int, int], px: int, margin: float) -> tuple[np.ndarray, np.ndarray]:
-    """Pixels of each cell's middle (rows, cols, n, 3) and ring (rows, cols, m, 3), as float32 0-1."""
+def cell_samples(rect: np.ndarray, cells: tuple[int, int], px: int, margin: float,
+                 ring: tuple[float, float] = RING) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels of each cell's middle (rows, cols, n, 3) and ring (rows, cols, m, 3), as float32 0-1.
+
+    ``ring``: the fallback ring's outer bounds; a board whose pieces keep their colour at
+    their bevels under glare may reach further out than the default."""
     blocks = cell_blocks(rect, cells, px, margin).astype(np.float32) / 255.0
-    inner, ring = window_masks(px)
+    inner, ring = window_masks(px, ring)
     return blocks[:, :, inner], blocks[:, :, ring]
 
 
