@@ -65,7 +65,7 @@ def _clear_examples(per_condition: int) -> tuple[np.ndarray, np.ndarray]:
             except ReadError:
                 continue
             top = rectify(image, pose, reader.CLEAR_PPU, 0.0)
-            post, _ = reader._probabilities(rectify(image, pose, reader.PPU, 0.0), top)
+            post = reader._probabilities(rectify(image, pose, reader.PPU, 0.0), top)[0]
             empty = post[:, 0] + post[:, -1] >= post.max(axis=1)  # read as empty by colour
             z = reader.clear_zscores(reader.clear_features(top), empty)
             truth = np.array([photo.cells.get(n, ".") for n in NAMES])

@@ -16,12 +16,19 @@ offline on generated photos (``CLEAR_WEIGHTS``).
 A cell whose walls do not show at all lies under a hand, a cup or a blinding glare: it is
 uncertain whatever colour shows there.
 
+The clear score's scale is fitted over many photos, but in one photo the clear and empty cells
+form two tight clusters whose gap moves with the light, the blur and the lens: the photo's own
+clusters decide many cells the fitted scale alone leaves in doubt.
+
 Rules prior: one colour's edge-connected region is one piece (M4), and each colour has one
 of each piece, so a region that is not one of the 18 shapes, or repeats a piece, is
 re-examined at its least confident cells (their second-best labels); what cannot be
 explained is flagged and its weakest cells (all of a region larger than any piece) reported
 uncertain. An empty-looking cell that would complete a clear region into a piece needs
-plainer evidence to be called empty.
+plainer evidence to be called empty. Then the doubts between clear and empty are weighed
+against the rules: clear's pieces join across bridges (M5), so a doubt no chain of clear or
+doubtful cells links to the surely clear ones is empty; and the clear cells of a group must
+split into distinct pieces of the set, so a cell that only one labelling explains is decided.
 """
 from __future__ import annotations
 
@@ -29,12 +36,13 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import combinations
-from typing import Mapping
+from typing import Callable, Mapping
 
 import cv2
 import numpy as np
 
 from rules.gemblo import pieces, row2
+from rules.lattice import HEX
 
 from .colour import Palette, classify
 from .errors import ReadError
@@ -82,8 +90,19 @@ WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, 
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
 CLEAR_SURE_BESIDE = 14.0  # the same for an empty-looking cell that would complete a clear piece
 CLEAR_SURE = 10.0  # |score| at which the clear/empty call is fully trusted (half of it: uncertain)
+# The photo's own clusters of clear scores (see _score_clusters):
+MIX_PRIOR = ((-7.0, 1.5), (5.0, 1.5))  # (mean, spread) where empty and clear cells' scores usually lie
+MIX_PRIOR_N = 10.0  # how many cells' weight that carries
+MIX_NU = 4.0  # Student-t tails
+# When the clusters count: enough clear cells, a clear cluster on the clear side, the clusters
+# this many spreads apart, at most this many cells in doubt between them per clear cell.
+MIX_MIN_CLEAR, MIX_MIN_MEAN, MIX_SEPARATION, MIX_MAX_BETWEEN = 6, 1.5, 3.5, 1.5
+MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score's own side)
 RULES_BUDGET_S = 0.1
 CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo did not show it
+PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are all weighed (2**n)
+TREE_MIN_ODDS = 1.0  # how plainly (log-odds) a cell the tree cannot reach must already look empty
+TREE_CONF = 0.55  # an empty-or-clear cell the clear colour's bridge tree cannot reach: empty, as read
 VERIFY_SHARE = 0.6  # a frame whose ridges show less than this share of the located frame's: moved
 VERIFY_FLOOR = 1.3  # ridge contrast (ridge over off-ridge gradient) below which no lattice is where the pose says
 VERIFY_DEFAULT = 3.0  # the reference for a pose that carries none (located elsewhere)
@@ -262,22 +281,82 @@ def clear_zscores(features: np.ndarray, empty: np.ndarray) -> np.ndarray:
 
 def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
-    over the clear-piece evidence; near the cut the cell is uncertain, never guessed."""
+    over the clear-piece evidence; near the cut the cell is uncertain, never guessed.
+
+    The score's scale is fitted over many photos, but within one photo its clear and empty
+    cells fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur,
+    the lens). So the photo's own clusters are fitted too (:func:`_score_clusters`); where they
+    say plainly what the score says weakly, the cell is decided, and a doubtful cell's best guess
+    is the side of the photo's own gap it lies on."""
     z = clear_zscores(features, empty)
     score = z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
+    clusters = _score_clusters(score[empty])
+    if clusters is not None:
+        odds, plain = clusters
+        photo = odds(score)
+        agree = (np.sign(photo) == np.sign(score)) & (np.abs(score) >= MIX_AGREE) & plain
+        doubtful = ~agree & (np.abs(score) < CLEAR_SURE / 2)
+        score = np.where(agree, np.sign(score) * np.maximum(np.abs(score), np.abs(photo)), score)
+        # still in doubt: the best guess halfway between the two views
+        score = np.where(doubtful, np.clip((photo + score) / 2, -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
     p = 1 / (1 + np.exp(-score))
     conf = np.clip(np.abs(score) / CLEAR_SURE, 0, 1)
     return p, conf
 
 
-def _probabilities(rect: np.ndarray, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(463, 7) class probabilities in LABELS order and (463,) confidence; ``rect`` is the
-    top-down view at PPU (colour), ``top`` at CLEAR_PPU (clear pieces)."""
+def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], bool] | None:
+    """The log-odds of clear by this photo's own two clusters of clear scores (empty, clear) and
+    whether their gap is plain enough to decide cells by; None when the photo shows no clear
+    cluster (few clear pieces, or clusters run together). Student-t clusters (a stray cell must
+    not look sure), fitted by EM and held near the scores' usual places (MIX_PRIOR) so a lone
+    outlier cannot found a cluster."""
+    if len(scores) < 20:
+        return None
+    means = np.array([m for m, _ in MIX_PRIOR])
+    spreads = np.array([s for _, s in MIX_PRIOR])
+    share = np.array([0.85, 0.15])
+
+    def log_lik(x: np.ndarray) -> np.ndarray:
+        z = (x[:, None] - means) / spreads
+        return np.log(share) - np.log(spreads) - (MIX_NU + 1) / 2 * np.log1p(z * z / MIX_NU)
+
+    for _ in range(30):
+        ll = log_lik(scores)
+        resp = np.exp(ll - ll.max(axis=1, keepdims=True))
+        resp /= resp.sum(axis=1, keepdims=True)
+        z = (scores[:, None] - means) / spreads
+        weight = resp * (MIX_NU + 1) / (MIX_NU + z * z)
+        for k, (m0, s0) in enumerate(MIX_PRIOR):
+            means[k] = (weight[:, k] @ scores + MIX_PRIOR_N * m0) / (weight[:, k].sum() + MIX_PRIOR_N)
+            spreads[k] = np.sqrt((weight[:, k] @ (scores - means[k]) ** 2 + MIX_PRIOR_N * s0 ** 2)
+                                 / (resp[:, k].sum() + MIX_PRIOR_N))
+        share = (resp.sum(axis=0) + 1) / (len(scores) + 2)
+    separation = (means[1] - means[0]) / np.hypot(*spreads)
+    if share[1] * len(scores) < MIX_MIN_CLEAR or means[1] < MIX_MIN_MEAN or separation < MIX_SEPARATION:
+        return None
+
+    def odds(x: np.ndarray) -> np.ndarray:
+        ll = log_lik(np.asarray(x, float))
+        return ll[:, 1] - ll[:, 0]
+
+    # Many cells between the clusters (a cast shadow, a glare smearing the scores): the gap is
+    # not plain, whatever the fit says; the clusters still tell a doubtful cell's best guess.
+    own = odds(scores)
+    return odds, bool((np.abs(own) < CLEAR_SURE / 2).sum() <= MIX_MAX_BETWEEN * max((own > 0).sum(), 1))
+
+
+def _probabilities(rect: np.ndarray, top: np.ndarray,
+                   shown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(463, 7) class probabilities in LABELS order, (463,) confidence and (463,) whether the
+    cell's only doubt is clear or empty (the colour classifier surely saw no colour);
+    ``rect`` is the top-down view at PPU (colour), ``top`` at CLEAR_PPU (clear pieces).
+    ``shown``: the cells whose walls show (default: all); only these teach the colour classes,
+    so a mug over the board cannot become a colour's cluster (a pink mug, purple's)."""
     inner_o, ring_o = _offsets(PPU)
     inner = _gather(rect, inner_o).astype(np.float32) / 255
     ring = _gather(rect, ring_o).astype(np.float32) / 255
     grid = _layout()
-    colours = classify(inner[grid], ring[grid], PALETTE)
+    colours = classify(inner[grid], ring[grid], PALETTE, shown=None if shown is None else shown[grid])
     post = np.zeros((len(cells()), len(LABELS)))
     conf = np.zeros(len(cells()))
     rows, cols = np.indices(grid.shape)
@@ -288,8 +367,9 @@ def _probabilities(rect: np.ndarray, top: np.ndarray) -> tuple[np.ndarray, np.nd
     p_clear, c_clear = _clear(clear_features(top), empty)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
+    clear_only = empty & (conf >= UNCERTAIN_BELOW)
     conf[empty] = np.minimum(conf[empty], c_clear[empty])
-    return post, conf
+    return post, conf, clear_only
 
 
 # --- the rules as a prior ----------------------------------------------------------------
@@ -399,6 +479,149 @@ def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -
                 conf[i] = min(conf[i], float(np.clip(-score[i] / CLEAR_SURE_BESIDE, 0, 1)))
 
 
+@lru_cache(maxsize=1)
+def _edges() -> tuple[tuple[int, ...], ...]:
+    """Each cell's edge neighbours (indices)."""
+    index = _index()
+    return tuple(tuple(index[n] for n in HEX.edge(c) if n in index) for c in cells())
+
+
+@lru_cache(maxsize=1)
+def _bridge_graph() -> tuple[tuple[int, ...], ...]:
+    """Each cell's edge neighbours and bridge partners (M5): the cells a colour's next piece
+    or next cell may lie at."""
+    index = _index()
+    return tuple(tuple(index[n] for n in (*HEX.edge(c), *HEX.contact(c)) if n in index) for c in cells())
+
+
+def _clear_tree(labels: list[str], conf: np.ndarray, clear_only: np.ndarray,
+                settle: np.ndarray | None = None) -> list[int]:
+    """Decide empty-or-clear doubts the clear colour's pieces cannot reach.
+
+    Every piece of a colour joins its earlier pieces across a bridge (M5), so all clear cells
+    form one tree over edges and bridges. The cells that may be clear are the surely clear ones
+    and every uncertain cell; when the surely clear cells lie in one part of that graph, an
+    uncertain empty-or-clear cell outside it cannot be clear: it is empty. When they do not
+    (obstacle pieces of a 5-player game, a misread), nothing is decided. ``clear_only``: the
+    cells whose doubt is only clear or empty; ``settle`` (default: all): those of them that
+    may leave doubt (a clear cell the photo read surely empty would cut the tree, so only cells
+    that already look empty are trusted to it; the others only take 'empty' as best guess).
+    Returns the cells relabelled from clear to empty."""
+    doubt = conf < UNCERTAIN_BELOW
+    sure = [i for i, lab in enumerate(labels) if lab == "C" and not doubt[i]]
+    if not sure:
+        return []
+    graph = _bridge_graph()
+    open_ = doubt.copy()
+    open_[sure] = True
+    reach = np.zeros(len(labels), bool)
+    reach[sure[0]] = True
+    stack = [sure[0]]
+    while stack:
+        for n in graph[stack.pop()]:
+            if open_[n] and not reach[n]:
+                reach[n] = True
+                stack.append(n)
+    if not reach[sure].all():
+        return []
+    changed = []
+    for i in np.flatnonzero(doubt & clear_only & ~reach):
+        if labels[i] == "C":
+            changed.append(int(i))
+        labels[i] = EMPTY
+        if settle is None or settle[i]:
+            conf[i] = TREE_CONF
+    return changed
+
+
+def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_only: np.ndarray) -> list[int]:
+    """Decide empty-or-clear doubts by the pieces the clear cells must form.
+
+    The clear cells of an edge-connected group (surely clear ones and doubtful ones) must split
+    into pieces of the set that clear shows nowhere else (M4: one region, one piece; one of
+    each). Every labelling of the group's doubtful cells is weighed by the photo's odds
+    (clear-or-empty probabilities) and kept only if it makes such pieces; a cell whose share
+    of the weight leaves no doubt is decided. A group touching a cell in other doubt (a hand,
+    a colour unsure) is left alone: that cell could be clear too. Returns the cells whose
+    label changed."""
+    doubt = conf < UNCERTAIN_BELOW
+    cand = doubt & clear_only
+    sure = np.array([lab == "C" for lab in labels]) & ~doubt
+    member = cand | sure
+    edges = _edges()
+    with np.errstate(divide="ignore"):
+        p = post[:, -1] / np.maximum(post[:, -1] + post[:, 0], 1e-12)
+    log_c, log_e = np.log(np.clip(p, 1e-9, 1)), np.log(np.clip(1 - p, 1e-9, 1))
+    ps = pieces()
+    # The pieces clear surely shows elsewhere: regions of surely clear cells with no doubtful
+    # cell beside them (a doubtful neighbour could still make the region another piece).
+    settled = [(reg, ps.identify([cells()[i] for i in reg])) for reg in _regions(labels)
+               if labels[reg[0]] == "C" and not any(doubt[j] for i in reg for j in (i, *edges[i]))]
+    changed: list[int] = []
+    seen = np.zeros(len(labels), bool)
+    for start in np.flatnonzero(cand):
+        if seen[start]:
+            continue
+        group, stack = [int(start)], [int(start)]
+        seen[start] = True
+        while stack:
+            for n in edges[stack.pop()]:
+                if member[n] and not seen[n]:
+                    seen[n] = True
+                    group.append(n)
+                    stack.append(n)
+        doubtful = [i for i in group if cand[i]]
+        if len(doubtful) > PIECES_MAX_DOUBT or any(doubt[n] and not cand[n] for i in group for n in edges[i]):
+            continue
+        in_group = set(group)
+        elsewhere = {piece for reg, piece in settled if not in_group & set(reg)}
+        fixed = [i for i in group if sure[i]]
+        weights, shares = [], []
+        for mask in range(1 << len(doubtful)):
+            chosen = [i for k, i in enumerate(doubtful) if mask >> k & 1]
+            if not _distinct_pieces(fixed + chosen, elsewhere, edges):
+                continue
+            on = np.array([mask >> k & 1 for k in range(len(doubtful))], bool)
+            weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
+            shares.append(on)
+        if not weights:
+            continue
+        shares = np.array(shares)
+        w = np.exp(np.array(weights) - max(weights))
+        marginal = (w[:, None] * shares).sum(0) / w.sum()
+        for k, i in enumerate(doubtful):
+            lab = "C" if marginal[k] > 0.5 else EMPTY
+            if lab != labels[i]:
+                changed.append(i)
+            labels[i] = lab
+            if shares[:, k].all() or not shares[:, k].any():  # the rules leave one label
+                conf[i] = TREE_CONF
+            elif not any(sure[n] for n in edges[i]):  # beside a clear piece: _doubt_beside_clear
+                odds = abs(np.log(max(marginal[k], 1e-12)) - np.log(max(1 - marginal[k], 1e-12)))
+                conf[i] = max(conf[i], float(np.clip(odds / CLEAR_SURE, 0, 1)))
+    return changed
+
+
+def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, ...], ...]) -> bool:
+    """Do these clear cells split into edge-connected regions that are each a piece of the set,
+    none twice and none among ``elsewhere``?"""
+    left, found = set(clear), set()
+    while left:
+        region, stack = [], [left.pop()]
+        while stack:
+            j = stack.pop()
+            region.append(j)
+            for n in edges[j]:
+                if n in left:
+                    left.remove(n)
+                    stack.append(n)
+        piece = pieces().identify([cells()[i] for i in region])
+        if piece is None or piece in found or piece in elsewhere:
+            return False
+        found.add(piece)
+    return True
+
+
 # --- reading ----------------------------------------------------------------------------
 
 def locate_board(frame: np.ndarray) -> BoardPose:
@@ -442,16 +665,7 @@ def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> Gemb
     top = rectify(image, pose, CLEAR_PPU, 0.0)
     # the colour view from the finer one (a second pass over a 12 MP photo costs more)
     rect = cv2.resize(top, (int(round(EXTENT[0] * PPU)), int(round(EXTENT[1] * PPU))), interpolation=cv2.INTER_AREA)
-    post, conf = _probabilities(rect, top)
-    conf = np.where(_in_photo(pose), conf, 0.0)
-    # A cell whose walls do not show lies under something that is not a piece (a hand, a cup,
-    # a blinding glare): what shows there is not the cell.
-    conf = np.where(walls_seen(top) < WALLS_HIDDEN, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
-    labels = [LABELS[j] for j in np.argmax(post, 1)]
-    changed: list[int] = []
-    flags: list[str] = []
-    if rules:
-        labels, changed, flags = _apply_rules(labels, post, conf)
+    labels, conf, changed, flags = _decide(top, rect, _in_photo(pose), rules)
     names = [key(c) for c in cells()]
     return GembloReading(
         cells={names[i]: lab for i, lab in enumerate(labels) if lab != EMPTY},
@@ -459,6 +673,28 @@ def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> Gemb
         uncertain=[names[i] for i in np.flatnonzero(conf < UNCERTAIN_BELOW)],
         timing_ms=(time.perf_counter() - start) * 1000.0, pose=pose, rectified=rect, flags=flags,
         changed_by_rules=[names[i] for i in changed])
+
+
+def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
+            rules: bool) -> tuple[list[str], np.ndarray, list[int], list[str]]:
+    """Labels, confidences, cells the rules relabelled and flags from the top-down views."""
+    # A cell whose walls do not show lies under something that is not a piece (a hand, a cup,
+    # a blinding glare): what shows there is not the cell.
+    hidden = walls_seen(top) < WALLS_HIDDEN
+    post, conf, clear_only = _probabilities(rect, top, ~hidden & in_photo)
+    conf = np.where(in_photo, conf, 0.0)
+    conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
+    labels = [LABELS[j] for j in np.argmax(post, 1)]
+    changed: list[int] = []
+    flags: list[str] = []
+    if rules:
+        labels, changed, flags = _apply_rules(labels, post, conf)
+        ok = clear_only & in_photo & ~hidden
+        with np.errstate(divide="ignore"):
+            leans_empty = np.log(post[:, 0] + 1e-12) - np.log(post[:, -1] + 1e-12) >= TREE_MIN_ODDS
+        changed += _clear_pieces(labels, conf, post, ok)
+        changed += _clear_tree(labels, conf, ok, leans_empty)
+    return labels, conf, list(dict.fromkeys(changed)), flags
 
 
 def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
