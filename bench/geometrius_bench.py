@@ -13,7 +13,8 @@ hide the polygon and chip figures; the contract positions are counted separately
 - *token right*: read as the true catalogue shape, among tokens whose polygon is in view;
 - *silent*: read as another shape without being marked uncertain (what must never happen);
 - *angles*: the largest difference between a measured angle and the catalogue's, over the
-  tokens read right (median and 99th percentile over tokens, and the share within 2 degrees);
+  tokens read right (median and 99th percentile over tokens, and the share within 2 degrees;
+  its distribution per condition in a second table);
 - *top chip*: the top chip's colour right, among stacks whose top is in view; *silent*
   wrong colours as above;
 - *height*: stacks whose height was reported known, and how many of those are wrong.
@@ -148,6 +149,14 @@ def main() -> None:
         print(f"\nlargest angle error per token read right: median {statistics.median(angles):.2f}°, "
               f"99th percentile {float(np.percentile(angles, 99)):.2f}°, max {max(angles):.2f}° "
               f"({len(angles)} tokens)")
+        print("\n| condition | tokens | median | 95th percentile | 99th percentile | max | within 2° |\n"
+              "|---|---|---|---|---|---|---|")
+        for st in rows:
+            a = st["angles"]
+            if a:
+                print(f"| {st['condition']} | {len(a)} | {statistics.median(a):.2f}° | "
+                      f"{float(np.percentile(a, 95)):.2f}° | {float(np.percentile(a, 99)):.2f}° | {max(a):.2f}° | "
+                      f"{_pct(sum(x <= 2.0 for x in a), len(a))} |")
     if ms:
         print(f"read time per 1600x1200 photo (reader's own clock): median {statistics.median(ms):.0f} ms, "
               f"max {max(ms):.0f} ms")

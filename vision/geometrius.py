@@ -18,12 +18,16 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    from the rim; what is left, opened a little to shave the tick marks, gives the corners'
    first guess (Douglas-Peucker). Each side is then fitted to its ink clear of the angle
    arcs at its corners (right angles carry no arc), refitted round the line found until the
-   corners settle, and finally aimed along the stroke's clean outer edge; consecutive lines
-   meet at the corners. Nearly straight corners are dropped and the sides refitted.
+   corners settle; nearly straight corners are dropped and the sides refitted. Last, each
+   side is fitted again on the photo itself through the token's homography: profiles across
+   it give the stroke's two edges to a fraction of a pixel, wherever no other stroke, arc,
+   mark, tick or stack can reach them; consecutive lines meet at the corners. A side that is
+   not straight there, or a polygon not at its printed size, may have lost a corner.
 4. *Catalogue*: the nearest catalogue shape with as many corners, over every pairing of the
    corners that keeps the walking direction (tokens are never turned over), in units of the
    camera tolerance (2 degrees, 2 % of a side); beyond ``MATCH_LIMIT`` it is ``unknown``,
-   beyond ``SURE_MATCH`` (or with another shape nearly as near) it is reported uncertain.
+   beyond ``SURE_MATCH`` (or with another shape nearly as near, a side bent, or a stack over
+   enough of the outline to hide a short side) it is reported uncertain.
    Each token exists once, so two tokens read as one shape are told apart by distance: the
    farther one takes its next nearest shape, and both stay uncertain.
 5. *Stacks*: a stack stands on one of the token's chip spots. Seen at an angle its top rises
@@ -94,7 +98,7 @@ ARC_CLEAR_MM = 0.8  # past an arc's end the side's ink is the side's alone
 CORNER_CLEAR_MM = 0.9  # past a corner's own stroke (a right angle's mark is red: no ink)
 CARD_NEAR_MM = 3.0  # the card's brightness is taken this near each pixel
 HIDE_CLEAR_MM = 1.2  # sides are fitted this far clear of a stack
-STRAIGHT_DEG = 25.0  # a corner this close to 180 degrees is no corner (the catalogue's are 45 degrees or more off)
+STRAIGHT_DEG = 25.0  # a corner this close to 180 degrees is no corner (the catalogue's are 27 degrees or more off)
 FOCAL_RANGE = (0.6, 0.9)  # plausible phone focal lengths, in photo lengths (fields of view 58-80 degrees)
 FOCAL_TYPICAL = 0.72
 TILT_FOR_FOCAL_DEG = 12.0  # below this the homography hardly shows the focal length: use the typical one
@@ -529,9 +533,9 @@ def _beyond(n: int, half: float) -> np.ndarray:
     return np.hypot((xx + 0.5) / PPM - half, (yy + 0.5) / PPM - half) > POLY_RADIUS_MM + 0.9
 
 
-def _outline(ink: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """The polygon's rough corners (top-down pixels) from the silhouette of its outline, and
-    the silhouette (the polygon with its outline, ticks shaved off)."""
+def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
+    """The polygon's rough corners (top-down pixels) from the silhouette of its outline (the
+    polygon with its outline, ticks shaved off)."""
     n = ink.shape[0]
     mask = (ink > 0.55).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
@@ -549,7 +553,7 @@ def _outline(ink: np.ndarray, half: float) -> tuple[np.ndarray, np.ndarray] | No
     if cv2.contourArea(c) < (3 * PPM) ** 2:
         return None
     approx = cv2.approxPolyDP(c, 0.6 * PPM, True)[:, 0, :].astype(np.float64)
-    return (approx, solid) if len(approx) >= 3 else None
+    return approx if len(approx) >= 3 else None
 
 
 @dataclass(frozen=True)
@@ -598,57 +602,6 @@ def _fit_side(ink: _InkPoints, a: np.ndarray, b: np.ndarray, trim: tuple[float, 
     return point, direction / np.linalg.norm(direction)
 
 
-def _edge_line(ink: np.ndarray, solid: np.ndarray, fit: tuple[np.ndarray, np.ndarray], t_range: tuple[float, float]
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """A side's line re-aimed along the outer edge of its stroke.
-
-    The stroke's middle is crowded near the corners (angle arcs touch it from inside), so
-    its centre line is fitted over a short stretch only. Its outer edge is clean from corner
-    to corner but for the tick marks, which stand out and are dropped as outliers: the
-    edge gives the side's direction over its whole length, the centre line its place."""
-    point, u = fit
-    normal = np.array([-u[1], u[0]])
-    mid_t = 0.5 * (t_range[0] + t_range[1])
-    probe = point + u * mid_t + normal * 1.5 * PPM
-    h, w = solid.shape
-    px, py = int(round(probe[0])), int(round(probe[1]))
-    if 0 <= px < w and 0 <= py < h and solid[py, px]:
-        normal = -normal  # point the normal out of the polygon
-    ts = np.arange(t_range[0], t_range[1], 0.5)
-    if len(ts) < 8:
-        return fit
-    offs = np.arange(0.0, 1.4 * PPM, 0.25)
-    pts = point + ts[:, None, None] * u + offs[None, :, None] * normal
-    prof = _sample(ink, pts.reshape(-1, 2))[:, 0].reshape(len(ts), len(offs))
-    above = prof >= 0.5
-    # the last offset still inked, going outwards from the centre line
-    last = len(offs) - 1 - np.argmax(above[:, ::-1], axis=1)
-    ok = above.any(1) & (last < len(offs) - 1)
-    i = np.clip(last, 0, len(offs) - 2)
-    rows = np.arange(len(ts))
-    p0, p1 = prof[rows, i], prof[rows, i + 1]
-    edge = offs[i] + (p0 - 0.5) / np.maximum(p0 - p1, 1e-6) * 0.25
-    t, e = ts[ok], edge[ok]
-    keep = np.ones(len(t), bool)
-    for _ in range(4):
-        if keep.sum() < 8:
-            return fit
-        tk, ek = t[keep], e[keep]
-        tm, em = tk.mean(), ek.mean()
-        c1 = float(((tk - tm) * (ek - em)).sum() / max(((tk - tm) ** 2).sum(), 1e-9))
-        c0 = em - c1 * tm
-        res = e - (c0 + c1 * t)
-        mad = np.median(np.abs(res[keep] - np.median(res[keep])))
-        new_keep = np.abs(res) < max(0.12 * PPM, 3 * 1.4826 * mad)
-        if np.array_equal(new_keep, keep):
-            break
-        keep = new_keep
-    direction = u + normal * c1
-    direction /= np.linalg.norm(direction)
-    centre = point + u * mid_t  # the centre line's place at the middle of the side
-    return centre, direction
-
-
 def _meet(p1, d1, p2, d2) -> np.ndarray | None:
     den = d1[0] * d2[1] - d1[1] * d2[0]
     if abs(den) < 1e-9:
@@ -684,14 +637,12 @@ def _merge_short(v: np.ndarray, shortest: float) -> np.ndarray:
     return np.array(pts)
 
 
-def _refine(ink: _InkPoints, corners: np.ndarray, ink_image: np.ndarray | None = None,
-            solid: np.ndarray | None = None) -> np.ndarray | None:
+def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
     """Corners from lines fitted to each side's ink. A side too short to fit, a corner that
     is nearly straight or a side that shrinks to nothing is merged away and the rest refitted."""
     v = _merge_short(corners.copy(), 2.0 * PPM)
     angles = _interior_angles(v)
     last = None
-    edges = False
     for _ in range(12):
         n = len(v)
         if n < 3:
@@ -716,10 +667,6 @@ def _refine(ink: _InkPoints, corners: np.ndarray, ink_image: np.ndarray | None =
                     break
                 fit = _fit_side(ink, fit[0] + fit[1] * ((a - fit[0]) @ fit[1]),
                                 fit[0] + fit[1] * ((b - fit[0]) @ fit[1]), trim, band * PPM) or fit
-            if fit is not None and edges and ink_image is not None and solid is not None:
-                start = (a - fit[0]) @ fit[1]
-                fit = _edge_line(ink_image, solid, (fit[0] + fit[1] * start, fit[1]),
-                                 (CORNER_CLEAR_MM * PPM, lengths[i] - CORNER_CLEAR_MM * PPM))
             fits.append(fit)
         failed = [i for i, f in enumerate(fits) if f is None]
         if failed:  # merge the side's two ends
@@ -744,11 +691,9 @@ def _refine(ink: _InkPoints, corners: np.ndarray, ink_image: np.ndarray | None =
         straight = np.abs(angles - 180) < STRAIGHT_DEG
         short = sides < 1.5 * PPM
         if not straight.any() and not short.any():
-            if edges:
-                return new
-            settled = np.array_equal(np.abs(angles - 90) > 8, marked) and len(v) == n and \
-                float(np.abs(new - v).max()) < 0.25
-            edges = settled  # once the corners stay put, aim each side along its outer edge
+            if np.array_equal(np.abs(angles - 90) > 8, marked) and len(v) == n and \
+                    float(np.abs(new - v).max()) < 0.25:
+                return new  # the corners stay put (the photo then gives the sides' last fit)
             v = last = new  # refit round the lines found (and with the corners' kinds as now seen)
             continue
         if straight.any():
@@ -759,15 +704,224 @@ def _refine(ink: _InkPoints, corners: np.ndarray, ink_image: np.ndarray | None =
     return last
 
 
-def _covers_polygon(outline: np.ndarray) -> bool:
-    """Whether a stack's outline (token mm) reaches into the polygon's circle."""
-    d = cv2.pointPolygonTest(np.float32(outline), (0.0, 0.0), True)
-    return d > -(POLY_RADIUS_MM + 0.5)
+# --- 3b. the sides again, in the photo itself ------------------------------------------------
+#
+# The top-down view is resampled once already, at a fixed scale; the last fit samples the
+# photo itself through the token's homography instead, across each side, at a twentieth of a
+# millimetre. Each profile gives the stroke's two edges (where the darkness crosses half way
+# from the stroke's core to the card beside it), so blur, which widens a stroke evenly, moves
+# neither its middle nor its direction. A profile counts only where no other stroke can reach
+# it: not the neighbouring sides near a corner (whatever the corner's angle, reflex ones too),
+# not the angle arcs or right-angle marks inside a corner, not a stack. Ticks crossing a side
+# stand out by a stroke's width and are dropped as outliers.
+
+SIDE_STEP_MM = 0.15  # profiles across a side, this far apart
+PROFILE_MM = 1.6  # each profile reaches this far either side of the stroke's centre line
+PROFILE_STEP_MM = 0.05
+STROKE_HALF_MM = 0.45  # half the outline's printed width
+STROKE_CLEAR_MM = 0.5  # beyond its half width, another stroke's blur must leave a profile this much room
+EDGE_SEEN_MM = 1.0  # a profile's edge lies within this of the centre line: only that far must be clear
+EDGE_TOLERANCE_MM = 0.12  # an edge point this far off its side's line is an outlier (a tick, a speck)
+TICK_FLANK_MM = (0.75, 0.95)  # a tick (1.1 mm each way) still inks this far out, where the stroke's blur fades
+TICK_WIDER_MM = 0.35  # a profile this much wider than the stroke crosses a tick
+EDGE_CONTRAST = 0.2  # the stroke's core must be this much darker than the card beside it (relative)
+PHOTO_FIT_MOVE_MM = 2.0  # a corner moving farther than this was not refined but lost
+HIDDEN_STRETCH_MM = 3.0  # a stack hiding this much of the outline may hide a short side and its corners
+SIZE_TOLERANCE_MM = 1.0  # the polygon's printed reach, as measured through the token's frame
+STRAIGHT_SHARE = 0.6  # a side with fewer of its edge points on its line bends: a corner may be missing
 
 
-def _measure_polygon(view_red: np.ndarray, half: float, hide: np.ndarray | None = None) -> np.ndarray | None:
-    """Polygon vertices in token millimetres (x right, y up) or None; ``hide``: a region
-    (token millimetres, y down) whose ink is not the polygon's (a stack standing there)."""
+def _segment_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance (N x segments) from points to segments a[k]-b[k]."""
+    d = b - a
+    rel = pts[:, None, :] - a[None]
+    t = np.clip((rel * d[None]).sum(2) / np.maximum((d * d).sum(1), 1e-12)[None], 0, 1)
+    return np.hypot(*(rel - t[..., None] * d[None]).transpose(2, 0, 1))
+
+
+def _in_hidden(pts: np.ndarray, hide: np.ndarray | None, margin: float) -> np.ndarray:
+    """Points within ``margin`` of a convex region (a stack's outline, token mm), or inside it."""
+    out = np.zeros(len(pts), bool)
+    if hide is None:
+        return out
+    middle = hide.mean(0)
+    near = np.hypot(*(pts - middle).T) <= np.hypot(*(hide - middle).T).max() + margin
+    if not near.any():
+        return out
+    pts = pts[near]
+    a, b = hide, np.roll(hide, -1, 0)
+    d = b - a
+    normal = np.column_stack([d[:, 1], -d[:, 0]]) / np.maximum(np.hypot(d[:, 0], d[:, 1]), 1e-12)[:, None]
+    inward = np.sign(((hide.mean(0) - a) * normal).sum(1))  # the outline may walk either way
+    signed = ((pts[:, None, :] - a[None]) * (normal * inward[:, None])[None]).sum(2)  # > 0 inside
+    out[near] = signed.min(1) > -margin
+    return out
+
+
+def _ticks(values: np.ndarray, offs: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """Profiles across a tick mark: ink on both sides of the stroke, past its edges (a tick
+    crosses the side, 1.1 mm each way), and their neighbours (the tick's blurred edges).
+    Each edge there lies a tick's length out, both the same way for the centre line: a run
+    of them could outvote the stroke on a short side. ``plain``: the profiles no other
+    stroke reaches, whose flanks show how far blur spreads the side's own ink."""
+    core = np.abs(offs) <= STROKE_HALF_MM + 0.15
+    ink = values[:, core].min(1)
+    k = int(0.9 * (values.shape[1] - 1))
+    card = np.partition(values, k, axis=1)[:, k]
+    dark = (card[:, None] - values) / np.maximum(card - ink, 1.0)[:, None]
+    flank = (np.abs(offs) >= TICK_FLANK_MM[0]) & (np.abs(offs) <= TICK_FLANK_MM[1])
+    # Against the side's own plain flanks: blur spreads the stroke's ink into them all along.
+    tick = np.ones(len(values), bool)
+    for side in (offs > 0, offs < 0):
+        shade = dark[:, flank & side].mean(1)
+        tick &= shade > np.percentile(shade[plain] if plain.sum() >= 4 else shade, 30) + 0.3
+    spread = tick.copy()
+    spread[1:] |= tick[:-1]
+    spread[:-1] |= tick[1:]
+    return spread
+
+
+def _edges(values: np.ndarray, offs: np.ndarray, sign: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each profile's stroke edge on one side (``sign`` +1 outwards, -1 inwards), in mm from
+    the centre line, where the darkness crosses half way to the card; and whether it was seen."""
+    core = np.abs(offs) <= STROKE_HALF_MM + 0.15
+    ink = np.where(core[None], values, np.inf).min(1)
+    centre = np.argmin(np.where(core[None], values, np.inf), axis=1)
+    beyond = (sign * offs >= 2 * STROKE_HALF_MM) & (sign * offs <= PROFILE_MM)
+    flank = values[:, beyond]
+    card = np.partition(flank, int(0.8 * (flank.shape[1] - 1)), axis=1)[:, int(0.8 * (flank.shape[1] - 1))]
+    half = 0.5 * (card + ink)
+    idx = np.arange(len(offs))
+    ahead = (sign * (idx[None] - centre[:, None]) > 0) & (values >= half[:, None])
+    # the first sample past half way going from the core in the edge's direction
+    order = idx if sign > 0 else idx[::-1]
+    hit = ahead[:, order]
+    j = order[np.argmax(hit, axis=1)]
+    seen = hit.any(1) & (card - ink > EDGE_CONTRAST * np.maximum(card, 1.0))
+    prev = np.clip(j - sign, 0, len(offs) - 1)
+    rows = np.arange(len(values))
+    v0, v1 = values[rows, prev], values[rows, j]
+    frac = np.clip((half - v0) / np.where(np.abs(v1 - v0) > 1e-6, v1 - v0, 1e-6), 0, 1)
+    edge = offs[prev] + frac * (offs[j] - offs[prev])
+    return edge, seen & (sign * edge > 0)
+
+
+def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray | None
+                 ) -> tuple[np.ndarray, float] | None:
+    """The polygon's corners (token mm, y down) refitted side by side on the photo's red
+    channel (``H``: token mm -> photo px), starting from corners ``v``, and the share of the
+    edge points on their side's line on the least straight side (a corner merged away
+    bends a side); None when a side cannot be fitted so (the corners found before stand)."""
+    n = len(v)
+    a, b = v, np.roll(v, -1, 0)
+    lengths = np.linalg.norm(b - a, axis=1)
+    if lengths.min() < 1e-6:
+        return None
+    u = (b - a) / lengths[:, None]
+    normal = np.column_stack([-u[:, 1], u[:, 0]])
+    walk = float(np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
+    normal *= -1.0 if walk > 0 else 1.0  # outwards (y down: a positive walk turns clockwise on screen)
+    # Inside each corner, an arc or a right-angle mark within a quarter of the shorter side.
+    mark = np.minimum(ARC_MM, 0.25 * np.minimum(lengths, np.roll(lengths, 1))) + ARC_CLEAR_MM
+    offs = np.arange(-PROFILE_MM, PROFILE_MM + 1e-9, PROFILE_STEP_MM)
+    check = np.linspace(0.0, EDGE_SEEN_MM, 6)
+    h, w = red.shape[:2]
+    per_side, points = [], []
+    for i in range(n):
+        ts = np.arange(0.0, lengths[i] + 1e-9, SIDE_STEP_MM)
+        if len(ts) < 4:
+            return None
+        base = a[i] + ts[:, None] * u[i]
+        others = [k for k in range(n) if k != i]
+        clear = {}
+        for sign in (1, -1):
+            probe = (base[:, None, :] + sign * check[None, :, None] * normal[i]).reshape(-1, 2)
+            near = _segment_distance(probe, a[others], b[others]).min(1) < STROKE_HALF_MM + STROKE_CLEAR_MM
+            ok = ~near.reshape(len(ts), -1).any(1)
+            ok &= ~_in_hidden(probe, hide, HIDE_CLEAR_MM).reshape(len(ts), -1).any(1)
+            if sign < 0:  # the marks inside the corners at this side's two ends
+                ok &= (ts > mark[i]) & (ts < lengths[i] - mark[(i + 1) % n])
+            clear[sign] = ok
+        pts = base[:, None, :] + offs[None, :, None] * normal[i]
+        per_side.append((ts, clear))
+        points.append(pts.reshape(-1, 2))
+    photo_pts = apply_h(H, np.vstack(points))
+    inside = (photo_pts[:, 0] >= 0) & (photo_pts[:, 0] <= w - 1) & (photo_pts[:, 1] >= 0) & (photo_pts[:, 1] <= h - 1)
+    values = _sample(red, photo_pts)[:, 0]
+    start = 0
+    lines = []
+    straight = 1.0
+    for i, (ts, clear) in enumerate(per_side):
+        m = len(ts) * len(offs)
+        prof = values[start:start + m].reshape(len(ts), len(offs))
+        in_view = inside[start:start + m].reshape(len(ts), len(offs)).all(1)
+        start += m
+        out_e, out_ok = _edges(prof, offs, 1)
+        in_e, in_ok = _edges(prof, offs, -1)
+        plain = in_view & ~_ticks(prof, offs, clear[1] & in_view)
+        out_ok &= clear[1] & plain
+        in_ok &= clear[-1] & plain
+        both = out_ok & in_ok
+        width = float(np.median(out_e[both] - in_e[both])) if both.sum() >= 3 else 2 * STROKE_HALF_MM
+        wide = both & (out_e - in_e > width + TICK_WIDER_MM)  # a tick the flanks missed
+        out_ok &= ~wide
+        in_ok &= ~wide
+        t = np.concatenate([ts[out_ok], ts[in_ok]])
+        c = np.concatenate([out_e[out_ok] - width / 2, in_e[in_ok] + width / 2])
+        fitted = _robust_line(t, c, EDGE_TOLERANCE_MM) if len(t) >= 8 else None
+        if fitted is None:
+            return None
+        slope, offset = fitted
+        residual = c - (slope * t + offset)
+        on_line = float(np.mean(np.abs(residual) < 2 * EDGE_TOLERANCE_MM))
+        # A side bent at a missed corner leaves one end off the line, both edges the same way
+        # (a tick pushes the two edges apart instead, in the side's middle).
+        span = t.max() - t.min()
+        for end in (t <= t.min() + 0.25 * span, t >= t.max() - 0.25 * span):
+            if end.sum() >= 3 and abs(float(np.median(residual[end]))) > EDGE_TOLERANCE_MM:
+                on_line = 0.0
+        straight = min(straight, on_line)
+        direction = u[i] + slope * normal[i]
+        lines.append((a[i] + offset * normal[i], direction / np.linalg.norm(direction)))
+    corners = [_meet(*lines[i - 1], *lines[i]) for i in range(n)]
+    if any(p is None for p in corners):
+        return None
+    return np.array(corners), straight
+
+
+def _covers_polygon(outline: np.ndarray, vertices: np.ndarray | None) -> bool:
+    """Whether a stack's outline (token mm, y down) hides enough of the measured polygon
+    (``vertices``: token mm, y up) to hide a corner: a stack beside the polygon, or over a
+    short stretch of one side, leaves every corner where its sides' lines meet. Without a
+    polygon, whether it reaches into the polygon's circle."""
+    if vertices is None:
+        d = cv2.pointPolygonTest(np.float32(outline), (0.0, 0.0), True)
+        return d > -(POLY_RADIUS_MM + 0.5)
+    v = np.asarray(vertices, np.float64) * [1, -1]
+    ends = np.roll(v, -1, 0)
+    lengths = np.linalg.norm(ends - v, axis=1)
+    steps = np.linspace(0, 1, 50, endpoint=False)
+    boundary = (v[:, None, :] + steps[None, :, None] * (ends - v)[:, None, :]).reshape(-1, 2)
+    under = _in_hidden(boundary, outline, STROKE_HALF_MM).reshape(len(v), -1)
+    return float((under.mean(1) * lengths).sum()) >= HIDDEN_STRETCH_MM
+
+
+@dataclass(frozen=True)
+class PolygonFit:
+    """A measured polygon: vertices in token millimetres (x right, y up), and whether each
+    side's stroke was seen straight along its length and the polygon at its printed size
+    (else a corner may have been missed)."""
+
+    vertices: np.ndarray
+    straight: bool = True
+
+
+def _measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, np.ndarray],
+                     hide: np.ndarray | None = None) -> PolygonFit | None:
+    """The polygon, or None, from the token's top-down view (its red channel, ``half`` mm each
+    way) and, for the sides' last fit, ``photo``: the photo's red channel and the token's
+    homography; ``hide``: a region (token millimetres, y down) whose ink is not the
+    polygon's (a stack standing there)."""
     ink = _ink(view_red)
     fit_ink = ink
     if hide is not None:
@@ -781,12 +935,24 @@ def _measure_polygon(view_red: np.ndarray, half: float, hide: np.ndarray | None 
     found = _outline(ink, half)
     if found is None:
         return None
-    rough, solid = found
-    fine = _refine(_InkPoints.of(fit_ink), rough, fit_ink, solid)
+    fine = _refine(_InkPoints.of(fit_ink), found)
     if fine is None:
         return None
     mm = (fine + 0.5) / PPM - half
-    return mm * [1, -1]
+    # A side the photo shows no straight stroke along (bent at a corner merged away, or
+    # spoilt) leaves the polygon in doubt; the corners found so far then stand.
+    straight = 0.0
+    for _ in range(2):  # the second time with the clear stretches the first fit shows
+        again = _photo_sides(*photo, mm, hide)
+        if again is None or np.abs(again[0] - mm).max() > PHOTO_FIT_MOVE_MM or \
+                (np.abs(_interior_angles(again[0]) - 180) < STRAIGHT_DEG).any():
+            break
+        mm, straight = again
+    # Every polygon is printed with its farthest corner POLY_RADIUS_MM from its bounding
+    # box's middle: one that comes out smaller (or larger) lost (or gained) a corner.
+    reach = float(np.linalg.norm(mm - (mm.min(0) + mm.max(0)) / 2, axis=1).max())
+    full_size = abs(reach - POLY_RADIUS_MM) <= SIZE_TOLERANCE_MM
+    return PolygonFit(mm * [1, -1], straight >= STRAIGHT_SHARE and full_size)
 
 
 # --- 4. the catalogue ---------------------------------------------------------------------
@@ -1094,8 +1260,8 @@ def _locate(image: np.ndarray) -> _Field:
     if min(h, w) < 200:
         raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
     f = min(1.0, WORK_WIDTH / max(w, h))
-    small = cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA) if f < 1 else image
-    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # before shrinking: a third of the work
+    gray = cv2.resize(gray, None, fx=f, fy=f, interpolation=cv2.INTER_AREA) if f < 1 else gray
     quads = _frame_quads(gray)
     if not quads:  # a blurred photo: the thin frames only just stand out
         quads = _frame_quads(gray, 5)
@@ -1185,10 +1351,11 @@ def _read_field(image: np.ndarray, located: _Field, start: float) -> GeometriusR
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
         view = _warp(red, Ht, half, PPM)
-        vertices = _measure_polygon(view, half, stack.outline)
-        hidden = stack.outline is not None and _covers_polygon(stack.outline)
+        polygon = _measure_polygon(view, half, (red, Ht), stack.outline)
+        vertices = None if polygon is None else polygon.vertices
+        hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
         match = None if vertices is None else match_shape(vertices, catalogue.shapes)
-        if match is None or not match.sure or hidden:
+        if match is None or not match.sure or hidden or not polygon.straight:
             uncertain.append("shape")
         vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
         r, c = labels[pos]
