@@ -17,11 +17,15 @@ Geometry (``locate_board``), on a copy about 720 px wide:
 4. *Turn*: the drawing repeats every 60 degrees; it is matched turned in 3 degree steps with
    a small shift. When the best match is weak (glare, shadow), the runners-up are tried too.
 5. *Refinement*: a homography aligning the drawn lines with the photo's edges (ECC, two
-   passes), then the drawing matched piece by piece round every node with RANSAC, which a hand
-   or a glare spot cannot pull; of the two, the pose more pieces agree with wins.
-6. *Upright*: the frame is turned by a multiple of 60 degrees so the node hexagon's side
+   passes), then the drawing matched piece by piece round every node and along the board's
+   edge, with RANSAC, which a hand or a glare spot cannot pull; of the two, the pose more
+   pieces agree with wins.
+6. *Lens*: one radial lens term (``vision.pose.Lens``, fitted as for Gemblo) through the same
+   pieces, matched again where it puts them; kept when more pieces agree with it. The board's
+   edge holds it beyond the drawing, where the ring lies.
+7. *Upright*: the frame is turned by a multiple of 60 degrees so the node hexagon's side
    nearest the photo's top is up (the labelling ``vision.synth.equilibrix`` documents): the
-   board cannot tell its sides apart, the photo can. Lens distortion is not modelled.
+   board cannot tell its sides apart, the photo can.
 
 Colour (no palette of plastics here): every photo carries its own reference, the bare wood
 between the flower and the ring, which is never covered. Its colour over the board gives the
@@ -32,11 +36,19 @@ sampled in its middle, away from the perforated tip dots and the drawn lines. Th
 white tiles, recognised by their shapes, anchor the white class (a glare spot on bare wood is
 brighter and a little bluer, but it is no tile's shape).
 
+Glare: a highlight adds white light, so a black tile under it can look white or like wood in
+its mean; the darkest quarter of its middle, which the highlight misses, stays black, and the
+field is read black (not surely). Wood under a highlight turns as bright and neutral as white
+plastic but keeps its grain: a white field whose darkest tenth lies well below its middle is
+not sure.
+
 Doubt: a field is uncertain when its colour sits between the classes or far from its own
 class, when its middle is rough (a hand's creases, a sleeve), when it is washed out by glare
-or only partly bluer than white (glared wood), or, read as empty, when its drawn outline does
-not show (a hand or a cup lies over it: skin can look like wood). Every field is uncertain
-when too few pieces of the drawing agree with the pose (its ``quality``, their share).
+or only partly bluer than white (glared wood), when it is black only in part or white but
+grained (above), or, read as empty, when its drawn outline does not show or most of its
+neighbours are in doubt (a hand or a cup lies over it: skin can look like wood). Every field
+is uncertain when too few pieces of the drawing agree with the pose (its ``quality``, their
+share).
 """
 from __future__ import annotations
 
@@ -48,11 +60,13 @@ from typing import Mapping
 
 import cv2
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
 from .errors import ReadError
+from .hexpose import _fit as _fit_lens  # homography plus one radial lens term, shared with Gemblo
 from .hexpose import _gradient_at as gradient_at  # the live check's sampler, shared with Gemblo
 from .image_io import as_bgr
 from .pose import BoardPose, apply_h, rectify
@@ -92,6 +106,10 @@ PATCH_R, SEARCH_R = 1.0, 0.35  # their half-size and how far each may move (r un
 PATCH_MIN = 0.3  # a neighbourhood matched worse than this is not used
 POSE_TRUST = 0.3  # share of the drawing's pieces that must agree with a pose for its fields to be read
 PATCH_TOLERANCE = 0.05  # r: matches further off the common homography are outliers
+LENS_ROUNDS = 2  # the lens term is fitted, the drawing matched again where it puts it, and refitted
+LENS_RANGE = (-0.34, 0.14)  # inside the lens search's ends (-0.35, 0.15): a fit at an end is no lens
+LENS_MIN = 0.08  # a weaker lens term is within what the fit finds on lens-free photos (up to 0.06)
+LENS_GAIN = 1  # a lens term must bring more than this many more of the drawing's pieces into agreement
 CORE_LINE = 0.07  # sampled pixels keep this far from a drawn line (r units)
 CORE_NODE = 0.3  # ... and from every tip (the dots sit within 0.24 of it)
 BAND_LINE = 0.045  # the outline band of a field: within this of its drawn boundary
@@ -108,6 +126,11 @@ WHITE_DRIFT = np.array([0.35, 0.5])
 OUTLIER = 3.0  # spreads from its class beyond which a field's colour is not that class's
 TEXTURE_RATIO, TEXTURE_FLOOR = 3.0, 6.0  # a field's middle this much rougher than the usual: not a tile or wood
 CLIPPED = 250  # a raw channel this high is clipped
+DARK_PART = 0.25  # share of a field's middle, its darkest, that a highlight is judged to have missed
+PARTLY_BLACK = -1.0  # log brightness over the wood's below which that part is a black tile's
+WHITE_GRAIN = 0.015  # least margin below white tiles' usual darkest tenth (share of the middle)
+NEIGHBOUR_R = 0.62  # r: a field's neighbours (5 or 6) have their centroids this close
+HIDDEN_AROUND = 0.5  # share of doubtful neighbours that makes an empty-looking field doubtful
 OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
 VERIFY_SHARE = 0.6  # a frame whose drawing shows less than this share of the located one's: moved
 VERIFY_FLOOR = 1.2  # line contrast below which no drawing is where the pose says
@@ -507,41 +530,108 @@ def _peak(score: np.ndarray) -> tuple[float, float, float]:
     return x + dx, y + dy, float(top)
 
 
-def _patches(gray: np.ndarray, pose: BoardPose) -> tuple[BoardPose, int]:
-    """The pose refitted through the drawing's neighbourhoods matched one by one, keeping only
-    the matches that agree (RANSAC): a hand or a cup over part of the board moves none of it.
-    Also how many neighbourhoods agree with it."""
+@lru_cache(maxsize=1)
+def _edge_anchors() -> np.ndarray:
+    """Points of the board's edge, matched like the drawing's neighbourhoods: the ring lies
+    beyond the drawing, and only the edge holds a lens term fitted to the drawing there."""
+    a = np.radians(np.arange(0, 360, 15) + 7.5)
+    return np.column_stack([np.cos(a), np.sin(a)]) * fg.DISC + fg.DISC
+
+
+@lru_cache(maxsize=1)
+def _ridge_view(ppu: float, pad: float) -> np.ndarray:
+    """The drawn lines and the board's edge as ridges, top-down at ``ppu`` with margin ``pad``."""
+    n = int(round((fg.EXTENT[0] + 2 * pad) * ppu))
+    d = np.mgrid[0:n, 0:n].astype(np.float32) / np.float32(ppu) - np.float32(pad + fg.DISC)
+    _, line, _ = fg.locate_fields(d[1], d[0])
+    radius = np.hypot(d[1], d[0])
+    line = np.minimum(line, np.abs(radius - fg.OUTER_LINE))
+    ridges = np.exp(-(line / RIDGE_R) ** 2) * (radius <= DRAW_RADIUS) + np.exp(-((radius - fg.DISC) / RIDGE_R) ** 2)
+    return cv2.GaussianBlur(ridges.astype(np.float32), (0, 0), 0.8)
+
+
+def _matches(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]:
+    """The drawing's neighbourhoods and the board's edge matched piece by piece near where
+    ``pose`` puts them: (board points, photo points) of those that match well."""
     pad = math.ceil((PATCH_R + SEARCH_R) * PATCH_PPU) / PATCH_PPU  # a whole number of pixels
     rect = cv2.GaussianBlur(_edges(rectify(gray, pose, PATCH_PPU, pad)), (0, 0), 0.8)
-    _, line, _, radius = _raster(PATCH_PPU)
-    ridges = cv2.GaussianBlur((np.exp(-(line / RIDGE_R) ** 2) * (radius <= DRAW_RADIUS)).astype(np.float32),
-                              (0, 0), 0.8)
+    ridges = _ridge_view(PATCH_PPU, pad)
     half, search = int(PATCH_R * PATCH_PPU), int(SEARCH_R * PATCH_PPU)
-    seen, board = [], []
-    for bx, by in _anchors():
-        tx, ty = int(round(bx * PATCH_PPU)), int(round(by * PATCH_PPU))
-        tmpl = ridges[ty - half:ty + half + 1, tx - half:tx + half + 1]
-        ox, oy = tx + int(round(pad * PATCH_PPU)), ty + int(round(pad * PATCH_PPU))
+    wins, tmpls, board = [], [], []
+    for bx, by in np.vstack([_anchors(), _edge_anchors()]):
+        ox, oy = int(round((bx + pad) * PATCH_PPU)), int(round((by + pad) * PATCH_PPU))
+        tmpl = ridges[oy - half:oy + half + 1, ox - half:ox + half + 1]
         win = rect[oy - half - search:oy + half + search + 1, ox - half - search:ox + half + search + 1]
-        if tmpl.shape != (2 * half + 1,) * 2 or win.shape != (2 * half + 2 * search + 1,) * 2:
-            continue
-        x, y, top = _peak(cv2.matchTemplate(win, tmpl, cv2.TM_CCOEFF_NORMED))
-        if top < PATCH_MIN:
-            continue
-        seen.append((tx + x - search, ty + y - search))
-        board.append((tx, ty))
-    if len(board) < 12:
-        return pose, 0
-    photo = pose.to_photo(np.array(seen) / PATCH_PPU)
-    board_pts = np.array(board) / PATCH_PPU
+        if tmpl.shape == (2 * half + 1,) * 2 and win.shape == (2 * half + 2 * search + 1,) * 2:
+            wins.append(win)
+            tmpls.append(tmpl)
+            board.append((ox / PATCH_PPU - pad, oy / PATCH_PPU - pad))
+    if not board:
+        return np.zeros((0, 2)), np.zeros((0, 2))
+    peaks = np.array([_peak(score) for score in _correlate(np.array(wins), np.array(tmpls))])
+    good = peaks[:, 2] >= PATCH_MIN
+    seen = np.array(board)[good] + (peaks[good, :2] - search) / PATCH_PPU
+    return np.array(board)[good], pose.to_photo(seen)
+
+
+def _correlate(wins: np.ndarray, tmpls: np.ndarray) -> np.ndarray:
+    """Normalised correlation (OpenCV's TM_CCOEFF_NORMED) of each template over its own window,
+    all at once: one call instead of one per neighbourhood, several times faster."""
+    t = tmpls.shape[1]
+    tz = tmpls - tmpls.mean((1, 2), keepdims=True)
+    num = np.einsum("aijxy,axy->aij", sliding_window_view(wins, (t, t), axis=(1, 2)), tz, optimize=True)
+    w = wins.astype(np.float64)
+    sums = [np.pad(v.cumsum(1).cumsum(2), ((0, 0), (1, 0), (1, 0))) for v in (w, w * w)]
+    s1, s2 = (c[:, t:, t:] - c[:, :-t, t:] - c[:, t:, :-t] + c[:, :-t, :-t] for c in sums)
+    den = np.sqrt(np.maximum(s2 - s1 * s1 / (t * t), 0.0) * (tz * tz).sum((1, 2))[:, None, None])
+    return np.where(den > 1e-9, num / np.maximum(den, 1e-9), 0.0).astype(np.float32)
+
+
+def _agreeing(pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> tuple[int, int]:
+    """How many matched pieces lie where ``pose`` puts them: of the drawing's, and in all."""
+    if not len(board):
+        return 0, 0
+    near = np.linalg.norm(pose.to_board(photo) - board, axis=1) < PATCH_TOLERANCE
+    drawn = np.hypot(*(board - fg.DISC).T) < DRAW_RADIUS + 0.1
+    return int((near & drawn).sum()), int(near.sum())
+
+
+def _lens_fit(gray: np.ndarray, pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> tuple[BoardPose,
+                                                                                                tuple[int, int]]:
+    """The pose with one radial lens term, fitted through the matched pieces (Gemblo's fit:
+    least median of squares, then a search on the lens term); between fits the pieces are
+    matched again where it puts them (a barrel lens moves the outer ones furthest, past the
+    first search). Also how many agree with it (:func:`_agreeing`)."""
+    for round_ in range(LENS_ROUNDS):
+        if len(board) < 12:
+            return pose, (0, 0)
+        if round_:
+            board, photo = _matches(gray, pose)
+        fitted = _fit_lens(board, photo, pose.image_size, pose.quality)
+        if not LENS_RANGE[0] < fitted.distortion < LENS_RANGE[1]:  # the search's ends: bent to wrong matches
+            return pose, (0, 0)
+        pose = _pose_from(np.linalg.inv(fitted.homography), pose.image_size, fitted.distortion, pose.quality,
+                          fitted.residual)
+    return pose, _agreeing(pose, board, photo)
+
+
+def _patches(gray: np.ndarray, pose: BoardPose) -> tuple[BoardPose, tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """The pose refitted through the drawing's neighbourhoods (and the board's edge) matched
+    one by one, keeping only the matches that agree (RANSAC): a hand or a cup over part of the
+    board moves none of it. Also how many pieces agree with it (:func:`_agreeing`) and the
+    matches."""
+    board_pts, photo = _matches(gray, pose)
+    if len(board_pts) < 12:
+        return pose, (0, 0), (board_pts, photo)
     px_per_r = math.sqrt(abs(np.linalg.det(np.linalg.inv(pose.homography)[:2, :2])))
-    H, inliers = cv2.findHomography(board_pts, photo, cv2.RANSAC, PATCH_TOLERANCE * px_per_r)
-    if H is None or inliers.sum() < 12:
-        return pose, 0
-    fitted = _pose_from(H, pose.image_size, pose.distortion, pose.quality)
-    # Where the whole-drawing alignment agrees with the inliers, it is the finer of the two.
-    moved = np.abs(fitted.to_board(pose.corners) - (np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC))
-    return (pose if moved.max() < PATCH_TOLERANCE else fitted), int(inliers.sum())
+    H, inliers = cv2.findHomography(board_pts, pose.lens.undistort(photo), cv2.RANSAC,
+                                    PATCH_TOLERANCE * px_per_r)
+    if H is not None and inliers.sum() >= 12:
+        fitted = _pose_from(H, pose.image_size, pose.distortion, pose.quality)
+        # Where the whole-drawing alignment agrees with the inliers, it is the finer of the two.
+        moved = np.abs(fitted.to_board(pose.corners) - (np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC))
+        pose = pose if moved.max() < PATCH_TOLERANCE else fitted
+    return pose, _agreeing(pose, board_pts, photo), (board_pts, photo)
 
 
 def _upright(pose: BoardPose) -> BoardPose:
@@ -581,18 +671,19 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int]) -> li
                 tries.append((score, disc, circle))
         if tries and max(t[0] for t in tries) >= SURE_CIRCLE:
             break  # a clear find: the other outlines need not be tried
-    # Best circle first; a cup's rims can look like it too, so the drawing inside decides.
-    for score, disc, circle in sorted(tries, key=lambda t: -t[0]):
-        if score < MIN_CIRCLE:
-            break
-        # The board's edge: an outline round the circle, about as much larger as on the board.
+    # A circle framed by the board's edge (an outline round it, about as much larger as on the
+    # board) first, then the best matched: a ring of tiles can match the template better than
+    # the printed circle, but nothing frames it so.
+    framed = []
+    for score, disc, circle in tries:
         (cx, cy), (c1, c2), _ = circle
-        for _, outline in outlines:
-            (ex, ey), (e1, e2), _ = outline
-            grow = math.sqrt(e1 * e2 / (c1 * c2))
-            if abs(grow / ratio - 1) < 0.15 and math.hypot(ex - cx, ey - cy) < 0.3 * max(c1, c2):
-                disc = outline
-                break
+        edge = next((outline for _, outline in outlines
+                     if abs(math.sqrt(outline[1][0] * outline[1][1] / (c1 * c2)) / ratio - 1) < 0.15
+                     and math.hypot(outline[0][0] - cx, outline[0][1] - cy) < 0.3 * max(c1, c2)), None)
+        framed.append((edge is not None, score, edge or disc, circle))
+    for _, score, disc, circle in sorted(framed, key=lambda t: (not t[0], -t[1])):
+        if score < MIN_CIRCLE:
+            continue
         # The edge found on a busy table can be off: the circle alone (affine) is the fallback.
         frames = [_perspective_frame(_disc_ellipse(gray, disc), circle, size),
                   _ellipse_pose(circle, size, fg.OUTER_LINE / fg.DISC)]
@@ -618,21 +709,25 @@ def locate(image: np.ndarray) -> BoardPose:
     tried = candidates[:1] if candidates[0][1] >= SURE_MATCH else candidates[:TURNS_TRIED]
     # The alignment (ECC) is fine but can be led off by glare or a hand; matching the drawing
     # piece by piece is robust but coarser. Of both, the pose most pieces agree with wins.
-    best, agree = None, -1
+    best, agree, matched = None, (-1, -1), None
     for board_to_photo, top in tried:
         start = _pose_from(board_to_photo, size, quality=top)
         aligned = start
         for ppu in REFINE_PPU:
             aligned = _refine(gray, aligned, ppu)
-        pose, votes = _patches(gray, aligned)
-        if votes < SURE_VOTES * len(_anchors()):
-            other, other_votes = _patches(gray, start)
-            if other_votes > votes:
-                pose, votes = other, other_votes
-        if votes > agree:
-            best, agree = pose, votes
+        pose, votes, found = _patches(gray, aligned)
+        if votes[0] < SURE_VOTES * len(_anchors()):
+            other = _patches(gray, start)
+            if other[1][0] > votes[0]:
+                pose, votes, found = other
+        if votes[0] > agree[0]:
+            best, agree, matched = pose, votes, found
+    # The lens: kept when more of the drawing and the edge agree with it than without.
+    bent, bent_votes = _lens_fit(gray, best, *matched)
+    if bent_votes[1] > agree[1] + LENS_GAIN and abs(bent.distortion) >= LENS_MIN:
+        best, agree = bent, bent_votes
     # How much of the drawing confirms the pose: a pose it does not confirm is not trusted.
-    pose = _upright(replace(best, quality=agree / len(_anchors())))
+    pose = _upright(replace(best, quality=agree[0] / len(_anchors())))
     full = (image.shape[1], image.shape[0])
     return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
 
@@ -762,6 +857,11 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     clipped = np.array([np.mean(pix[c].min(1) >= CLIPPED) if len(c) else 1.0 for c in cores])
     outline = np.array([1 - np.mean(gray[b]) / max(np.median(gray[c]), 1.0) if len(b) and len(c) else 0.0
                         for b, c in zip(bands, cores)])
+    # The darker part of a field's middle, which a highlight leaves alone: its colour, and how
+    # much darker than the middle's it is (plastic is flat; wood keeps its grain under glare).
+    low = [np.flatnonzero(gray[c] <= np.percentile(gray[c], 100 * DARK_PART)) if len(c) else c for c in cores]
+    dark = np.array([np.mean(pix[c][k], 0) if len(c) else np.zeros(3) for c, k in zip(cores, low)])
+    grain = np.array([np.percentile(gray[c], 10) / max(np.median(gray[c]), 1.0) if len(c) else 1.0 for c in cores])
     pts, logs = _wood_samples(rect)
     centres = fg.centroids()
     label = np.zeros(len(cores), int)
@@ -784,11 +884,37 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     conf = np.where(rough > max(TEXTURE_RATIO * np.median(rough), TEXTURE_FLOOR), np.minimum(conf, 0.3), conf)
     # Glare: a washed-out middle may be wood under the lamp's reflection.
     conf = np.where((clipped > 0.3) & (label != 1), np.minimum(conf, 0.3), conf)
+    # A black tile under a highlight: its middle's mean looks white or like wood, but the part
+    # the highlight misses stays black. Black is the reading, not a sure one.
+    dark_rel = (np.log(dark + 1.0) - _design(centres) @ coef).mean(1)
+    partly_black = (label != 1) & (dark_rel < PARTLY_BLACK)
+    label = np.where(partly_black, 1, label)
+    conf = np.where(partly_black, np.minimum(conf, 0.3), conf)
+    # Wood under a highlight turns as bright and neutral as white plastic but keeps its grain,
+    # and a highlight across a black tile leaves a darker edge: a white field's middle whose
+    # darkest tenth lies more than twice as far below it as white tiles' usually does (the
+    # photo's noise) is not sure.
+    white = label == 2
+    if white.sum() >= 3:
+        usual = float(np.median(grain[white]))
+        conf = np.where(white & (grain < usual - max(WHITE_GRAIN, 1.0 - usual)), np.minimum(conf, 0.3), conf)
     # An empty field shows its drawn outline; one under a hand or a cup does not.
     empty = label == 0
     usual = np.median(outline[empty]) if empty.sum() >= 5 else 0.2
     conf = np.where(empty & (outline < OUTLINE_SHARE * usual), np.minimum(conf, 0.3), conf)
+    # A hand covers fields together: skin that looks like wood beside fields it made doubtful
+    # is no sure empty field.
+    doubtful = (_neighbours() @ (conf < UNCERTAIN_BELOW)) >= HIDDEN_AROUND * _neighbours().sum(1)
+    conf = np.where(empty & doubtful, np.minimum(conf, 0.3), conf)
     return label, conf, coef
+
+
+@lru_cache(maxsize=1)
+def _neighbours() -> np.ndarray:
+    """Which fields lie next to which (144 x 144, 0/1): centroids within NEIGHBOUR_R."""
+    c = fg.centroids()
+    d = np.linalg.norm(c[:, None] - c[None], axis=2)
+    return ((d < NEIGHBOUR_R) & (d > 0)).astype(np.float64)
 
 
 # --- reading the ring ----------------------------------------------------------------------
