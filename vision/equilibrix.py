@@ -66,9 +66,8 @@ from rules import equilibrix, flower
 
 from . import flowergrid as fg
 from .errors import ReadError
-from .hexpose import _fit as _fit_lens  # homography plus one radial lens term, shared with Gemblo
-from .hexpose import _gradient_at as gradient_at  # the live check's sampler, shared with Gemblo
 from .image_io import as_bgr
+from .matching import correlation_peak, fit_with_lens, gradient_at
 from .pose import BoardPose, apply_h, rectify
 from .reading import UNCERTAIN_BELOW
 
@@ -517,19 +516,6 @@ def _anchors() -> np.ndarray:
     return np.vstack([nodes, rim]) + fg.DISC
 
 
-def _peak(score: np.ndarray) -> tuple[float, float, float]:
-    """Sub-pixel (x, y) of a correlation maximum, and its value."""
-    _, top, _, (x, y) = cv2.minMaxLoc(score)
-    dx = dy = 0.0
-    if 0 < x < score.shape[1] - 1:
-        l, c, r = score[y, x - 1], score[y, x], score[y, x + 1]
-        dx = 0.5 * (l - r) / min(l - 2 * c + r, -1e-9)
-    if 0 < y < score.shape[0] - 1:
-        u, c, d = score[y - 1, x], score[y, x], score[y + 1, x]
-        dy = 0.5 * (u - d) / min(u - 2 * c + d, -1e-9)
-    return x + dx, y + dy, float(top)
-
-
 @lru_cache(maxsize=1)
 def _edge_anchors() -> np.ndarray:
     """Points of the board's edge, matched like the drawing's neighbourhoods: the ring lies
@@ -568,7 +554,7 @@ def _matches(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]
             board.append((ox / PATCH_PPU - pad, oy / PATCH_PPU - pad))
     if not board:
         return np.zeros((0, 2)), np.zeros((0, 2))
-    peaks = np.array([_peak(score) for score in _correlate(np.array(wins), np.array(tmpls))])
+    peaks = np.array([correlation_peak(score) for score in _correlate(np.array(wins), np.array(tmpls))])
     good = peaks[:, 2] >= PATCH_MIN
     seen = np.array(board)[good] + (peaks[good, :2] - search) / PATCH_PPU
     return np.array(board)[good], pose.to_photo(seen)
@@ -607,11 +593,10 @@ def _lens_fit(gray: np.ndarray, pose: BoardPose, board: np.ndarray, photo: np.nd
             return pose, (0, 0)
         if round_:
             board, photo = _matches(gray, pose)
-        fitted = _fit_lens(board, photo, pose.image_size, pose.quality)
-        if not LENS_RANGE[0] < fitted.distortion < LENS_RANGE[1]:  # the search's ends: bent to wrong matches
+        H, k, rms = fit_with_lens(board, photo, pose.image_size)
+        if not LENS_RANGE[0] < k < LENS_RANGE[1]:  # the search's ends: bent to wrong matches
             return pose, (0, 0)
-        pose = _pose_from(np.linalg.inv(fitted.homography), pose.image_size, fitted.distortion, pose.quality,
-                          fitted.residual)
+        pose = _pose_from(H, pose.image_size, k, pose.quality, rms)
     return pose, _agreeing(pose, board, photo)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from .errors import ReadError
 from .hexgrid import EXTENT, LATTICE_RADIUS, NEIGHBOURS, axial_round, cells, centres, corner_points, edge_distance, hexagon
+from .matching import correlation_peak, fit_with_lens, gradient_at
 from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
@@ -37,7 +38,6 @@ ENERGY_SHARE = 0.6  # share of the Otsu cut that still counts as ridged
 BAND_SIGMA = (1.2, 3.0)  # band-pass at the ridges' scale (working pixels)
 TEXTURE_SIGMA = 6.0  # neighbourhood over which ridge texture is pooled (working pixels)
 OPEN_PX = 21  # blobs and lines thinner than this (working pixels) are not the lattice
-TYPICAL_K = -0.05  # a phone lens' barrel, where mismatched patches are told from the lens' own bending
 MIN_MATCH = 0.4  # median correlation of the lattice patches below which there is no board
 PATCH_R = 3.5  # half-size of a matching patch (R units)
 SEARCH_R = 0.7  # how far a patch may move (R units)
@@ -204,19 +204,6 @@ def _edges(rect: np.ndarray) -> np.ndarray:
     return np.sqrt(mag)  # compresses the plate's outer edge and piece bevels against the ridges
 
 
-def _peak(score: np.ndarray) -> tuple[float, float, float]:
-    """Sub-pixel (x, y) of a correlation maximum, and its value."""
-    _, top, _, (x, y) = cv2.minMaxLoc(score)
-    dx = dy = 0.0
-    if 0 < x < score.shape[1] - 1:
-        a, b, c = score[y, x - 1], score[y, x], score[y, x + 1]
-        dx = 0.5 * (a - c) / min(a - 2 * b + c, -1e-9)
-    if 0 < y < score.shape[0] - 1:
-        a, b, c = score[y - 1, x], score[y, x], score[y + 1, x]
-        dy = 0.5 * (a - c) / min(a - 2 * b + c, -1e-9)
-    return x + dx, y + dy, float(top)
-
-
 def _pose(board_to_undist: np.ndarray, size: tuple[int, int], k: float, quality: float, rms: float) -> BoardPose:
     h = board_to_undist / board_to_undist[2, 2]
     corners = Lens(size, k).distort(apply_h(h, corner_points()))
@@ -246,7 +233,7 @@ def _cellness(gray: np.ndarray, pose: BoardPose, lattice: np.ndarray) -> np.ndar
     across = np.array(WALL_ACROSS)
     pts = (xy[:, None, None, None] + (np.sqrt(3) / 2 + across[None, None, None, :, None]) * normal[None, :, None, None]
            + np.array(RIDGE_ALONG)[None, None, :, None, None] * along[None, :, None, None])
-    g, inside = _gradient_at(gray, pose.to_photo(pts.reshape(-1, 2)))
+    g, inside = gradient_at(gray, pose.to_photo(pts.reshape(-1, 2)))
     # the strongest across each wall (the traced lattice may be a little off), then along it
     walls = np.where(inside, g, 0.0).reshape(len(lattice), 6, len(RIDGE_ALONG), -1).max(axis=3).mean(axis=2)
     return np.sort(walls, axis=1)[:, 1]
@@ -354,7 +341,7 @@ def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADI
         win = rect[oy - half - search:oy + half + search, ox - half - search:ox + half + search]
         if tmpl.shape != (2 * half, 2 * half) or win.shape != (2 * half + 2 * search,) * 2:
             continue
-        x, y, top = _peak(cv2.matchTemplate(win, tmpl, cv2.TM_CCOEFF_NORMED))
+        x, y, top = correlation_peak(cv2.matchTemplate(win, tmpl, cv2.TM_CCOEFF_NORMED))
         if top < 0.2:
             continue
         # the ridge map draws its pixel j at board (j + 0.5) / FIT_PPU, the top-down view at j / FIT_PPU
@@ -391,36 +378,8 @@ def _grow(gray: np.ndarray, pose: BoardPose) -> BoardPose:
 
 
 def _fit(board_pts: np.ndarray, photo: np.ndarray, size: tuple[int, int], quality: float) -> BoardPose:
-    """Homography plus one radial lens term (golden search on k) through the point pairs: the
-    mismatched patches are dropped once (least median of squares at a typical phone lens),
-    then each k costs one least-squares fit."""
-    _, keep = cv2.findHomography(board_pts, Lens(size, TYPICAL_K).undistort(photo), cv2.LMEDS)
-    if keep is not None and keep.sum() >= 8:
-        board_pts, photo = board_pts[keep.ravel() > 0], photo[keep.ravel() > 0]
-
-    def fit(k: float) -> tuple[float, np.ndarray]:
-        und = Lens(size, k).undistort(photo)
-        H, _ = cv2.findHomography(board_pts, und, 0)
-        if H is None:
-            return np.inf, np.eye(3)
-        err = np.linalg.norm(apply_h(H, board_pts) - und, axis=1)
-        return float(np.median(err)), H
-
-    lo, hi = -0.35, 0.15
-    g = (np.sqrt(5) - 1) / 2
-    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-    fa, fb = fit(a)[0], fit(b)[0]
-    for _ in range(14):
-        if fa < fb:
-            hi, b, fb = b, a, fa
-            a = hi - g * (hi - lo)
-            fa = fit(a)[0]
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + g * (hi - lo)
-            fb = fit(b)[0]
-    k = (lo + hi) / 2
-    rms, H = fit(k)
+    """The board's pose with one radial lens term through the matched patches."""
+    H, k, rms = fit_with_lens(board_pts, photo, size)
     return _pose(H, size, k, quality, rms)
 
 
@@ -481,30 +440,13 @@ def _ridge_samples() -> tuple[np.ndarray, np.ndarray]:
     return np.array(ridge), np.array(flat)
 
 
-def _gradient_at(image: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """sqrt of the brightness gradient's magnitude at photo points (bilinear, 1 px central
-    differences over the summed channels), and whether each point lies inside the photo."""
-    h, w = image.shape[:2]
-    inside = (pts[:, 0] >= 1) & (pts[:, 0] <= w - 2) & (pts[:, 1] >= 1) & (pts[:, 1] <= h - 2)
-    d = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.float32)
-    probe = (pts[None].astype(np.float32) + d[:, None]).reshape(-1, 2)
-    # remap wants maps narrower than 32767: the probes go in rows of 4096
-    rows = -(-len(probe) // 4096)
-    grid = np.zeros((rows * 4096, 2), np.float32)
-    grid[:len(probe)] = probe
-    grid = grid.reshape(rows, 4096, 2)
-    vals = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(rows * 4096, -1)[:len(probe)].reshape(4, len(pts), -1).astype(np.float32).sum(axis=2)
-    return np.sqrt(np.hypot(vals[0] - vals[1], vals[2] - vals[3])), inside
-
-
 def ridge_contrast(image: np.ndarray, pose: BoardPose) -> float:
     """How much stronger the brightness gradient is on the lattice's ridges, where ``pose``
     puts them, than in the flat of the cells beside them (about 1 where there is no lattice,
     or it is elsewhere). Lighting cancels out; a few thousand pixels are read."""
     ridge, flat = _ridge_samples()
-    g_r, in_r = _gradient_at(image, pose.to_photo(ridge.reshape(-1, 2)))
-    g_f, in_f = _gradient_at(image, pose.to_photo(flat.reshape(-1, 2)))
+    g_r, in_r = gradient_at(image, pose.to_photo(ridge.reshape(-1, 2)))
+    g_f, in_f = gradient_at(image, pose.to_photo(flat.reshape(-1, 2)))
     seen = in_r.reshape(len(ridge), -1).all(1) & in_f.reshape(len(flat), -1).all(1)
     if seen.sum() < 0.25 * len(seen):
         return 0.0
