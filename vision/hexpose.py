@@ -169,12 +169,7 @@ def _six_sides(hull: np.ndarray, shape: tuple[int, int]) -> np.ndarray | None:
 def ridge_map(ppu: float) -> np.ndarray:
     """Drawn ridges of the 463-cell lattice in the top-down frame, negative where a lattice
     shifted by one cell would put ridges on the flat rim: that makes the match unique."""
-    w, h = (int(round(e * ppu)) for e in EXTENT)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    x = (xs + 0.5) / ppu - EXTENT[0] / 2
-    y = (ys + 0.5) / ppu - EXTENT[1] / 2
-    q, r = axial_round(x, y)
-    e, _ = edge_distance(x - 1.5 * q, y - np.sqrt(3) / 2 * (q + 2 * r))
+    x, y, q, r, e = _top_down_lattice(ppu)
     s = np.abs(q + 2 * r)
     on = (s <= 21) & (3 * np.abs(q) + s <= 42)
     # The notches of the zig-zag outline: flat rim that a lattice shifted by a cell would
@@ -189,13 +184,19 @@ def ridge_map(ppu: float) -> np.ndarray:
 def lattice_map(ppu: float) -> np.ndarray:
     """Drawn ridges of an endless lattice in the top-down frame (as :func:`ridge_map`, with no
     outline): a patch of it fits the board wherever the lattice repeats, near the rim too."""
+    return np.exp(-(_top_down_lattice(ppu)[4] / 0.2) ** 2).astype(np.float32)
+
+
+def _top_down_lattice(ppu: float) -> tuple[np.ndarray, ...]:
+    """Every pixel of the top-down frame at ``ppu`` pixels per unit: its board (x, y), the
+    lattice cell (q, r) it lies in, and its distance from that cell's ridge."""
     w, h = (int(round(e * ppu)) for e in EXTENT)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
     x = (xs + 0.5) / ppu - EXTENT[0] / 2
     y = (ys + 0.5) / ppu - EXTENT[1] / 2
     q, r = axial_round(x, y)
     e, _ = edge_distance(x - 1.5 * q, y - np.sqrt(3) / 2 * (q + 2 * r))
-    return np.exp(-(e / 0.2) ** 2).astype(np.float32)
+    return x, y, q, r, e
 
 
 def _edges(rect: np.ndarray) -> np.ndarray:
