@@ -11,14 +11,14 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from importlib import resources
-from typing import Iterable, Mapping, Sequence
+from typing import ClassVar, Iterable, Mapping, Sequence
 
 from . import flower
 from .board import bits
 from .lattice import Cell
 from .pieces import PieceSet
 from .placement import PlacementTable, Reason, Turn, Violation
-from .scoring import ColourScore, ScoreSheet, Tiebreak, Undecided, rank_players
+from .scoring import ColourScore, OneColourEach, ScoreSheet, Tiebreak, Undecided, rank_players
 
 COLOURS = ("B", "W")
 COLOUR_NAMES = {"B": "Black", "W": "White"}
@@ -62,7 +62,9 @@ def _nodes_mask() -> dict[flower.Node, int]:
 
 
 @dataclass(frozen=True)
-class Setup:
+class Setup(OneColourEach):
+    default_players: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = (("Black", ("B",)), ("White", ("W",)))
+
     variant: str = "autonomie"
     players: tuple[tuple[str, tuple[str, ...]], ...] = ()
     shapes: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: default_catalogue()["shapes"])
@@ -91,14 +93,6 @@ class Setup:
         for node, colour in self.markers.items():
             if not flower.on_board(tuple(node)) or colour not in COLOURS:
                 raise ValueError(f"marker {node}: not a board node with colour B or W")
-
-    @property
-    def player_list(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        return self.players or (("Black", ("B",)), ("White", ("W",)))
-
-    @property
-    def turn_order(self) -> tuple[str, ...]:
-        return tuple(cs[0] for _, cs in self.player_list)
 
     def settings_json(self) -> dict:
         out: dict = {}

@@ -70,11 +70,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from .placement import Reason, Turn, Violation
 from .polygon import Card, Predicate, Shape
-from .scoring import ColourScore, Flag, ScoreSheet, Tiebreak, Undecided, rank_players
+from .scoring import ColourScore, Flag, OneColourEach, ScoreSheet, Tiebreak, Undecided, rank_players
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "white")
 COLOUR_NAMES = {c: c.capitalize() for c in COLOURS}
@@ -195,21 +195,23 @@ def parse_catalogue(doc: Any) -> Catalogue:
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("tokens"), list) or not isinstance(doc.get("cards"), list):
         raise ValueError("a catalogue is an object with 'tokens' and 'cards' lists")
-    shapes: dict[str, Shape] = {}
-    for i, raw in enumerate(doc["tokens"]):
-        shape = _catalogue_shape(raw, i)
-        if shape.id in shapes:
-            raise ValueError(f"token {shape.id} is listed twice")
-        shapes[shape.id] = shape
-    cards: dict[str, Card] = {}
-    for i, raw in enumerate(doc["cards"]):
-        card = _catalogue_card(raw, i)
-        if card.id in cards:
-            raise ValueError(f"card {card.id} is listed twice")
-        cards[card.id] = card
+    shapes = _by_id(doc["tokens"], _catalogue_shape, "token")
+    cards = _by_id(doc["cards"], _catalogue_card, "card")
+    for raw, card in zip(doc["cards"], cards.values()):
         if "matches" in raw:
             _check_matches(card, raw["matches"], shapes)
     return Catalogue(shapes, cards, str(doc.get("about", "")))
+
+
+def _by_id(raws: list, parse: Callable[[Any, int], Any], what: str) -> dict[str, Any]:
+    """Catalogue entries parsed in file order and keyed by id; an id listed twice is an error."""
+    out: dict[str, Any] = {}
+    for i, raw in enumerate(raws):
+        entry = parse(raw, i)
+        if entry.id in out:
+            raise ValueError(f"{what} {entry.id} is listed twice")
+        out[entry.id] = entry
+    return out
 
 
 def _number(x: Any) -> bool:
@@ -281,7 +283,9 @@ class Hand:
 
 
 @dataclass(frozen=True)
-class Setup:
+class Setup(OneColourEach):
+    default_players: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = (("Red", ("red",)), ("Blue", ("blue",)))
+
     variant: str = "standard"
     players: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (name, (colour,)) in turn order
     catalogue: Catalogue = field(default_factory=load_catalogue)
@@ -332,14 +336,6 @@ class Setup:
         twice = sorted(s for s, n in Counter(shapes).items() if n > 1)
         if twice:
             raise ValueError(f"token(s) {', '.join(twice)} appear twice {place} (each token exists once)")
-
-    @property
-    def player_list(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        return self.players or (("Red", ("red",)), ("Blue", ("blue",)))
-
-    @property
-    def turn_order(self) -> tuple[str, ...]:
-        return tuple(cs[0] for _, cs in self.player_list)
 
     def settings_json(self) -> dict:
         return {} if self.catalogue == load_catalogue() else {"catalogue": self.catalogue.to_json()}

@@ -6,7 +6,7 @@ tiebreak steps; this module does the summing, ordering and explaining.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, ClassVar, Mapping, Sequence
 
 from .lattice import Cell
 
@@ -95,6 +95,22 @@ class Tiebreak:
     rule: str
     words: str
     key: Callable[[Sequence[ColourScore]], float]
+
+
+class OneColourEach:
+    """A setup mixin for games where each player plays one colour and the turn goes round
+    the players: the seats the table gave (``players``), else the game's default table."""
+
+    players: tuple[tuple[str, tuple[str, ...]], ...]
+    default_players: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+
+    @property
+    def player_list(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return self.players or self.default_players
+
+    @property
+    def turn_order(self) -> tuple[str, ...]:
+        return tuple(cs[0] for _, cs in self.player_list)
 
 
 def rank_players(players: Sequence[tuple[str, Sequence[str]]], colours: Mapping[str, ColourScore],
