@@ -584,7 +584,7 @@ def _agreeing(pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> tuple[in
 
 def _lens_fit(gray: np.ndarray, pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> tuple[BoardPose,
                                                                                                 tuple[int, int]]:
-    """The pose with one radial lens term, fitted through the matched pieces (Gemblo's fit:
+    """The pose with one radial lens term, fitted through the matched pieces (:func:`vision.matching.fit_with_lens`:
     least median of squares, then a search on the lens term); between fits the pieces are
     matched again where it puts them (a barrel lens moves the outer ones furthest, past the
     first search). Also how many agree with it (:func:`_agreeing`)."""
