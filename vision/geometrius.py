@@ -733,10 +733,10 @@ STRAIGHT_SHARE = 0.6  # a side with fewer of its edge points on its line bends: 
 
 def _segment_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distance (N x segments) from points to segments a[k]-b[k]."""
-    d = b - a
-    rel = pts[:, None, :] - a[None]
-    t = np.clip((rel * d[None]).sum(2) / np.maximum((d * d).sum(1), 1e-12)[None], 0, 1)
-    return np.hypot(*(rel - t[..., None] * d[None]).transpose(2, 0, 1))
+    dx, dy = (b - a).T
+    rx, ry = pts[:, 0, None] - a[None, :, 0], pts[:, 1, None] - a[None, :, 1]
+    t = np.clip((rx * dx + ry * dy) / np.maximum(dx * dx + dy * dy, 1e-12), 0, 1)
+    return np.hypot(rx - t * dx, ry - t * dy)
 
 
 def _in_hidden(pts: np.ndarray, hide: np.ndarray | None, margin: float) -> np.ndarray:
@@ -784,9 +784,10 @@ def _ticks(values: np.ndarray, offs: np.ndarray, plain: np.ndarray) -> np.ndarra
 def _edges(values: np.ndarray, offs: np.ndarray, sign: int) -> tuple[np.ndarray, np.ndarray]:
     """Each profile's stroke edge on one side (``sign`` +1 outwards, -1 inwards), in mm from
     the centre line, where the darkness crosses half way to the card; and whether it was seen."""
-    core = np.abs(offs) <= STROKE_HALF_MM + 0.15
-    ink = np.where(core[None], values, np.inf).min(1)
-    centre = np.argmin(np.where(core[None], values, np.inf), axis=1)
+    core = np.flatnonzero(np.abs(offs) <= STROKE_HALF_MM + 0.15)  # one run of samples round the centre line
+    stroke = values[:, core[0]:core[-1] + 1]
+    ink = stroke.min(1)
+    centre = core[0] + np.argmin(stroke, axis=1)
     beyond = (sign * offs >= 2 * STROKE_HALF_MM) & (sign * offs <= PROFILE_MM)
     flank = values[:, beyond]
     card = np.partition(flank, int(0.8 * (flank.shape[1] - 1)), axis=1)[:, int(0.8 * (flank.shape[1] - 1))]
@@ -795,7 +796,7 @@ def _edges(values: np.ndarray, offs: np.ndarray, sign: int) -> tuple[np.ndarray,
     ahead = (sign * (idx[None] - centre[:, None]) > 0) & (values >= half[:, None])
     # the first sample past half way going from the core in the edge's direction
     order = idx if sign > 0 else idx[::-1]
-    hit = ahead[:, order]
+    hit = ahead if sign > 0 else ahead[:, ::-1]
     j = order[np.argmax(hit, axis=1)]
     seen = hit.any(1) & (card - ink > EDGE_CONTRAST * np.maximum(card, 1.0))
     prev = np.clip(j - sign, 0, len(offs) - 1)
@@ -825,6 +826,7 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     mark = np.minimum(ARC_MM, 0.25 * np.minimum(lengths, np.roll(lengths, 1))) + ARC_CLEAR_MM
     offs = np.arange(-PROFILE_MM, PROFILE_MM + 1e-9, PROFILE_STEP_MM)
     check = np.linspace(0.0, EDGE_SEEN_MM, 6)
+    signs = np.array([1.0, -1.0])
     h, w = red.shape[:2]
     per_side, points = [], []
     for i in range(n):
@@ -833,19 +835,21 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
             return None
         base = a[i] + ts[:, None] * u[i]
         others = [k for k in range(n) if k != i]
-        clear = {}
-        for sign in (1, -1):
-            probe = (base[:, None, :] + sign * check[None, :, None] * normal[i]).reshape(-1, 2)
-            near = _segment_distance(probe, a[others], b[others]).min(1) < STROKE_HALF_MM + STROKE_CLEAR_MM
-            ok = ~near.reshape(len(ts), -1).any(1)
-            ok &= ~_in_hidden(probe, hide, HIDE_CLEAR_MM).reshape(len(ts), -1).any(1)
-            if sign < 0:  # the marks inside the corners at this side's two ends
-                ok &= (ts > mark[i]) & (ts < lengths[i] - mark[(i + 1) % n])
-            clear[sign] = ok
-        pts = base[:, None, :] + offs[None, :, None] * normal[i]
+        # Both ways out at once (outwards, then inwards): one distance table per side.
+        probe = (base[None, :, None, :] + signs[:, None, None, None] * check[None, None, :, None] * normal[i])
+        probe = probe.reshape(-1, 2)
+        near = _segment_distance(probe, a[others], b[others]).min(1) < STROKE_HALF_MM + STROKE_CLEAR_MM
+        near |= _in_hidden(probe, hide, HIDE_CLEAR_MM)
+        ok = ~near.reshape(2, len(ts), -1).any(2)
+        ok[1] &= (ts > mark[i]) & (ts < lengths[i] - mark[(i + 1) % n])  # the marks inside the corners
+        clear = {1: ok[0], -1: ok[1]}
+        # The profiles form a lattice along and across the side: in the photo's homogeneous
+        # coordinates each point is the side's start plus multiples of two projected steps.
+        start_h = H @ np.array([a[i, 0], a[i, 1], 1.0])
+        q = start_h + ts[:, None, None] * (H[:, :2] @ u[i]) + offs[None, :, None] * (H[:, :2] @ normal[i])
         per_side.append((ts, clear))
-        points.append(pts.reshape(-1, 2))
-    photo_pts = apply_h(H, np.vstack(points))
+        points.append((q[..., :2] / q[..., 2:3]).reshape(-1, 2))
+    photo_pts = np.vstack(points)
     inside = (photo_pts[:, 0] >= 0) & (photo_pts[:, 0] <= w - 1) & (photo_pts[:, 1] >= 0) & (photo_pts[:, 1] <= h - 1)
     values = _sample(red, photo_pts)[:, 0]
     start = 0
