@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import time
 
 import cv2
 import numpy as np
@@ -35,11 +34,10 @@ from rules.geometrius import load_catalogue
 from rules.polygon import Polygon
 from vision.errors import ReadError
 from vision.geometrius import read_geometrius
-from vision.image_io import load_image
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.geometrius import render_photo
 
-from .photo_accuracy import upright
+from .photo_accuracy import read_seconds, upright
 
 PAIR_PX = 30.0  # a reader token this near a true token's centre is that token
 
@@ -106,15 +104,8 @@ def _pct(n: int, d: int) -> str:
 
 def latency(size: tuple[int, int], photos: int) -> float:
     """Median seconds to read a JPEG file of a clean photo (decoding included), one core."""
-    times = []
-    for i in range(photos):
-        rng = np.random.default_rng([77, i])
-        photo = render_photo(rng, sample_conditions("clean", rng), size)
-        _, jpeg = cv2.imencode(".jpg", photo.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        start = time.perf_counter()
-        read_geometrius(load_image(jpeg.tobytes()))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return read_seconds(lambda rng: render_photo(rng, sample_conditions("clean", rng), size).image,
+                        read_geometrius, photos)
 
 
 def main() -> None:

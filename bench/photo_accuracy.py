@@ -84,13 +84,19 @@ def accuracy(bench: PhotoBench, per_condition: int, seed: int, size=(1600, 1200)
 
 def latency(bench: PhotoBench, size: tuple[int, int], photos: int) -> float:
     """Median seconds to read a JPEG file of a clean photo (decoding is part of the wait)."""
+    return read_seconds(lambda rng: bench.render(rng, "clean", size)[0], bench.read, photos)
+
+
+def read_seconds(render: Callable[[np.random.Generator], np.ndarray], read: Callable[[np.ndarray], object],
+                 photos: int) -> float:
+    """Median seconds for ``read`` to take a JPEG file of each of ``photos`` rendered images,
+    decoding included (a user's photo arrives as a file)."""
     times = []
     for i in range(photos):
-        rng = np.random.default_rng(500 + i)
-        image, _ = bench.render(rng, "clean", size)
+        image = render(np.random.default_rng(500 + i))
         _, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         start = time.perf_counter()
-        bench.read(load_image(jpeg.tobytes()))
+        read(load_image(jpeg.tobytes()))
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
