@@ -235,10 +235,27 @@ def cells_json(pos: Position) -> dict[str, str]:
     return {f"{q},{r}": p.colour for p in pos.placed for q, r in b.cells_of(p.mask)}
 
 
-def decompose(cells: Mapping[str, str], setup: Setup = Setup()) -> Decomposition:
-    """Each edge-connected region of one colour is one piece (M4); see :func:`placement.decompose`."""
-    parsed = parse_cells(cells)
+def state_rules(setup: Setup = Setup()) -> PlacementRules:
+    """The rules a board state is judged by, rather than a game in progress.
+
+    A state carries no seating and, read from a photo, no absolute turn: whichever side of the
+    board lay nearest the photo's top becomes "up". So a colour the setup does not pin may have
+    started on any of the variant's start cells turned by any multiple of 60 degrees (as a
+    Blokus state allows any free corner); a pinned start is kept as given.
+    """
     r = rules(setup)
+    b = board()
+    unpinned = [m for c, m in r.starts.items() if c not in setup.starts]
+    anywhere = b.mask({turn(cell) for m in unpinned for cell in b.cells_of(m) for turn in HEX.rotations})
+    starts = {c: m if c in setup.starts or not m else anywhere for c, m in r.starts.items()}
+    return _rules(r.colours, tuple(sorted(starts.items())), r.zone, r.unchecked)
+
+
+def decompose(cells: Mapping[str, str], setup: Setup = Setup()) -> Decomposition:
+    """Each edge-connected region of one colour is one piece (M4); see :func:`placement.decompose`.
+    Starts are those of a state (:func:`state_rules`)."""
+    parsed = parse_cells(cells)
+    r = state_rules(setup)
     stray = sorted({c for c in parsed.values() if c not in r.colours})
     if stray:
         raise ValueError(f"colour(s) {' '.join(stray)} are not in play in {setup.variant}")

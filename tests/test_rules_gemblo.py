@@ -6,6 +6,7 @@ import pytest
 
 from rules import gemblo
 from rules.gemblo import Setup
+from rules.lattice import HEX
 from rules.placement import Match, Move, Position, check_placement, legal_placements, play_all, random_playout
 
 
@@ -219,3 +220,29 @@ def test_two_colours_per_player_summed():
 def test_bad_states(cells, message):
     with pytest.raises(ValueError, match=message):
         gemblo.parse_cells(cells)
+
+
+def test_state_turned_by_60_degrees_keeps_its_starts():
+    """A photo of a board may come out turned by any multiple of 60 degrees, and a state says
+    nothing of seating: each colour's first piece may lie on any start cell of the variant, turned."""
+    for variant in ("6p", "4p", "3p"):
+        played = random_playout(gemblo.rules(Setup(variant=variant)), np.random.default_rng(5))
+        turned = {f"{q},{r}": colour for (q, r), colour in (
+            (HEX.rotations[1]((int(k.split(",")[0]), int(k.split(",")[1]))), v)
+            for k, v in gemblo.cells_json(played.position).items())}
+        assert gemblo.decompose(turned, Setup(variant=variant)).flags == (), variant
+
+
+def test_state_colour_off_every_start_is_flagged():
+    cells = {"0,0": "R", "1,0": "R"}  # the centre: no start cell, however the board is turned
+    flags = gemblo.decompose(cells).flags
+    assert [f.code for f in flags] == ["first_not_on_start"]
+
+
+def test_pinned_start_is_not_turned():
+    corner = gemblo.CORNERS[0]
+    other = gemblo.CORNERS[3]
+    cells = {f"{other[0]},{other[1]}": "R"}
+    assert gemblo.decompose(cells, Setup()).flags == ()
+    pinned = Setup(starts={"R": corner})
+    assert [f.code for f in gemblo.decompose(cells, pinned).flags] == ["first_not_on_start"]
