@@ -8,7 +8,6 @@ site open on the same tablet cannot correct cells or take moves back.
 from __future__ import annotations
 
 import argparse
-import base64
 import errno
 import json
 import logging
@@ -27,20 +26,17 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from calibration import Calibration, CalibrationError, load_calibration
 from rules.errors import InputError
 from rules import blokus, geometrius
-from rules.records import GAME_RULES, GAMES, InvalidInput
+from rules.records import GAME_RULES, GAMES
 
-from . import calibration_page, tokens_page
+from . import calibration_page, review, tokens_page
 from .calibration_page import CalibrationHooks
+from .review import ReviewHooks
 from .tokens_page import TokenHooks
 from .session import LIVE_GAMES, Broadcast, Session, SessionError, parse_setup
 from .store import CorruptDatabase, Store, StoreError, default_data_dir
 
 MAX_UPLOAD_MB = 25
 KEEPALIVE_S = 15.0
-IMAGE_MAGIC = (
-    (b"\xff\xd8\xff", "JPEG"),
-    (b"\x89PNG\r\n\x1a\n", "PNG"),
-)
 VARIANT_LABELS = {
     "blokus": {
         "classic": "Classic: four players",
@@ -259,11 +255,8 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
                     game=table.session.row.game if table.session else table.game,
                     blokus_colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
 
-    @app.get("/review")
-    def review_page() -> str:
-        return page("review.html", games=GAMES, game=table.game,
-                    variants={g: list(labels.items()) for g, labels in VARIANT_LABELS.items()},
-                    max_mb=MAX_UPLOAD_MB)
+    review.install(app, ReviewHooks(table.store, game=lambda: table.game, page=page, error=_error,
+                                    variants=VARIANT_LABELS, max_mb=MAX_UPLOAD_MB))
 
     # --- live state ----------------------------------------------------------------------
 
@@ -353,27 +346,6 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         return Response(s.export_sgf(), mimetype="application/x-blokus-sgf",
                         headers={"Content-Disposition": f'attachment; filename="tableref-game-{s.id}.blksgf"'})
 
-    # --- photo review --------------------------------------------------------------------
-
-    @app.post("/api/review")
-    def review() -> Response:
-        upload = request.files.get("photo")
-        if upload is None or not upload.filename:
-            raise SessionError("choose a photo of the finished board first")
-        data = upload.read()
-        if sniff_image(data) is None:
-            if data[4:8] == b"ftyp":  # HEIC/HEIF, as phones save by default
-                return _error("not_an_image", "HEIC photos cannot be read here: share or save the photo "
-                                              "as JPEG and upload that", 415)
-            return _error("not_an_image", "that file is not a photo: upload a JPEG, PNG or WebP image", 415)
-        game = request.form.get("game") or table.game
-        variant = request.form.get("variant") or None
-        if game not in GAMES:
-            raise SessionError(f"unknown game {game!r}")
-        if variant is not None and variant not in GAME_RULES[game].VARIANTS:
-            raise SessionError(f"unknown {game} variant {variant!r}")
-        return jsonify(score_upload(data, game, variant))
-
 
 def default_seats(game: str, doc: dict) -> list[dict]:
     """The players a setup has by default; Geometrius: as many as ``doc["count"]`` asks (2-6)."""
@@ -384,42 +356,6 @@ def default_seats(game: str, doc: dict) -> list[dict]:
         return [{"name": geometrius.COLOUR_NAMES[c], "colours": [c]} for c in geometrius.COLOURS[:count]]
     setup = parse_setup(game, {**doc, "players": []})
     return [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]
-
-
-def score_upload(data: bytes, game: str, variant: str | None) -> dict:
-    """Score the uploaded bytes (never written to a path chosen by the user)."""
-    from vision import photo
-    from vision.errors import ReadError
-
-    try:
-        result = photo.score_photo(data, game, variant, None, None, None)
-    except ReadError as e:
-        raise SessionError(f"the photo could not be read: {e.message}") from None
-    except InvalidInput as e:
-        raise SessionError(e.message) from None
-    except ImportError:
-        raise SessionError(f"reading {game} photos is not available in this installation yet") from None
-    return {"result": result.to_json(),
-            "images": {name: _data_url(image) for name, image in result.debug_images.items()}}
-
-
-def sniff_image(data: bytes) -> str | None:
-    """The image format the bytes start with (JPEG, PNG, WebP), else None; the name is ignored."""
-    for magic, kind in IMAGE_MAGIC:
-        if data.startswith(magic):
-            return kind
-    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "WebP"
-    return None
-
-
-def _data_url(image: Any) -> str:
-    import cv2
-
-    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 88])
-    if not ok:
-        raise ValueError("could not encode a debug image")
-    return "data:image/jpeg;base64," + base64.b64encode(encoded.tobytes()).decode("ascii")
 
 
 def _sse(data: str) -> str:

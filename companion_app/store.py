@@ -5,6 +5,8 @@ transaction in WAL mode with ``synchronous=FULL``, so a move recorded a moment b
 process is killed (or the power goes) is on disk. A file that SQLite cannot read is moved
 aside under a new name and reported, never deleted: it may hold a game someone wants back.
 The schema carries a version (``PRAGMA user_version``) so a later release can migrate it.
+Photo reviews (the review page) live in the same file: what was read, the user's corrections
+and the latest scores, with the overlay and straightened board as JPEG (never the photo).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from typing import Any
 from rules.errors import InputError
 
 FILENAME = "tableref.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Each entry upgrades the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -53,7 +55,32 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (session_id, event_id, code)
     );
     """,
+    """
+    CREATE TABLE reviews (
+        id TEXT PRIMARY KEY,
+        game TEXT NOT NULL,
+        variant TEXT,
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        read TEXT NOT NULL,
+        uncertain TEXT NOT NULL,
+        state TEXT NOT NULL,
+        corrections TEXT NOT NULL,
+        scores TEXT NOT NULL
+    );
+    CREATE INDEX reviews_by_time ON reviews(created);
+    CREATE TABLE review_images (
+        review_id TEXT NOT NULL REFERENCES reviews(id),
+        name TEXT NOT NULL,
+        jpeg BLOB NOT NULL,
+        PRIMARY KEY (review_id, name)
+    );
+    """,
 )
+
+# Reviews beyond this many (newest first) keep their reading and scores but lose their images,
+# so the file does not grow by a few hundred kB with every photo ever scored.
+REVIEWS_WITH_IMAGES = 50
 
 
 class StoreError(InputError):
@@ -99,6 +126,24 @@ class AlertRow:
     message: str
     cells: tuple[tuple[int, int], ...]
     acknowledged: bool
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    """A photo review: the state as read and as corrected (contract state JSON), the cells the
+    reader doubted and those the user set, the latest scores (contract scores JSON)."""
+
+    id: str
+    game: str
+    variant: str | None
+    created: float
+    updated: float
+    read: dict
+    uncertain: list
+    state: dict
+    corrections: list
+    scores: dict
+    images: tuple[str, ...] = ()  # the names of its stored JPEG images
 
 
 def default_data_dir() -> Path:
@@ -202,6 +247,62 @@ class Store:
             cur = c.execute("UPDATE alerts SET acknowledged = 1 WHERE id = ? AND session_id = ?",
                             (alert_id, session_id))
             return cur.rowcount > 0
+
+
+    # --- photo reviews -------------------------------------------------------------------
+
+    def create_review(self, row: ReviewRow, images: dict[str, bytes]) -> ReviewRow:
+        """Save a new review with its JPEG images; older reviews' images are dropped past
+        :data:`REVIEWS_WITH_IMAGES`."""
+        with self._lock, _transaction(self._conn) as c:
+            c.execute("INSERT INTO reviews (id, game, variant, created, updated, read, uncertain, state, corrections, "
+                      "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (row.id, row.game, row.variant, row.created, row.updated, json.dumps(row.read),
+                       json.dumps(row.uncertain), json.dumps(row.state), json.dumps(row.corrections),
+                       json.dumps(row.scores)))
+            c.executemany("INSERT INTO review_images (review_id, name, jpeg) VALUES (?, ?, ?)",
+                          [(row.id, name, data) for name, data in images.items()])
+            c.execute("DELETE FROM review_images WHERE review_id NOT IN "
+                      "(SELECT id FROM reviews ORDER BY created DESC LIMIT ?)", (REVIEWS_WITH_IMAGES,))
+        return self.review(row.id)
+
+    def update_review(self, review_id: str, state: dict, corrections: list, scores: dict) -> ReviewRow | None:
+        """The user's corrected state and its scores; None when there is no such review."""
+        with self._lock, _transaction(self._conn) as c:
+            cur = c.execute("UPDATE reviews SET state = ?, corrections = ?, scores = ?, updated = ? WHERE id = ?",
+                            (json.dumps(state), json.dumps(corrections), json.dumps(scores), time.time(), review_id))
+            if not cur.rowcount:
+                return None
+        return self.review(review_id)
+
+    def review(self, review_id: str) -> ReviewRow | None:
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE id = ?", (review_id,)).fetchone()
+            names = self._conn.execute("SELECT name FROM review_images WHERE review_id = ? ORDER BY name",
+                                       (review_id,)).fetchall()
+        return _review(row, tuple(n for (n,) in names)) if row else None
+
+    def recent_reviews(self, limit: int = 12) -> list[ReviewRow]:
+        """The newest reviews first (without their image names)."""
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM reviews ORDER BY created DESC LIMIT ?",
+                                      (limit,)).fetchall()
+        return [_review(r, ()) for r in rows]
+
+    def review_image(self, review_id: str, name: str) -> bytes | None:
+        with self._lock:
+            row = self._conn.execute("SELECT jpeg FROM review_images WHERE review_id = ? AND name = ?",
+                                     (review_id, name)).fetchone()
+        return bytes(row[0]) if row else None
+
+
+_REVIEW_COLUMNS = "id, game, variant, created, updated, read, uncertain, state, corrections, scores"
+
+
+def _review(row: tuple, images: tuple[str, ...]) -> ReviewRow:
+    i, game, variant, created, updated, read, uncertain, state, corrections, scores = row
+    return ReviewRow(i, game, variant, created, updated, json.loads(read), json.loads(uncertain), json.loads(state),
+                     json.loads(corrections), json.loads(scores), images)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

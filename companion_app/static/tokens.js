@@ -1,7 +1,8 @@
 /* Geometrius on the live page: the token field (squares at their grid places, each with its
    polygon and its chip stack), and card tapping. For every chip a turn put down, the player
    taps the card played; the page says at once whether the card fits the token (the
-   catalogue's own list of the tokens each card accepts), then the server judges the turn. */
+   catalogue's own list of the tokens each card accepts), then the server judges the turn.
+   The review page draws a photo's token field with it too (no turns there, so no cards). */
 "use strict";
 
 (function () {
@@ -16,6 +17,7 @@
     lay = l;
     document.getElementById("board").dataset.shape = "tokens";
     const dialog = document.getElementById("cardpicker");
+    if (!dialog) return;  // the review page: a photo has no turns to tap cards for
     document.getElementById("cards").replaceChildren(...l.cards.map((c) =>
       el("button", { type: "button", class: "card-choice", "data-card": c.id },
          el("b", { text: c.id }), " ", c.text)));
@@ -101,7 +103,8 @@
                                     : el("p", { class: "hint", text: "No chip placed yet." }));
   }
 
-  document.getElementById("extra").addEventListener("click", (event) => {
+  const extra = document.getElementById("extra");  // the live page's turns (none on the review page)
+  if (extra) extra.addEventListener("click", (event) => {
     const button = event.target.closest(".tap-card");
     if (!button) return;
     // One card per chip, two at most (a block): more chips on one token break G6 whatever the cards.
@@ -150,11 +153,11 @@
     const top = event.target.closest("[data-top]");
     if (top) {
       fix.close();
-      act("/api/correct", { at, top: top.dataset.top }, `Top chip at ${placeName(at)}: ${colourName(top.dataset.top).toLowerCase()}`);
+      correct({ at, top: top.dataset.top }, `Top chip at ${placeName(at)}: ${colourName(top.dataset.top).toLowerCase()}`);
     } else if (event.target.id === "fix-shape-save") {
       fix.close();
       const shape = document.getElementById("fix-shape").value;
-      act("/api/correct", { at, shape }, `The token at ${placeName(at)} is ${shape}`);
+      correct({ at, shape }, `The token at ${placeName(at)} is ${shape}`);
     }
   });
 

@@ -1,0 +1,312 @@
+"""The photo review: a photo of a finished board read and scored, corrected by tap, scored again.
+
+The camera's reading is a proposal. The page draws it as the game's own board (the live
+page's drawing), the user taps what was misread or doubted, and the corrected state goes
+back here as the contract's state JSON, parsed by the rules like any state file: so a
+state the page sends and one given to ``tableref score state.json`` are judged alike.
+
+Every review is kept in the store (what was read, the cells the reader doubted, the cells
+the user set, the latest scores, the overlay and straightened board as JPEG; never the
+photo), so nothing entered is lost to a reload or a restart. Ids are random and made here:
+a URL names a review, never a file.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from flask import Flask, Response, jsonify, request, url_for
+
+from rules import blokus, equilibrix, flower, gemblo, geometrius
+from rules.errors import InputError
+from rules.records import GAME_RULES, GAMES, InvalidInput, game_of, setup_of
+
+from .adapters import adapter_for
+from .store import ReviewRow, Store
+
+IMAGE_MAGIC = (
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+)
+ID = re.compile(r"[0-9a-f]{16}")
+MAX_STATE_BYTES = 256 * 1024  # a Gemblo state with every cell taken is ~10 kB
+IMAGE_SIDE = 1400  # stored images are shrunk to this (pixels, longer side)
+JPEG_QUALITY = 85
+RECENT = 12  # reviews listed on the page
+
+
+class ReviewError(InputError):
+    """A request the review routes refuse; ``status`` is the HTTP answer."""
+
+    def __init__(self, code: str, message: str, status: int = 400):
+        super().__init__(code, message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ReviewHooks:
+    """What the routes need from the app."""
+
+    store: Store
+    game: Callable[[], str]  # the table's game: the upload form's default
+    page: Callable[..., str]  # renders a template with the app's common context
+    error: Callable[[str, str, int], Response]  # the app's one-line JSON error
+    variants: Mapping[str, Mapping[str, str]]  # {game: {variant: label}}
+    max_mb: int
+
+
+# --- the review's reading -----------------------------------------------------------------
+
+def cell_key(cell: Any) -> str:
+    """A cell as the page keys it: "a,b" for a pair (Blokus, Gemblo, a Geometrius place), the
+    field id for an Equilibrix field."""
+    return ",".join(str(v) for v in cell) if isinstance(cell, (list, tuple)) else str(cell)
+
+
+def setup_for(game: str, variant: str | None) -> Any:
+    """The setup a review is judged with: the variant's defaults, as ``score_photo`` uses
+    (a photo shows no players' names or seating)."""
+    return setup_of(game, {}, variant)
+
+
+def board_cells(game: str, state: dict, setup: Any) -> dict[str, Any]:
+    """``{cell key: what is there}`` of a state, parsed by the game's rules (ValueError,
+    InvalidInput when it is not a state of the game)."""
+    if game == "blokus":
+        return {cell_key(c): v for c, v in blokus.parse_board(state.get("board")).items()}
+    if game == "gemblo":
+        return {cell_key(c): v for c, v in gemblo.parse_cells(state.get("cells")).items()}
+    if game == "equilibrix":
+        fields = state.get("fields")
+        equilibrix.parse_fields(fields)  # validates (a bit set per colour: no keys to compare)
+        return {flower.field_id(flower.parse_field(k)): v for k, v in fields.items()}
+    tokens = geometrius.parse_state(state, setup.catalogue)
+    return {cell_key(p): (t.shape, t.stack) for p, t in tokens.items()}
+
+
+def tappable(game: str, setup: Any, cells: Mapping[str, Any]) -> set[str]:
+    """The cells a user can set: every cell of the board, Geometrius' tokens on the field."""
+    if game == "geometrius":
+        return set(cells)
+    adapter = adapter_for(game, setup)
+    if game == "equilibrix":
+        return {flower.field_id(c) for c in adapter.board.cells}
+    return {cell_key(c) for c in adapter.board.cells}
+
+
+def rescore(game: str, variant: str | None, state: dict, uncertain: list) -> dict:
+    """The state's scores (contract JSON), with the cells still in doubt named in ``undecided``
+    (the remaining pieces, and so the score, may change with them)."""
+    sheet = GAME_RULES[game].score_state(state, setup_for(game, variant), None).to_json()
+    if uncertain:
+        names = ", ".join(f"({cell_key(c)})" for c in uncertain[:12])
+        more = "" if len(uncertain) <= 12 else f" and {len(uncertain) - 12} more"
+        sheet["undecided"].append({"colour": "", "rule": "read",
+                                   "message": f"{len(uncertain)} cell(s) could not be read with confidence: "
+                                              f"{names}{more}; tap them on the board to check them"})
+    return sheet
+
+
+def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
+    """A posted state checked against the review: (state, corrections, scores).
+
+    ``doc`` is a contract state, or ``{"state": state, "confirmed": [cells]}``: the cells the
+    user tapped and left as read (an uncertain cell confirmed). The corrections are the cells
+    that differ from the reading plus those confirmed; a corrected cell is no longer in doubt.
+    """
+    if not isinstance(doc, dict):
+        raise ReviewError("bad_state", "expected a JSON object: a board state")
+    state, confirmed = (doc.get("state"), doc.get("confirmed", [])) if "state" in doc else (doc, [])
+    try:
+        game_of(state, row.game)
+        setup = setup_for(row.game, row.variant)
+        now = board_cells(row.game, state, setup)
+        read = board_cells(row.game, row.read, setup)
+        if not isinstance(confirmed, list) or not all(isinstance(c, (str, list)) for c in confirmed):
+            raise ValueError("'confirmed' must list cells")
+        cells = tappable(row.game, setup, now)
+        wrong = [cell_key(c) for c in confirmed if cell_key(c) not in cells]
+        if wrong:
+            raise ValueError(f"{wrong[0]} is not a cell of this {row.game} board")
+        changed = {k for k in set(now) | set(read) if now.get(k) != read.get(k)}
+        keys = changed | {cell_key(c) for c in confirmed} | set(row.corrections)
+        corrections = sorted(keys)
+        scores = rescore(row.game, row.variant, state, doubts(row.uncertain, corrections))
+    except InvalidInput as e:
+        raise ReviewError(e.code, e.message) from None
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ReviewError("bad_state", f"that is not a {row.game} board state: {e}") from None
+    return state, corrections, scores
+
+
+# --- the routes ---------------------------------------------------------------------------
+
+def install(app: Flask, hooks: ReviewHooks) -> None:
+    """The review page and its API: upload and score, reopen, correct and score again."""
+
+    @app.errorhandler(ReviewError)
+    def refused(e: ReviewError) -> Response:
+        return hooks.error(e.code, e.message, e.status)
+
+    def recent() -> list[dict]:
+        return [{"id": r.id, "game": r.game, "variant": r.variant,
+                 "when": time.strftime("%d %b %H:%M", time.localtime(r.created)), "leader": _leader(r.scores),
+                 "fixed": len(r.corrections), "doubts": len(doubts(r.uncertain, r.corrections))}
+                for r in hooks.store.recent_reviews(RECENT)]
+
+    def page(review_id: str | None, missing: str | None = None) -> tuple[str, int]:
+        return hooks.page("review.html", games=GAMES, game=hooks.game(),
+                          variants={g: list(labels.items()) for g, labels in hooks.variants.items()},
+                          max_mb=hooks.max_mb, review_id=review_id, missing=missing,
+                          recent=recent()), 404 if missing else 200
+
+    def find(review_id: str) -> ReviewRow:
+        row = hooks.store.review(review_id) if ID.fullmatch(review_id) else None
+        if row is None:
+            raise ReviewError("no_review", f"there is no review {review_id[:40]!r}: it may be from another table", 404)
+        return row
+
+    @app.get("/review")
+    def review_page() -> tuple[str, int]:
+        return page(None)
+
+    @app.get("/review/<review_id>")
+    def review_reopen(review_id: str) -> tuple[str, int]:
+        if not ID.fullmatch(review_id) or hooks.store.review(review_id) is None:
+            return page(None, missing=review_id[:40])  # the page says so and offers the upload
+        return page(review_id)
+
+    @app.post("/api/review")
+    def review() -> Response:
+        upload = request.files.get("photo")
+        if upload is None or not upload.filename:
+            raise ReviewError("bad_request", "choose a photo of the finished board first")
+        data = upload.read()
+        if sniff_image(data) is None:
+            if data[4:8] == b"ftyp":  # HEIC/HEIF, as phones save by default
+                raise ReviewError("not_an_image", "HEIC photos cannot be read here: share or save the photo "
+                                                  "as JPEG and upload that", 415)
+            raise ReviewError("not_an_image", "that file is not a photo: upload a JPEG, PNG or WebP image", 415)
+        game = request.form.get("game") or hooks.game()
+        variant = request.form.get("variant") or None
+        if game not in GAMES:
+            raise ReviewError("bad_request", f"unknown game {game[:40]!r}")
+        if variant is not None and variant not in GAME_RULES[game].VARIANTS:
+            raise ReviewError("bad_request", f"unknown {game} variant {variant[:40]!r}")
+        result, images = score_upload(data, game, variant)
+        reading = result["reading"]
+        now = time.time()
+        row = hooks.store.create_review(ReviewRow(
+            secrets.token_hex(8), game, variant, now, now, reading["state"], list(reading.get("uncertain", [])),
+            reading["state"], [], {k: v for k, v in result.items() if k != "reading"}),
+            {name: jpeg(image, IMAGE_SIDE) for name, image in images.items()})
+        return jsonify({"result": result, "images": {name: _data_url(jpeg(image)) for name, image in images.items()},
+                        "review": review_json(row)})
+
+    @app.get("/api/review/<review_id>")
+    def review_get(review_id: str) -> Response:
+        return jsonify(review_json(find(review_id)))
+
+    @app.post("/api/review/<review_id>/state")
+    def review_state(review_id: str) -> Response:
+        """The user's corrected state: checked by the rules, scored, saved."""
+        row = find(review_id)
+        if (request.content_length or 0) > MAX_STATE_BYTES:
+            raise ReviewError("too_large", "that state is far larger than a board's", 413)
+        state, corrections, scores = corrected(row, request.get_json(silent=True))
+        return jsonify(review_json(hooks.store.update_review(row.id, state, corrections, scores)))
+
+    @app.get("/api/review/<review_id>/state.json")
+    def review_download(review_id: str) -> Response:
+        """The corrected state as a file ``tableref score state.json --game G`` reads."""
+        row = find(review_id)
+        return Response(_pretty(row.state), mimetype="application/json", headers={
+            "Content-Disposition": f'attachment; filename="tableref-{row.game}-review-{row.id}.json"'})
+
+    @app.get("/api/review/<review_id>/images/<name>.jpg")
+    def review_image(review_id: str, name: str) -> Response:
+        data = hooks.store.review_image(find(review_id).id, name)
+        if data is None:
+            raise ReviewError("no_image", "that image is not kept (older reviews keep their scores only)", 404)
+        return Response(data, mimetype="image/jpeg", headers={"Cache-Control": "private, max-age=86400"})
+
+
+def review_json(row: ReviewRow) -> dict:
+    """What the page draws: the board's layout, the state read and as corrected, the doubts
+    left, the scores, the image URLs."""
+    setup = setup_for(row.game, row.variant)
+    return {
+        "id": row.id, "game": row.game, "variant": row.variant or GAME_RULES[row.game].VARIANTS[0],
+        "created": row.created, "updated": row.updated,
+        "layout": adapter_for(row.game, setup).layout(None),
+        "read": row.read, "state": row.state, "read_uncertain": row.uncertain,
+        "uncertain": doubts(row.uncertain, row.corrections), "corrections": row.corrections, "scores": row.scores,
+        "images": {name: url_for("review_image", review_id=row.id, name=name) for name in row.images},
+        "download": url_for("review_download", review_id=row.id),
+    }
+
+
+def doubts(uncertain: list, corrections: list) -> list:
+    """The cells read without confidence that the user has not set yet."""
+    settled = set(corrections)
+    return [c for c in uncertain if cell_key(c) not in settled]
+
+
+def _leader(scores: dict) -> str:
+    best = [p["name"] for p in scores.get("players", []) if p.get("place") == 1]
+    return " and ".join(best)
+
+
+def _pretty(doc: dict) -> str:
+    return json.dumps(doc, indent=1) + "\n"
+
+
+# --- the upload ---------------------------------------------------------------------------
+
+def score_upload(data: bytes, game: str, variant: str | None) -> tuple[dict, dict]:
+    """Score the uploaded bytes (never written to a path chosen by the user): the photo's
+    scores JSON (with its reading) and the debug images."""
+    from vision import photo
+    from vision.errors import ReadError
+
+    try:
+        result = photo.score_photo(data, game, variant, None, None, None)
+    except ReadError as e:
+        raise ReviewError("bad_request", f"the photo could not be read: {e.message}") from None
+    except InvalidInput as e:
+        raise ReviewError("bad_request", e.message) from None
+    except ImportError:
+        raise ReviewError("bad_request", f"reading {game} photos is not available in this installation yet") from None
+    return result.to_json(), dict(result.debug_images)
+
+
+def sniff_image(data: bytes) -> str | None:
+    """The image format the bytes start with (JPEG, PNG, WebP), else None; the name is ignored."""
+    for magic, kind in IMAGE_MAGIC:
+        if data.startswith(magic):
+            return kind
+    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
+    return None
+
+
+def jpeg(image: Any, side: int | None = None) -> bytes:
+    """A BGR image as JPEG bytes, shrunk to ``side`` pixels on its longer side when larger."""
+    import cv2
+
+    if side is not None and max(image.shape[:2]) > side:
+        f = side / max(image.shape[:2])
+        image = cv2.resize(image, (round(image.shape[1] * f), round(image.shape[0] * f)), interpolation=cv2.INTER_AREA)
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+    if not ok:
+        raise ValueError("could not encode a debug image")
+    return encoded.tobytes()
+
+
+def _data_url(data: bytes) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")

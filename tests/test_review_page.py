@@ -1,0 +1,287 @@
+"""The photo review page in a real browser: a photo's reading drawn as the game's board,
+corrected by tap, scored again by the rules, kept across a reload and a server restart;
+plus the state route's refusals over plain HTTP."""
+import io
+import json
+import sys
+from types import SimpleNamespace
+
+import cv2
+import numpy as np
+import pytest
+
+from companion_app.server import create_app
+from rules import gemblo
+from rules.records import setup_of
+from tests.test_pages import LANDSCAPE, PORTRAIT, browser, photo_of, server, shot  # noqa: F401 (fixtures)
+from tests.test_session import MISSED, boards, gemblo_boards, gemblo_script
+from vision.synth import CONDITIONS
+from vision.synth.gemblo import render_photo as render_gemblo
+
+DOUBTED = (10, 10)  # an empty cell the reader is made to doubt as well
+
+
+@pytest.fixture
+def doubting_reader(monkeypatch):
+    """The real Blokus reader, made unsure of the cell its photo misses (Yellow's I5 lacks its
+    fifth square there) and of one empty cell: a read with doubts, its photo and truth known."""
+    import vision.blokus
+
+    real = vision.blokus.read_blokus
+
+    def read(image, calibration=None, profile=None):
+        reading = real(image, calibration, profile)
+        reading.uncertain = sorted(set(reading.uncertain) | {MISSED, DOUBTED})
+        return reading
+
+    monkeypatch.setattr(vision.blokus, "read_blokus", read)
+
+
+def open_page(browser, viewport: dict, timeout_ms: int):
+    """A new tab, and the list its script errors go to (none is the goal)."""
+    page = browser.new_page(viewport=viewport)
+    page.set_default_timeout(timeout_ms)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(error))
+    return page, errors
+
+
+def upload(page, base, png: bytes, game: str, variant: str) -> None:
+    page.goto(base + "/review")
+    page.select_option("#review-game", game)
+    page.select_option("#review-variant", variant)
+    page.set_input_files("#photo", {"name": "board.png", "mimeType": "image/png", "buffer": png})
+    page.click("#review-go")
+    page.wait_for_selector("#review-result:not([hidden])")
+
+
+def score_of(page, name: str) -> str:
+    return page.locator(f'#review-scores tr[data-player="{name}"] .score').inner_text()
+
+
+def wait_score(page, name: str, score: int) -> None:
+    page.wait_for_function(f"document.querySelector('#review-scores tr[data-player=\"{name}\"] .score')"
+                           f".textContent === '{score}'")
+
+
+def tap(page, cell: str, colour: str) -> None:
+    page.click(f'#board .cell[data-cell="{cell}"]')
+    page.wait_for_selector("#picker[open]")
+    page.click(f'#picker .choice[data-colour="{colour}"]')
+
+
+def test_blokus_review_tap_an_uncertain_cell_score_again_reload_and_restart(server, browser, doubting_reader):
+    page, errors = open_page(browser, LANDSCAPE, 20000)
+    upload(page, server.base, photo_of(boards()[-1]), "blokus", "classic")
+    assert page.locator("#board polygon.cell").count() == 400
+    assert page.locator("#board polygon.unsure").count() == 2  # the doubted cells marked as on the live page
+    assert page.locator(f'#board .cell[data-cell="{MISSED[0]},{MISSED[1]}"]').get_attribute("data-colour") == "."
+    assert score_of(page, "Yellow") == "-85"
+    assert "2 cell(s) could not be read" in page.locator("#review-notes").inner_text()
+    assert page.locator(".shot img").count() == 2  # the overlay beside the board
+    review_id = page.url.rsplit("/", 1)[1]
+    assert page.url.endswith(f"/review/{review_id}") and len(review_id) == 16
+    shot(page, "review-board", full_page=True)
+
+    # one tap: the missed square is Yellow's; it is no longer in doubt, the score follows the rules
+    page.click(f'#board .cell[data-cell="{MISSED[0]},{MISSED[1]}"]')
+    page.wait_for_selector("#picker[open]")
+    assert page.locator("#picker .choice").count() == 5  # four colours and empty
+    shot(page, "review-picker")
+    page.click('#picker .choice[data-colour="Y"]')
+    page.click("#review-again")
+    wait_score(page, "Yellow", -84)
+    assert page.locator("#board polygon.unsure").count() == 1
+    page.wait_for_function("document.querySelector('#review-saved').textContent === '1 correction saved'")
+    assert "1 cell(s) could not be read" in page.locator("#review-notes").inner_text()
+
+    # the corrected state downloads as a file `tableref score` reads, to the same scores
+    state = page.request.get(server.base + page.locator("#review-download").get_attribute("href")).json()
+    assert state["game"] == "blokus" and state["board"][MISSED[0]][MISSED[1]] == "Y"
+
+    # a reload, then a server restart: the correction is still there
+    page.reload()
+    page.wait_for_selector("#review-result:not([hidden])")
+    assert page.locator(f'#board .cell[data-cell="{MISSED[0]},{MISSED[1]}"]').get_attribute("data-colour") == "Y"
+    assert score_of(page, "Yellow") == "-84" and page.locator("#board polygon.unsure").count() == 1
+    server.stop()
+    server.start()
+    page.goto(server.base + "/review")
+    link = page.locator(f'#recent a[data-review="{review_id}"]')
+    assert "1 corrected" in link.inner_text() and "1 unsure" in link.inner_text()
+    link.click()
+    page.wait_for_selector("#review-result:not([hidden])")
+    assert page.locator(f'#board .cell[data-cell="{MISSED[0]},{MISSED[1]}"]').get_attribute("data-colour") == "Y"
+    assert score_of(page, "Yellow") == "-84"
+
+    # the other doubt confirmed as read (empty) while the server cannot be reached: the tap is
+    # kept on the tablet and sent on the next visit; then no doubt is left, nothing else changes
+    page.route("**/state", lambda route: route.abort())
+    tap(page, f"{DOUBTED[0]},{DOUBTED[1]}", ".")
+    page.wait_for_selector("#review-saved[data-state=failed]")
+    assert "could not be reached" in page.locator("#review-saved").inner_text()
+    page.unroute("**/state")
+    page.reload()
+    page.wait_for_function("document.querySelector('#review-saved').textContent === '2 corrections saved'")
+    assert page.locator("#board polygon.unsure").count() == 0
+    assert "could not be read" not in page.locator("#review-notes").inner_text()
+    assert score_of(page, "Yellow") == "-84"
+    shot(page, "review-corrected", full_page=True)
+    assert errors == []
+    page.close()
+
+
+def test_corrected_state_scores_the_same_on_the_command_line(tmp_path, doubting_reader, capsys):
+    from tableref.cli import main
+
+    client = create_app(tmp_path).test_client()
+    doc = client.post("/api/review", data={"photo": (io.BytesIO(photo_of(boards()[-1])), "board.png"),
+                                           "game": "blokus", "variant": "classic"},
+                      content_type="multipart/form-data").get_json()
+    review = doc["review"]
+    rows = list(review["state"]["board"])
+    rows[MISSED[0]] = rows[MISSED[0]][:MISSED[1]] + "Y" + rows[MISSED[0]][MISSED[1] + 1:]
+    answer = client.post(f"/api/review/{review['id']}/state", json={"game": "blokus", "board": rows}).get_json()
+    assert answer["corrections"] == [f"{MISSED[0]},{MISSED[1]}"]
+    assert answer["uncertain"] == [list(DOUBTED)]
+    path = tmp_path / "state.json"
+    path.write_bytes(client.get(answer["download"]).data)
+    capsys.readouterr()
+    assert main(["score", str(path), "--game", "blokus", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    scores = {p["name"]: p["score"] for p in cli["players"]}
+    assert scores == {p["name"]: p["score"] for p in answer["scores"]["players"]} and scores["Yellow"] == -84
+
+
+def gemblo_photo() -> tuple[bytes, dict[str, str]]:
+    """A phone photo of a finished 3-player Gemblo board, and the board's truth."""
+    truth = gemblo_boards(gemblo_script())[-1]
+    image = render_gemblo(truth, CONDITIONS["clean"], np.random.default_rng(3), size=(960, 720)).image
+    return cv2.imencode(".png", image)[1].tobytes(), truth
+
+
+def test_gemblo_review_corrected_by_tap(server, browser):
+    png, truth = gemblo_photo()
+    page, errors = open_page(browser, LANDSCAPE, 20000)
+    upload(page, server.base, png, "gemblo", "3p")
+    assert page.locator("#board polygon.cell").count() == 463
+    review = page.request.get(server.base + "/api/review/" + page.url.rsplit("/", 1)[1]).json()
+    read, doubts = review["state"]["cells"], review["uncertain"]
+    assert doubts and page.locator("#board polygon.unsure").count() == len(doubts)
+    # a doubted cell read wrong, set to what is there (any doubted cell when none is wrong)
+    cell = next((c for c in doubts if read.get(c, ".") != truth.get(c, ".")), doubts[0])
+    colour = truth.get(cell, ".")
+    tap(page, cell, colour)
+    page.wait_for_function("document.querySelector('#review-saved').textContent === '1 correction saved'")
+    corrected = {k: v for k, v in read.items() if k != cell} | ({cell: colour} if colour != "." else {})
+    sheet = gemblo.score_state({"game": "gemblo", "cells": corrected}, setup_of("gemblo", {}, "3p"))
+    for p in sheet.players:
+        assert score_of(page, p.name) == str(p.score)
+    assert page.locator("#board polygon.unsure").count() == len(doubts) - 1
+    assert page.locator(f'#board .cell[data-cell="{cell}"]').get_attribute("data-colour") == colour
+    shot(page, "review-gemblo", full_page=True)
+    page.reload()
+    page.wait_for_selector("#review-result:not([hidden])")
+    assert page.locator(f'#board .cell[data-cell="{cell}"]').get_attribute("data-colour") == colour
+    assert errors == []
+    page.close()
+
+
+# --- the other boards: Equilibrix' fields and Geometrius' tokens (stand-in readers) -----------
+
+def fake_reader(monkeypatch, game: str, state: dict, uncertain: list) -> None:
+    """A stand-in photo reader for ``game`` that reads ``state`` and doubts ``uncertain``."""
+    reading = SimpleNamespace(uncertain=uncertain,
+                              to_state_json=lambda: {"state": json.loads(json.dumps(state)), "uncertain": uncertain})
+    monkeypatch.setitem(sys.modules, f"vision.{game}", SimpleNamespace(
+        **{f"read_{game}": lambda image, calibration=None: reading},
+        debug_images=lambda r: {"overlay": np.full((40, 40, 3), 90, np.uint8)}))
+
+
+def blank_png() -> bytes:
+    return cv2.imencode(".png", np.zeros((240, 320, 3), np.uint8))[1].tobytes()
+
+
+def test_equilibrix_and_geometrius_reviews_draw_their_boards_and_take_taps(server, browser, monkeypatch):
+    from tests.test_session_geometrius import START, camera, chips
+
+    page, errors = open_page(browser, PORTRAIT, 10000)
+
+    # Equilibrix: the flower's fields; a doubted petal tapped to White
+    fake_reader(monkeypatch, "equilibrix", {"game": "equilibrix", "fields": {"P 0 0 0": "B", "T 0 0 +": "B"}},
+                ["P 2 0 0"])
+    upload(page, server.base, blank_png(), "equilibrix", "tri-mety")
+    assert page.locator("#board path.field").count() == 144
+    assert page.locator("#board path.unsure").count() == 1
+    assert score_of(page, "White") == "0"
+    tap(page, "P 2 0 0", "W")
+    wait_score(page, "White", 1)  # the petal joins White's corner marker (3, 0)
+    assert page.locator("#board path.unsure").count() == 0
+    shot(page, "review-equilibrix", full_page=True)
+
+    # Geometrius: the token field; a doubted stack's top chip set from its sheet
+    field = camera(chips(START, Q01="red"))
+    at = next([t["row"], t["col"]] for t in field if t["shape"] == "Q01")
+    fake_reader(monkeypatch, "geometrius", {"game": "geometrius", "tokens": field}, [at])
+    upload(page, server.base, blank_png(), "geometrius", "standard")
+    assert page.locator("#board rect.token-face").count() == 16
+    assert page.locator("#board rect.unsure").count() == 1
+    before = score_of(page, "Red")
+    page.click(f'#board rect.token-face[data-cell="{at[0]},{at[1]}"]')
+    page.wait_for_selector("#tokenfix[open]")
+    page.click('#tokenfix [data-top="blue"]')
+    page.wait_for_function("document.querySelector('#review-saved').textContent === '1 correction saved'")
+    assert page.locator("#board circle.stone[data-colour=blue]").count() == 1
+    assert page.locator("#board rect.unsure").count() == 0
+    assert page.locator('#review-scores tr[data-player="Blue"]').count() == 1
+    assert page.locator('#review-scores tr[data-player="Red"]').count() == 0 or score_of(page, "Red") != before
+    shot(page, "review-geometrius", full_page=True)
+    assert errors == []
+    page.close()
+
+
+# --- the state route's guards, over plain HTTP --------------------------------------------------
+
+def test_state_route_refuses_bad_states_with_one_line_json(tmp_path, monkeypatch):
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": {"0,0": "R", "0,1": "R"}}, ["1,0"])
+    client = create_app(tmp_path).test_client()
+    review = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "gemblo",
+                                              "variant": "3p"}, content_type="multipart/form-data").get_json()["review"]
+    url = f"/api/review/{review['id']}/state"
+
+    def refused(status: int, code: str, **kw) -> str:
+        r = client.post(url, **kw)
+        assert r.status_code == status and r.is_json, r.data
+        error = r.get_json()["error"]
+        assert error["code"] == code and "\n" not in error["message"]
+        return error["message"]
+
+    assert "JSON object" in refused(400, "bad_state", data="{not json", content_type="application/json")
+    assert "JSON object" in refused(400, "bad_state", json=[1, 2])
+    assert refused(400, "wrong_game", json={"game": "blokus", "board": ["." * 20] * 20}) == \
+        "this is a blokus file, not gemblo"
+    assert refused(400, "unknown_game", json={"game": "chess"}).startswith("unknown game 'chess'")
+    assert "off the 463-cell board" in refused(400, "bad_state", json={"game": "gemblo", "cells": {"40,40": "R"}})
+    assert "unknown colour letter 'X'" in refused(400, "bad_state", json={"game": "gemblo", "cells": {"0,0": "X"}})
+    assert "is not 'q,r'" in refused(400, "bad_state", json={"game": "gemblo", "cells": {"here": "R"}})
+    assert "needs 'cells'" in refused(400, "bad_state", json={"game": "gemblo", "cells": ["0,0"]})
+    assert "not a cell" in refused(400, "bad_state", json={"state": {"game": "gemblo", "cells": {}},
+                                                           "confirmed": ["99,99"]})
+    assert "must list cells" in refused(400, "bad_state", json={"state": {"game": "gemblo", "cells": {}},
+                                                                "confirmed": {"1,0": 1}})
+    refused(413, "too_large", data=json.dumps({"game": "gemblo", "cells": {}, "pad": "x" * 300_000}),
+            content_type="application/json")
+    refused(403, "cross_origin", json={"game": "gemblo", "cells": {}}, headers={"Origin": "http://evil.example"})
+    unchanged = client.get(f"/api/review/{review['id']}").get_json()
+    assert unchanged["state"]["cells"] == {"0,0": "R", "0,1": "R"} and unchanged["corrections"] == []
+
+    # ids are ours: anything else is no review (never a path)
+    for bad in ("0123456789abcdef", "..%2F..%2Fetc", "A" * 16):
+        assert client.post(f"/api/review/{bad}/state", json={"game": "gemblo", "cells": {}}).status_code == 404
+        assert client.get(f"/review/{bad}").status_code == 404
+    assert client.get(f"/api/review/{review['id']}/images/photo.jpg").status_code == 404
+
+    ok = client.post(url, json={"state": {"game": "gemblo", "cells": {"0,0": "R", "0,1": "R", "1,0": "R"}},
+                                "confirmed": []}).get_json()
+    assert ok["corrections"] == ["1,0"] and ok["uncertain"] == []
+    assert client.get(f"/api/review/{review['id']}").get_json()["corrections"] == ["1,0"]
