@@ -51,48 +51,57 @@ def angle_error(vertices, shape_id: str) -> float:
     return float(min(np.abs(seen - np.roll(known, -k)).max() for k in range(len(known))))
 
 
+def new_row(label: str) -> dict:
+    """Zero counts for one row of a table (``label``: its condition, or a phone effect)."""
+    return dict(condition=label, photos=0, refused=0, tokens=0, found=0, placed=0, visible=0, right=0, silent=0,
+                uncertain=0, tops=0, top_right=0, top_silent=0, known=0, known_wrong=0, angles=[], ms=[])
+
+
+def score_photo(st: dict, image: np.ndarray, tokens) -> None:
+    """Read one photo and add to ``st`` how its true ``tokens`` (``GeometriusPhoto.tokens``) were read."""
+    st["photos"] += 1
+    st["tokens"] += len(tokens)
+    try:
+        reading = read_geometrius(image)
+    except ReadError:
+        st["refused"] += 1
+        return
+    st["ms"].append(reading.timing_ms)
+    for truth in tokens:
+        near = min(reading.read, key=lambda t: np.hypot(t.centre_px[0] - truth.centre_px[0],
+                                                          t.centre_px[1] - truth.centre_px[1]))
+        if np.hypot(near.centre_px[0] - truth.centre_px[0], near.centre_px[1] - truth.centre_px[1]) > PAIR_PX:
+            continue
+        st["found"] += 1
+        st["placed"] += (near.row, near.col) == (truth.row, truth.col)
+        doubt = "shape" in near.uncertain
+        if truth.polygon_visible:
+            st["visible"] += 1
+            st["uncertain"] += doubt
+            if near.shape == truth.shape:
+                st["right"] += 1
+                st["angles"].append(angle_error(near.vertices, truth.shape))
+            elif not doubt:
+                st["silent"] += 1
+        if truth.stack and truth.top_visible:
+            st["tops"] += 1
+            if near.stack and near.stack[-1] == truth.stack[-1]:
+                st["top_right"] += 1
+            elif "stack" not in near.uncertain:
+                st["top_silent"] += 1
+        if near.stack and near.height_known:
+            st["known"] += 1
+            st["known_wrong"] += len(near.stack) != len(truth.stack)
+
+
 def sweep(per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
     rows = []
     for k, name in enumerate(CONDITIONS):
-        st = dict(condition=name, photos=0, refused=0, tokens=0, found=0, placed=0, visible=0, right=0, silent=0,
-                  uncertain=0, tops=0, top_right=0, top_silent=0, known=0, known_wrong=0, angles=[], ms=[])
+        st = new_row(name)
         for i in range(per_condition):
             rng = np.random.default_rng([seed, k, i])
             photo = render_photo(rng, sample_conditions(name, rng), size)
-            image = upright(photo)
-            st["photos"] += 1
-            st["tokens"] += len(photo.tokens)
-            try:
-                reading = read_geometrius(image)
-            except ReadError:
-                st["refused"] += 1
-                continue
-            st["ms"].append(reading.timing_ms)
-            for truth in photo.tokens:
-                near = min(reading.read, key=lambda t: np.hypot(t.centre_px[0] - truth.centre_px[0],
-                                                                  t.centre_px[1] - truth.centre_px[1]))
-                if np.hypot(near.centre_px[0] - truth.centre_px[0], near.centre_px[1] - truth.centre_px[1]) > PAIR_PX:
-                    continue
-                st["found"] += 1
-                st["placed"] += (near.row, near.col) == (truth.row, truth.col)
-                doubt = "shape" in near.uncertain
-                if truth.polygon_visible:
-                    st["visible"] += 1
-                    st["uncertain"] += doubt
-                    if near.shape == truth.shape:
-                        st["right"] += 1
-                        st["angles"].append(angle_error(near.vertices, truth.shape))
-                    elif not doubt:
-                        st["silent"] += 1
-                if truth.stack and truth.top_visible:
-                    st["tops"] += 1
-                    if near.stack and near.stack[-1] == truth.stack[-1]:
-                        st["top_right"] += 1
-                    elif "stack" not in near.uncertain:
-                        st["top_silent"] += 1
-                if near.stack and near.height_known:
-                    st["known"] += 1
-                    st["known_wrong"] += len(near.stack) != len(truth.stack)
+            score_photo(st, upright(photo), photo.tokens)
         rows.append(st)
         print(f"  {name}: done", file=sys.stderr, flush=True)
     return rows
