@@ -22,13 +22,30 @@ from vision.synth.conditions import sample_conditions
 from .photo_accuracy import PhotoBench, Truth, report, upright
 
 SIZE = 20
+LEVEL_SIDES = 1e-3  # two sides whose midpoints lie this close in height (share of the photo's width) tie for "top"
 
 
 def _render(rng, condition, size):
     state = random_game_state(rng, int(rng.integers(8, 85)))
     photo = render_photo(state, sample_conditions(condition, rng), rng, size=size)
-    labels = {(r, c): ch for r, row in enumerate(photo.state) for c, ch in enumerate(row)}
-    return upright(photo), Truth(labels, {tuple(c) for c in np.argwhere(photo.occluded)})
+    grid = np.array([list(row) for row in photo.state])
+    return upright(photo), _truth(grid, photo.occluded, [
+        _truth(np.rot90(grid, turn), np.rot90(photo.occluded, turn)) for turn in _tied_turns(photo.corners, size[0])])
+
+
+def _truth(grid: np.ndarray, occluded: np.ndarray, alternatives=()) -> Truth:
+    labels = {(r, c): str(ch) for (r, c), ch in np.ndenumerate(grid)}
+    return Truth(labels, {tuple(int(v) for v in c) for c in np.argwhere(occluded)}, tuple(alternatives))
+
+
+def _tied_turns(corners: np.ndarray, width: int) -> list[int]:
+    """Quarter turns (``np.rot90``'s k) that put a side level with the top one at the top.
+
+    ``corners``: TL, TR, BR, BL of the grid in the photo. At 45 degrees the top and the left
+    (or right) side's midpoints may lie a fraction of a pixel apart: either is the top."""
+    mids = [(corners[k, 1] + corners[(k + 1) % 4, 1]) / 2 for k in range(4)]  # top, right, bottom, left
+    level = LEVEL_SIDES * width
+    return [turn for side, turn in ((3, -1), (1, 1)) if mids[side] - mids[0] < level]
 
 
 def _read(image):

@@ -241,6 +241,49 @@ def test_rules_confirm_a_doubtful_cell_only_when_no_other_label_is_legal() -> No
     assert out.confirmed == [] and out.confidence[r, c] < 0.5
 
 
+def test_rules_complete_a_hidden_piece_whose_fragment_repeats_another() -> None:
+    # A hidden cell (under a hand: no colour evidence) cuts a piece down to a shape its colour
+    # already shows elsewhere. The rules name the copy they met second, which may be the piece
+    # seen whole; the reading must be re-examined at both copies, and the hidden cell wins.
+    labels = (".", "B", "Y", "R", "G")
+    state = random_game_state(np.random.default_rng(1))
+    prob = _truth_probabilities(state, labels)
+    for r, c in ((r, c) for r in range(20) for c in range(20) if state[r][c] != "."):
+        cut = [row if i != r else row[:c] + "." + row[c + 1:] for i, row in enumerate(state)]
+        flags = decompose(cut).flags
+        if (len(flags) == 1 and flags[0].code == "piece_already_used"
+                and all(abs(a - r) + abs(b - c) > 1 for a, b in flags[0].cells)):
+            break
+    else:
+        pytest.fail("no piece whose fragment repeats another")
+    prob[r, c] = 1.0 / len(labels)
+    conf = np.full((20, 20), 0.98)
+    conf[r, c] = 0.0
+    hidden = np.zeros((20, 20), bool)
+    hidden[r, c] = True
+    out = apply_rules(cut, labels, prob, conf, occluded=hidden)
+    assert out.board == state and out.changed == [(r, c)] and out.flags == []
+    assert out.confidence[r, c] < 0.5  # still a guess: the photo did not show it
+
+
+def test_clipped_channels_cut_a_pieces_chroma_off_at_the_headroom() -> None:
+    # A yellow piece under a lamp: red and green clip, blue rises to 0.85. Its white-free
+    # colour (0, 0.15, 0.15) is all the headroom lets through: far more than the board's
+    # grey shows beside it, and just what yellow predicts once clipped. The grey under the
+    # same haze keeps its own faint chroma, and is read as the board.
+    from vision.blokus import _chroma_match
+    refs = {0: np.array([0.0, 0.03, 0.03]), 2: np.array([0.0, 0.55, 0.7]), 1: np.array([0.6, 0.25, 0.0])}
+    pixels = np.stack([
+        np.tile([0.85, 1.0, 1.0], (40, 1)),  # yellow, red and green clipped
+        np.tile([0.90, 0.93, 0.93], (40, 1)),  # grey under the haze, nothing clipped
+    ]).astype(np.float32)
+    pixels[0, :5] = 1.0  # a few pixels clipped in every channel say nothing
+    dullest = pixels.min(-1)
+    match = _chroma_match(pixels - dullest[..., None], dullest < 0.96, 1.0 - dullest, refs, 5)
+    assert np.argmax(match[0]) == 2 and match[0, 2] >= 0.9 * match[0].sum()
+    assert np.argmax(match[1]) == 0 and match[1, 0] >= 0.9 * match[1].sum()
+
+
 def test_reading_json_matches_the_contract_and_debug_images() -> None:
     p = photo("clean", 51, typical=True)
     reading = read_blokus(upright(p))

@@ -10,15 +10,17 @@ is reported as flags. A doubtful cell whose colour is clear but faint (glare) is
 when no other label would keep the board legal.
 
 Glare adds the same white to every channel, so what it leaves unclipped keeps the plastic's
-chroma: cells a glare spot touches are re-read from their white-free colour (out to the
-pieces' bevels, where the gloss is lower), and a doubtful cell whose chroma confirms its
-colour reading is read. Where nothing but white is left, the rules complete the pieces.
+chroma, and where a channel clips, the chroma is only cut off at the pixel's headroom: cells
+a glare spot touches are re-read from their white-free colour (out to the pieces' bevels,
+where the gloss is lower), and a doubtful cell whose chroma confirms its colour reading is
+read. Where nothing but white is left, the rules complete the pieces.
 
 Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or
 a cup above it does not. Cells where no border shows, in a region reaching in from the
 board's edge, are under an occluder: they are uncertain whatever their colour (a sleeve or a
 mug may have a piece's), and neither they nor any other gridless cell teach the colour
-classes or the light field (a hand once became the board's grey there).
+classes or the light field (a hand once became the board's grey there). Cells wholly covered
+are guessed empty until the rules show that a piece seen beside them must continue beneath.
 
 For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
 :func:`read_with_pose` when something changed (no localisation, no rules).
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 import cv2
 import numpy as np
 
-from rules.blokus import EMPTY, SIZE, decompose
+from rules.blokus import EMPTY, SIZE, decompose, pieces
 
 from .colour import CellColours, Palette, classify
 from .grid import cell_borders, find_grid, quick_contrast
@@ -55,7 +57,8 @@ VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this sh
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
-RULES_BUDGET_S = 0.12  # time the rules prior may spend re-examining a reading
+RULES_BUDGET_S = 0.12  # CPU time the rules prior may spend re-examining a reading (CPU, not wall
+# clock: a reading must not depend on what else the machine is running)
 CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
 GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
 DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
@@ -63,10 +66,13 @@ BLOWN = 0.96  # all channels this bright (0-1): the sensor is clipped by glare
 BLOWN_SHARE = 0.2  # a cell whose middle is this much clipped is blown out
 REFERENCE_CONF = 0.9  # cells read this surely give the photo's own white-free colour classes
 GLARE_TOUCHED = 0.02  # share of a cell's pixels blown out: glare reaches the cell
-MIN_CHROMA_PIXELS = 5  # unclipped pixels needed to read a glare-touched cell's chroma
+CLIPPED_SHARE = 0.25  # share of a cell's pixels clipped in some channel: glare may have cut its chroma
+DOUBTED = 0.3  # confidence of a glare-touched cell whose chroma names another label than its colour
+LIGHT_STEPS = 9  # light levels tried across LIGHT_RANGE when matching a chroma
+MIN_CHROMA_PIXELS = 5  # pixels with headroom needed to read a glare-touched cell's chroma
 LIGHT_RANGE = (0.4, 2.5)  # how much brighter or dimmer the light may be than at the class's cells
 CHROMA_SPREAD = 0.2  # relative chroma mismatch at which a class becomes unlikely
-WITNESS_UNCLIPPED = 0.6  # share of a doubtful cell's pixels unclipped for its chroma to confirm it
+WITNESS_UNCLIPPED = 0.6  # share of a doubtful cell's pixels with headroom for its chroma to confirm it
 WITNESS_MATCH = 0.9  # share of the chroma's match its label must hold to confirm the reading
 WITNESSED = 0.6  # confidence of a cell whose chroma confirms its colour reading
 CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertain" line)
@@ -132,59 +138,117 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     hidden = under_occluder(borders)
     occluded = _occluded(hidden, _blown_out(inner))
     colours = _glare_chroma(np.concatenate([inner, ring], axis=2), colours, occluded)
-    return _reading(colours, hidden, occluded, pose, rect, start)
+    # Only wholly covered cells lose their colour as evidence; at the occluder's rim, where
+    # some border shows, the colour may be a piece's fragment beside a fingertip.
+    covered = occluded & (borders < HIDDEN_BORDERS)
+    return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start)
+
+
+def _unseen(colours: CellColours, covered: np.ndarray) -> CellColours:
+    """Cells wholly under a hand or a cup (not one border shows) carry no colour evidence: what
+    the camera saw there is the occluder's. Their best guess is empty (most of a board is),
+    until the rules find a piece that must continue under it."""
+    if not covered.any():
+        return colours
+    posterior = colours.posterior.copy()
+    posterior[covered] = 1.0 / posterior.shape[-1]
+    return replace(colours, posterior=posterior)
 
 
 def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray) -> CellColours:
-    """Re-read doubtful cells from what glare cannot change: their chroma.
+    """Re-read doubtful and glare-touched cells from what glare cannot change: their chroma.
 
     A specular reflection adds the light's own colour, the same amount to every channel, so
-    a pixel minus its dullest channel keeps the plastic's colour (as long as no channel
-    clips) however white the pixel looks; the board's grey keeps almost none. A doubtful
-    cell is compared with the photo's own classes (the median white-free colour of its
-    confidently read cells), allowing for the light being brighter or dimmer there.
+    a pixel minus its dullest channel (its white-free colour) keeps the plastic's colour
+    however white the pixel looks; the board's grey keeps almost none. Where the glare is so
+    strong that a channel clips, the white-free colour is cut off at the pixel's *headroom*
+    (one minus its dullest channel) in that channel, and nowhere else: so a yellow piece whose
+    red and green are clipped still shows as much yellow as the headroom lets it, more than
+    the board's grey could have (:func:`_chroma_match`). Only pixels clipped in every channel
+    say nothing at all. A cell is compared with the photo's own classes (the median
+    white-free colour of its confidently read cells), allowing for brighter or dimmer light.
 
-    - A cell touched by blown-out glare (or with no usable colour at all) takes the chroma's
-      label as its best label, and stays as doubtful as the colour reading found it.
-    - A cell left mostly unclipped, only dulled by a glare's haze, is a second witness: when
+    - A cell touched by glare (blown-out pixels, a quarter of its pixels clipped in some
+      channel, or no usable colour at all) that the colour reading doubts, or whose chroma
+      clearly names another label, takes the chroma's label as its best label (weighed with
+      the colour reading's when the chroma cannot tell the labels apart) and is kept
+      doubtful. One whose chroma merely leans to another label keeps its label, doubted: the
+      colour reading saw clipped pixels.
+    - A doubtful cell with most of its pixels left some headroom is a second witness: when
       its chroma clearly names the label the colour reading chose, it is read (a piece there
-      could not have lost its chroma without clipping).
+      could not have lost its chroma without clipping everywhere).
     """
     best = colours.best()
-    clear = colours.confidence >= REFERENCE_CONF
-    white_free = window - window.min(-1, keepdims=True)
-    refs = {}
-    for j in range(len(colours.labels)):
-        cells = clear & (best == j)
-        if cells.sum() >= 3:
-            refs[j] = np.median(np.median(white_free[cells], axis=1), axis=0)
-    unclipped = window.max(-1) < BLOWN
-    glared = (window.min(-1) >= BLOWN).mean(-1) > GLARE_TOUCHED
+    dullest, brightest = _channel_extremes(window)
+    usable = dullest < BLOWN  # some headroom left: the chroma is cut off, not lost
+    glared = ((dullest >= BLOWN).mean(-1) > GLARE_TOUCHED) | ((brightest >= BLOWN).mean(-1) > CLIPPED_SHARE)
     glared |= np.ptp(colours.posterior, axis=-1) < 1e-6  # nothing usable: all glare
-    doubtful = (colours.confidence < UNCERTAIN_BELOW) & ~occluded & (unclipped.sum(-1) >= MIN_CHROMA_PIXELS)
-    if len(refs) < 2 or not doubtful.any():
+    doubtful = colours.confidence < UNCERTAIN_BELOW
+    todo = (doubtful | glared) & ~occluded & (usable.sum(-1) >= MIN_CHROMA_PIXELS)
+    if not todo.any():
         return colours
+    clear = colours.confidence >= REFERENCE_CONF
+    # per-cell medians over the pixels, channel by channel (channel-major: a fast sort)
+    typical = np.median((window[clear] - dullest[clear][..., None]).transpose(0, 2, 1), axis=-1)
+    refs = {j: np.median(typical[best[clear] == j], axis=0) for j in range(len(colours.labels))
+            if (best[clear] == j).sum() >= 3}
+    if len(refs) < 2:
+        return colours
+    cells = np.argwhere(todo)
+    match = _chroma_match(window[todo] - dullest[todo][..., None], usable[todo], 1.0 - dullest[todo], refs,
+                          len(colours.labels))
     posterior, confidence = colours.posterior.copy(), colours.confidence.copy()
-    for r, c in np.argwhere(doubtful):
-        match = _chroma_match(np.median(white_free[r, c][unclipped[r, c]], axis=0), refs, len(colours.labels))
-        if match.max() < 1e-3:
+    for (r, c), m in zip(cells, match):
+        if m.max() < 1e-3:
             continue
-        if glared[r, c]:
-            posterior[r, c] = match / match.sum()
-        if (unclipped[r, c].mean() >= WITNESS_UNCLIPPED and int(np.argmax(match)) == best[r, c]
-                and match.max() >= WITNESS_MATCH * match.sum()):
+        named = int(np.argmax(m))
+        clearly = m.max() >= WITNESS_MATCH * m.sum()
+        if glared[r, c] and (doubtful[r, c] or (clearly and named != best[r, c])):
+            # a chroma that cannot tell the labels apart leaves the colour reading its say
+            weigh = 1.0 if clearly else 0.5 * posterior[r, c] + 0.5 / len(m)
+            posterior[r, c] = m * weigh / (m * weigh).sum()
+            confidence[r, c] = min(confidence[r, c], DOUBTED)
+        elif glared[r, c] and named != best[r, c]:  # read from clipped pixels; the chroma leans elsewhere
+            confidence[r, c] = min(confidence[r, c], DOUBTED)
+        if doubtful[r, c] and usable[r, c].mean() >= WITNESS_UNCLIPPED and named == best[r, c] and clearly:
             confidence[r, c] = max(confidence[r, c], WITNESSED)
     return replace(colours, posterior=posterior, confidence=confidence)
 
 
-def _chroma_match(q: np.ndarray, refs: Mapping[int, np.ndarray], k: int) -> np.ndarray:
-    """(k) how well a white-free colour fits each class's, under a brighter or dimmer light."""
-    match = np.zeros(k)
+def _channel_extremes(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's dullest and brightest channel (``min``/``max`` over a 3-long last axis is
+    several times slower than two element-wise steps)."""
+    b, g, r = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    return np.minimum(np.minimum(b, g), r), np.maximum(np.maximum(b, g), r)
+
+
+def _chroma_match(white_free: np.ndarray, usable: np.ndarray, headroom: np.ndarray,
+                  refs: Mapping[int, np.ndarray], k: int) -> np.ndarray:
+    """(cells x k) how well each cell's white-free pixels fit each class's, under a brighter
+    or dimmer light, once clipping has cut every pixel's chroma off at its headroom.
+
+    ``white_free``, ``headroom``: (cells x pixels x 3) and (cells x pixels); ``usable``: the
+    pixels with any headroom. A class predicts ``min(scale * ref, headroom)`` per pixel; the
+    cell's median observed and predicted colours are compared, relative to their size.
+    """
+    scales = np.geomspace(*LIGHT_RANGE, LIGHT_STEPS)
+    q = _masked_median(white_free, usable)  # cells x 3
+    room = np.where(usable, headroom, np.nan)
+    match = np.zeros((len(q), k))
     for j, ref in refs.items():
-        scale = float(np.clip(q @ ref / max(float(ref @ ref), 1e-9), *LIGHT_RANGE))
-        miss = np.linalg.norm(q - scale * ref) / max(np.linalg.norm(q), scale * np.linalg.norm(ref), 0.02)
-        match[j] = np.exp(-0.5 * (miss / CHROMA_SPREAD) ** 2)
+        # min(s * ref, headroom) per channel is monotone in the headroom: its median over the
+        # pixels is min(s * ref, the median headroom)
+        pm = np.minimum(scales[:, None, None] * ref, np.nan_to_num(np.nanmedian(room, axis=1))[None, :, None])
+        miss = np.linalg.norm(q[None] - pm, axis=-1) / np.maximum(
+            np.maximum(np.linalg.norm(q, axis=-1)[None], np.linalg.norm(pm, axis=-1)), 0.02)
+        match[:, j] = np.exp(-0.5 * (miss.min(0) / CHROMA_SPREAD) ** 2)
     return match
+
+
+def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(cells x 3) per-cell median of the masked pixels (cells x pixels x 3)."""
+    v = np.where(mask[..., None], values, np.nan)
+    return np.nan_to_num(np.nanmedian(v, axis=1))
 
 
 def _blown_out(inner: np.ndarray) -> np.ndarray:
@@ -193,7 +257,7 @@ def _blown_out(inner: np.ndarray) -> np.ndarray:
     Both erase the grid, but the few coloured pixels at a glare spot's rim are the piece's
     own, while the colour under a hand or a mug is the occluder's.
     """
-    return (inner.min(-1) >= BLOWN).mean(-1) > BLOWN_SHARE
+    return (_channel_extremes(inner)[0] >= BLOWN).mean(-1) > BLOWN_SHARE
 
 
 def _occluded(hidden: np.ndarray, blown: np.ndarray) -> np.ndarray:
@@ -269,12 +333,12 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
        keep a low confidence: the rules chose their label, the photo did not show it.
     2. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
        glare, say) is confirmed when every other label would break the rules.
-    Bounded in time (a photo drowned in glare has more conflicts than are worth searching).
+    Bounded in CPU time (a photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs: glare lowers the confidence, not
     the direction the few usable pixels point in (a cell without any has a flat ``prob``);
     except under an occluder (``occluded``), whose colour is a sleeve's or a mug's.
     """
-    deadline = time.perf_counter() + budget_s
+    deadline = time.process_time() + budget_s
     rows = list(board)
     conf = conf.copy()
     flags = decompose(rows).flags
@@ -283,7 +347,7 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     weight = np.maximum(conf, floor)[..., None]
     smooth = weight * prob + (1.0 - weight) / len(labels)
     tried: set[tuple] = set()
-    while flags and time.perf_counter() < deadline:
+    while flags and time.process_time() < deadline:
         todo = [f for f in flags if (f.code, tuple(f.cells)) not in tried]
         if not todo:
             break
@@ -318,7 +382,7 @@ def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, 
                 if prob[r, c].max() >= CONFIRM_PROB]
     confirmed = []
     for _, (r, c) in sorted(doubtful, reverse=True):
-        if time.perf_counter() > deadline:
+        if time.process_time() > deadline:
             break
         others = [lab for lab in labels if lab != rows[r][c]]
         if all(_badness(decompose(_relabel(rows, [((r, c), lab)])).flags) > base for lab in others):
@@ -338,6 +402,8 @@ def _options(rows: list[str], flag, labels: tuple[str, ...], smooth: np.ndarray)
     n = len(rows)
     region = {tuple(c) for c in flag.cells}
     colours = {rows[r][c] for r, c in region}
+    if flag.code == "piece_already_used":  # the flag names one copy; the misread may be the other
+        region |= _twins(rows, region)
     reach = 1 if flag.code in ("not_a_piece", "piece_already_used") else 2  # chains break diagonally
     around = {(r + dr, c + dc) for r, c in region for dr in range(-reach, reach + 1)
               for dc in range(-reach, reach + 1) if 0 <= r + dr < n and 0 <= c + dc < n}
@@ -349,7 +415,23 @@ def _options(rows: list[str], flag, labels: tuple[str, ...], smooth: np.ndarray)
             cost = float(np.log(now) - np.log(max(float(smooth[r, c, labels.index(label)]), 1e-300)))
             if label != rows[r][c] and cost <= MAX_FIX_COST:
                 options.append((cost, (r, c), label))
-    return sorted(options)
+    # equally cheap (no evidence either way, e.g. under a hand): nearest the conflict first
+    near = {cell: min(max(abs(cell[0] - r), abs(cell[1] - c)) for r, c in region) for _, cell, _ in options}
+    return sorted(options, key=lambda o: (o[0], near[o[1]], o[1], o[2]))
+
+
+def _twins(rows: list[str], shape: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Cells of the other regions of ``shape``'s colour that form the same piece."""
+    r0, c0 = next(iter(shape))
+    mask = np.array([[ch == rows[r0][c0] for ch in row] for row in rows], np.uint8)
+    _, regions = cv2.connectedComponents(mask, connectivity=4)
+    piece = pieces().identify(shape)
+    twins: set[tuple[int, int]] = set()
+    for k in set(np.unique(regions)) - {0, regions[r0, c0]}:
+        cells = {(int(r), int(c)) for r, c in np.argwhere(regions == k)}
+        if len(cells) == len(shape) and pieces().identify(cells) == piece:
+            twins |= cells
+    return twins
 
 
 def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.ndarray, deadline: float):
@@ -362,7 +444,7 @@ def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.n
     best = None
     for size, pool in ((1, options[:SINGLE_OPTIONS]), (2, options[:PAIR_OPTIONS])):
         for combo in combinations(pool, size):
-            if time.perf_counter() > deadline:
+            if time.process_time() > deadline:
                 break
             cost = sum(o[0] for o in combo)
             if len({cell for _, cell, _ in combo}) < size or (best is not None and cost >= best[0]):
