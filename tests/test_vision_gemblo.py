@@ -188,6 +188,23 @@ def test_a_lattice_off_by_whole_cells_is_registered_by_the_plate(step: tuple[int
     assert np.abs(back.to_board(pose.corners) - pose.to_board(pose.corners)).max() < 0.05
 
 
+@pytest.mark.parametrize("step", [(-3, 6), (5, -1)])
+def test_a_lattice_many_cells_off_is_caught_at_the_rim_and_registered(step: tuple[int, int]) -> None:
+    # A plate outline far off (a white board on a light table) leaves the traced lattice more
+    # cells off than the plate's edges are searched: the board then ends only faintly where the
+    # pose puts its rim, and the step is sought again further out.
+    rng = np.random.default_rng(7)
+    image = upright(render_photo(game(rng, True), sample_conditions("perspective", rng), rng, size=(1600, 1200)))
+    gray, s = hexpose._working(image)
+    pose = locate_board(image).scaled(s)
+    dq, dr = step
+    off = moved(pose, 1.5 * dq, np.sqrt(3) / 2 * (dq + 2 * dr))
+    assert hexpose._rim_contrast(gray, off) < min(hexpose.RIM_SUSPECT, hexpose._rim_contrast(gray, pose))
+    for start in (off, pose):  # and a right registration is kept
+        back = hexpose._registered(gray, start)
+        assert np.abs(back.to_board(pose.corners) - pose.to_board(pose.corners)).max() < 0.1
+
+
 # --- the live referee's calls: locate once, verify cheaply, read at the pose -----------------
 
 def test_verify_pose_holds_on_its_frame_and_fails_when_the_board_is_elsewhere() -> None:

@@ -53,6 +53,8 @@ MIN_SPREAD = (1.5, 6.0)
 MIN_SPREAD_L, MAX_SPREAD_L = (4.0, 6.0), (10.0, 20.0)
 PRIOR_GREY_TOLERANCE = 0.15  # log-ratio, every channel: a cell this close to a grey supports it
 PRIOR_MIN_CHROMA = 10.0  # a profile colour this grey says nothing about its hue
+DULL_SHARE = 0.5  # a translucent colour is taught only by cells this share of the colour cells' typical chroma
+FILTER_MARGIN_L = 4.0  # L*: how much lighter than the board a translucent colour's cell may read (noise)
 
 
 class Prior(Protocol):
@@ -227,11 +229,19 @@ def _weighted_gaussian(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
-                 learned: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 learned: tuple[np.ndarray, np.ndarray] | None = None,
+                 translucent: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Means (K x 3) and covariances (K x 3 x 3) in L*a*b* from soft assignments (N x K).
 
     ``learned``: a profile's means (K x 3, NaN where unknown) and a*b* spreads (K), used for a
-    class with too few cells instead of the guess at its nominal hue.
+    class with too few cells instead of the guess at its nominal hue. ``translucent``: the
+    colours are filters over the board (Gemblo), so no cell lighter than the board's own grey
+    teaches a colour: coloured plastic over the board only takes light away, and what is
+    lighter is something else (a pink mug, a lit hand). Nor does a cell much duller than the
+    colour cells' typical chroma (DULL_SHARE): the plastics are all strongly tinted, a mug's
+    shadow or a dark shadowed cell is not, and it must not become a colour's cluster (purple
+    turned grey, and the real purple then read as blue). A colour with too few cells is
+    placed at its nominal hue turned as far as the photo's other colours have turned.
     """
     k = resp.shape[1]
     means = np.zeros((k, 3))
@@ -240,8 +250,11 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
     colour = resp[:, 1:].sum(1) > 0.5
     typical = float(np.median(np.hypot(*ab[colour].T))) if colour.sum() >= 4 else 50.0
     typical_l = float(np.median(lab[colour, 0])) if colour.sum() >= 4 else 50.0
+    guessed: list[int] = []  # colours with too few cells here, placed at a guess
     for j in range(k):
         w = resp[:, j]
+        if translucent and j > 0:
+            w = w * (lab[:, 0] <= means[0, 0] + FILTER_MARGIN_L) * (np.hypot(*ab.T) >= DULL_SHARE * typical)
         floor = np.array([MIN_SPREAD_L[j > 0]] + [MIN_SPREAD[j > 0]] * 2)
         if w.sum() >= 4:
             # Start tight at the class's core and grow by trimmed re-estimation, so a hand or
@@ -273,6 +286,8 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
             cov = np.diag((floor * 2) ** 2)
             if j == 0:  # no empty cell seen: its brightness is unknown
                 cov[0, 0] = 50.0 ** 2
+            else:
+                guessed.append(j)
         if j > 0:  # keep each colour near its nominal hue, however the photo's cells fell
             ang = np.arctan2(mu[2], mu[1])
             drift = np.angle(np.exp(1j * (ang - hues[j - 1])))
@@ -286,6 +301,14 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
         sd = np.clip(np.sqrt(np.diag(cov)), floor, top)  # per-axis bounds, correlations kept
         corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
         means[j], covs[j] = mu, corr * np.outer(sd, sd)
+    seen = [j for j in range(1, k) if j not in guessed]
+    if translucent and guessed and seen:
+        # A colour this photo hardly shows is placed where the others say the light has moved
+        # the plastics' hues: its nominal hue turned by their median drift.
+        drift = float(np.median([np.angle(np.exp(1j * (np.arctan2(means[j, 2], means[j, 1]) - hues[j - 1])))
+                                 for j in seen]))
+        for j in guessed:
+            means[j, 1:] = typical * np.array([np.cos(hues[j - 1] + drift), np.sin(hues[j - 1] + drift)])
     return means, covs
 
 
@@ -301,13 +324,14 @@ def _posterior(x: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.nda
 
 
 def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3,
-             prior: Prior | None = None, shown: np.ndarray | None = None) -> CellColours:
+             prior: Prior | None = None, shown: np.ndarray | None = None, translucent: bool = False) -> CellColours:
     """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR).
 
     ``prior``: a table's colour profile (``ColourProfile.prior()``), see the module notes.
     ``shown``: rows x cols bool, the cells where the board itself shows (its grid is seen);
     only these teach the light field and the classes, so a hand or a cup over the board
     cannot become the board's grey or stretch a colour. All cells are still classified.
+    ``translucent``: the colours are filters laid on the board (see :func:`_fit_classes`).
     """
     rows, cols = inner.shape[:2]
     hues = palette.hues()
@@ -337,8 +361,10 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
             hue_gap = np.abs(np.angle(np.exp(1j * (np.arctan2(ab[:, 1], ab[:, 0])[:, None] - hues[None]))))
             label = np.where(chroma < EMPTY_CHROMA, 0, 1 + np.argmin(hue_gap, axis=1))
             resp = np.eye(k)[label]
-        means, covs = _fit_classes(lab[teach], resp[teach], hues, learned)
+        means, covs = _fit_classes(lab[teach], resp[teach], hues, learned, translucent)
         counts = np.maximum(resp[teach].sum(0), 4.0)
+        if translucent:  # the colours take turns: none is much likelier than another
+            counts[1:] = counts[1:].mean()
         post, dist = _posterior(lab, means, covs, counts / counts.sum())
         resp = post
         # Not "usable > 0.5": that depends on the field itself, and a brightly lit corner

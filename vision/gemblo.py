@@ -11,7 +11,8 @@ empty. What gives them away is texture, not mean colour: a clear piece reflects 
 fades towards the lamp's white). So among the cells read as empty, a score over those
 measures (each in spreads of this photo's empty cells, so light and board colour cancel)
 says clear or empty, and near the cut the cell is uncertain. The weights were fitted
-offline on generated photos (``CLEAR_WEIGHTS``).
+offline on generated photos (``CLEAR_WEIGHTS``); a cell unlike the photo's empty cells in many
+measures at once lies beyond what they were fitted on, and is never surely empty.
 
 A cell whose walls do not show at all lies under a hand, a cup or a blinding glare: it is
 uncertain whatever colour shows there.
@@ -85,6 +86,7 @@ CLEAR_WEIGHTS = np.array([0.974, 0.140, 0.899, -0.006, -0.032, 0.515, 0.199, 0.1
 CLEAR_WEIGHTS_SQ = np.array([-0.522, 0.081, -0.742, 0.151, 0.146, -1.344, -1.083, 0.028, 0.165, -0.458, -0.158, -0.724, 0.194, -0.031, 0.154, -0.337, 0.170, -0.210, -0.171])
 CLEAR_BIAS = -7.433
 CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must not decide)
+ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
@@ -279,6 +281,11 @@ def clear_zscores(features: np.ndarray, empty: np.ndarray) -> np.ndarray:
                    -CLIP_Z, CLIP_Z)
 
 
+def clear_score(z: np.ndarray) -> np.ndarray:
+    """The fitted logistic score (log-odds of clear) over :func:`clear_zscores`."""
+    return z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
+
+
 def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
     over the clear-piece evidence; near the cut the cell is uncertain, never guessed.
@@ -289,7 +296,7 @@ def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndar
     say plainly what the score says weakly, the cell is decided, and a doubtful cell's best guess
     is the side of the photo's own gap it lies on."""
     z = clear_zscores(features, empty)
-    score = z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
+    score = clear_score(z)
     clusters = _score_clusters(score[empty])
     if clusters is not None:
         odds, plain = clusters
@@ -301,6 +308,11 @@ def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndar
         score = np.where(doubtful, np.clip((photo + score) / 2, -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
     p = 1 / (1 + np.exp(-score))
     conf = np.clip(np.abs(score) / CLEAR_SURE, 0, 1)
+    # A cell unlike this photo's empty cells in many measures at once is no plain empty cell,
+    # whatever the fitted score says beyond the cells it was fitted on (a clear piece over an
+    # embossed mark, lit oddly): 'empty' there is a guess.
+    odd = (np.abs(z) >= ODD_Z).sum(axis=1) >= ODD_MEASURES
+    conf = np.where(odd & (score < 0), np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return p, conf
 
 
@@ -312,16 +324,29 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
     outlier cannot found a cluster."""
     if len(scores) < 20:
         return None
+    means, spreads, share = _fit_clusters(scores)
+    separation = (means[1] - means[0]) / np.hypot(*spreads)
+    if share[1] * len(scores) < MIX_MIN_CLEAR or means[1] < MIX_MIN_MEAN or separation < MIX_SEPARATION:
+        return None
+
+    def odds(x: np.ndarray) -> np.ndarray:
+        ll = _cluster_log_lik(np.asarray(x, float), means, spreads, share)
+        return ll[:, 1] - ll[:, 0]
+
+    # Many cells between the clusters (a cast shadow, a glare smearing the scores): the gap is
+    # not plain, whatever the fit says; the clusters still tell a doubtful cell's best guess.
+    own = odds(scores)
+    return odds, bool((np.abs(own) < CLEAR_SURE / 2).sum() <= MIX_MAX_BETWEEN * max((own > 0).sum(), 1))
+
+
+def _fit_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means, spreads and shares of the (empty, clear) Student-t clusters of these scores
+    (EM, each held near its usual place, MIX_PRIOR)."""
     means = np.array([m for m, _ in MIX_PRIOR])
     spreads = np.array([s for _, s in MIX_PRIOR])
     share = np.array([0.85, 0.15])
-
-    def log_lik(x: np.ndarray) -> np.ndarray:
-        z = (x[:, None] - means) / spreads
-        return np.log(share) - np.log(spreads) - (MIX_NU + 1) / 2 * np.log1p(z * z / MIX_NU)
-
     for _ in range(30):
-        ll = log_lik(scores)
+        ll = _cluster_log_lik(scores, means, spreads, share)
         resp = np.exp(ll - ll.max(axis=1, keepdims=True))
         resp /= resp.sum(axis=1, keepdims=True)
         z = (scores[:, None] - means) / spreads
@@ -331,18 +356,13 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
             spreads[k] = np.sqrt((weight[:, k] @ (scores - means[k]) ** 2 + MIX_PRIOR_N * s0 ** 2)
                                  / (resp[:, k].sum() + MIX_PRIOR_N))
         share = (resp.sum(axis=0) + 1) / (len(scores) + 2)
-    separation = (means[1] - means[0]) / np.hypot(*spreads)
-    if share[1] * len(scores) < MIX_MIN_CLEAR or means[1] < MIX_MIN_MEAN or separation < MIX_SEPARATION:
-        return None
+    return means, spreads, share
 
-    def odds(x: np.ndarray) -> np.ndarray:
-        ll = log_lik(np.asarray(x, float))
-        return ll[:, 1] - ll[:, 0]
 
-    # Many cells between the clusters (a cast shadow, a glare smearing the scores): the gap is
-    # not plain, whatever the fit says; the clusters still tell a doubtful cell's best guess.
-    own = odds(scores)
-    return odds, bool((np.abs(own) < CLEAR_SURE / 2).sum() <= MIX_MAX_BETWEEN * max((own > 0).sum(), 1))
+def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """(n, 2) log-likelihood of each score under each Student-t cluster, share included."""
+    z = (x[:, None] - means) / spreads
+    return np.log(share) - np.log(spreads) - (MIX_NU + 1) / 2 * np.log1p(z * z / MIX_NU)
 
 
 def _probabilities(rect: np.ndarray, top: np.ndarray,
@@ -356,7 +376,8 @@ def _probabilities(rect: np.ndarray, top: np.ndarray,
     inner = _gather(rect, inner_o).astype(np.float32) / 255
     ring = _gather(rect, ring_o).astype(np.float32) / 255
     grid = _layout()
-    colours = classify(inner[grid], ring[grid], PALETTE, shown=None if shown is None else shown[grid])
+    colours = classify(inner[grid], ring[grid], PALETTE, shown=None if shown is None else shown[grid],
+                       translucent=True)
     post = np.zeros((len(cells()), len(LABELS)))
     conf = np.zeros(len(cells()))
     rows, cols = np.indices(grid.shape)

@@ -15,7 +15,10 @@ ridges everywhere on the plate (they show through translucent pieces too), so:
 3. *Register*: the lattice step at which the plate's straight edges lie all round at one
    distance beyond the cells (the lattice sits in its plate's middle); when the edges do not
    agree, the step whose outer cells show walls and whose rim beyond does not.
-4. *Refine*: the board's own ridge map, patch by patch, once more.
+4. *Refine*: the board's own ridge map, patch by patch, once more. Then a check that needs no
+   plate edge: the board's outermost cells must show walls and the ring just beyond them
+   flat rim, all round. Where the board ends only faintly, the outline may have been far off
+   and the step is sought again, further out.
 
 Up is the plate side nearest the photo's top.
 """
@@ -44,13 +47,16 @@ SEARCH_R = 0.7  # how far a patch may move (R units)
 RIM_WEIGHT = 1.5  # weight of 'no ridges on the rim' against 'ridges on the cells'
 GROW_RADII = (6.0, 11.0, 16.0, LATTICE_RADIUS + 0.5)  # R: the lattice is traced out from the middle in these steps
 GROW_PATCHES = 30  # patches matched at each step
-EXT_RINGS = 4  # lattice positions traced this many rings beyond the board
 WALL_ACROSS = (-0.2, -0.1, 0.0, 0.1, 0.2)  # R: where each wall is looked for, across it
 PLATE_SEARCH = (19.3, 25.0)  # R: apothems where the plate's edge is looked for (the cells end at 19.05)
 PLATE_APOTHEMS = np.arange(13.0, 31.0, 0.1)  # R: where plate edges are measured, steps included
 PLATE_OFF = 0.5  # R: a plate middle this far off the lattice's at the best step is no evidence
 PLATE_MISFIT = 0.3  # R: RMS misfit of the plate's edges beyond which they are not trusted
 REGISTER_STEPS = 3  # the traced lattice may be off by up to this many cells
+WIDE_STEPS = 8  # ... and by this many when the plate's outline was far off
+RIM_SUSPECT = 0.35  # the board's outer cells' walls over the ring beyond's (share of the cells'), below which
+# the registration is sought again further out ...
+RIM_GAIN = 0.0  # ... and the wider step taken unless the board ends there less plainly
 RIDGE_ALONG = (-0.25, 0.0, 0.25)  # where each shared cell side is sampled along it (R units)
 FLAT_OFF = 0.38  # off-ridge samples sit this far from the side, inside each cell (R units)
 
@@ -211,12 +217,12 @@ def _pose(board_to_undist: np.ndarray, size: tuple[int, int], k: float, quality:
     return BoardPose(np.linalg.inv(h), corners, quality, size, EXTENT, k, rms)
 
 
-@lru_cache(maxsize=1)
-def _lattice_ext() -> tuple[np.ndarray, np.ndarray, dict[tuple[int, int], int]]:
-    """Lattice positions out to EXT_RINGS beyond the board: (n, 2) axial cells, whether each
+@lru_cache(maxsize=4)
+def _lattice_ext(rings: int) -> tuple[np.ndarray, np.ndarray, dict[tuple[int, int], int]]:
+    """Lattice positions out to ``rings`` beyond the board: (n, 2) axial cells, whether each
     is a board cell, and each cell's index."""
     ext = [(q, r) for q in range(-40, 41) for r in range(-40, 41)
-           if abs(q + 2 * r) <= 21 + 2 * EXT_RINGS and 3 * abs(q) + abs(q + 2 * r) <= 42 + 4 * EXT_RINGS]
+           if abs(q + 2 * r) <= 21 + 2 * rings and 3 * abs(q) + abs(q + 2 * r) <= 42 + 4 * rings]
     arr = np.array(ext)
     on = (np.abs(arr[:, 0] + 2 * arr[:, 1]) <= 21) & (3 * np.abs(arr[:, 0]) + np.abs(arr[:, 0] + 2 * arr[:, 1]) <= 42)
     return arr, on, {c: i for i, c in enumerate(ext)}
@@ -240,6 +246,67 @@ def _cellness(gray: np.ndarray, pose: BoardPose, lattice: np.ndarray) -> np.ndar
     return np.sort(walls, axis=1)[:, 1]
 
 
+def _steps(reach: int) -> list[tuple[int, int]]:
+    """Lattice steps (dq, dr) of at most ``reach`` cells."""
+    return [(dq, dr) for dq in range(-reach, reach + 1) for dr in range(-reach, reach + 1)
+            if max(abs(dq), abs(dr), abs(dq + dr)) <= reach]
+
+
+def _shift(step: tuple[int, int]) -> np.ndarray:
+    """A lattice step in board units (R)."""
+    return np.array([1.5 * step[0], np.sqrt(3) / 2 * (step[0] + 2 * step[1])])
+
+
+def _moved(pose: BoardPose, step: tuple[int, int]) -> BoardPose:
+    """The pose whose board cell (q, r) lies where ``pose`` has (q + dq, r + dr)."""
+    x, y = _shift(step)
+    return replace(pose, homography=np.array([[1, 0, -x], [0, 1, -y], [0, 0, 1.0]]) @ pose.homography)
+
+
+class _Cellness:
+    """Cellness (see :func:`_cellness`) of every lattice position out to ``rings`` beyond the
+    board at a traced pose, over the board's median, and how each step of that lattice
+    scores: the board's cells minus the ring just beyond them."""
+
+    def __init__(self, gray: np.ndarray, pose: BoardPose, rings: int):
+        self.lattice, self.on, self.index = _lattice_ext(rings)
+        self.raw = _cellness(gray, pose, self.lattice)
+        self.cell = np.clip(self.raw / max(float(np.median(self.raw[self.on])), 1e-6), 0, 1.5)
+
+    def _at(self, values: np.ndarray, cells: np.ndarray, step: tuple[int, int]) -> np.ndarray:
+        return values[[self.index[(q + step[0], r + step[1])] for q, r in cells]]
+
+    def score(self, step: tuple[int, int]) -> float:
+        rim = _rim_cells()[0]
+        return float(self._at(self.cell, self.lattice[self.on], step).sum() - self._at(self.cell, rim, step).sum())
+
+    def rim_contrast(self, step: tuple[int, int]) -> float:
+        """How much more the board's outermost cells show walls than the ring just beyond them
+        (medians per side, over the median of the board's cells at this step; the mean over
+        the six sides). At the right step that is real cells against the plate's flat rim on
+        every side; a step wrong by whole cells puts rim or table inside the board on one side
+        and real cells beyond it on the other."""
+        rim, rim_side, outer, outer_side = _rim_cells()
+        board = max(float(np.median(self._at(self.raw, self.lattice[self.on], step))), 1e-6)
+        inside, beyond = self._at(self.raw, outer, step) / board, self._at(self.raw, rim, step) / board
+        return float(np.mean([np.median(inside[outer_side == k]) - np.median(beyond[rim_side == k])
+                              for k in range(6)]))
+
+
+@lru_cache(maxsize=1)
+def _rim_cells() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The lattice positions in the ring just beyond the board and the board's outermost
+    cells, each with the side (0-5, clockwise from the top) it lies along."""
+    lattice, on, index = _lattice_ext(1)
+
+    def side(c: np.ndarray) -> np.ndarray:
+        ang = np.degrees(np.arctan2(np.sqrt(3) / 2 * (c[:, 0] + 2 * c[:, 1]), 1.5 * c[:, 0]))
+        return np.round((ang + 90.0) / 60.0).astype(int) % 6
+    rim = lattice[~on]
+    outer = np.array([c for c in lattice[on] if any(not on[index[(c[0] + dq, c[1] + dr)]] for dq, dr in NEIGHBOURS)])
+    return rim, side(rim), outer, side(outer)
+
+
 def _register(gray: np.ndarray, pose: BoardPose) -> BoardPose:
     """Which lattice step puts the board's cells where they are: the traced lattice may be
     off by whole cells (up to REGISTER_STEPS). At the right step the plate's edges lie all
@@ -247,31 +314,44 @@ def _register(gray: np.ndarray, pose: BoardPose) -> BoardPose:
     them agree (a hand or a cup over them), each step is scored by the cellness of the board's
     cells minus that of the ring just beyond them (flat rim in the right place); the interior
     is the same for every step."""
-    steps = [(dq, dr) for dq in range(-REGISTER_STEPS, REGISTER_STEPS + 1)
-             for dr in range(-REGISTER_STEPS, REGISTER_STEPS + 1) if max(abs(dq), abs(dr), abs(dq + dr)) <= REGISTER_STEPS]
-    shift = lambda step: np.array([1.5 * step[0], np.sqrt(3) / 2 * (step[0] + 2 * step[1])])  # noqa: E731
-
-    def moved(step: tuple[int, int]) -> BoardPose:
-        x, y = shift(step)  # the board's cell (q, r) lies where the traced lattice has (q + dq, r + dr)
-        return replace(pose, homography=np.array([[1, 0, -x], [0, 1, -y], [0, 0, 1.0]]) @ pose.homography)
-
+    steps = _steps(REGISTER_STEPS)
     edges = _plate_edges(gray, pose)
-    plates = {step: _plate_centre(edges, shift(step)) for step in steps}
+    plates = {step: _plate_centre(edges, _shift(step)) for step in steps}
     best = min(steps, key=lambda step: float(np.hypot(*plates[step][0])) + plates[step][1])
     middle, misfit = plates[best]
     if misfit > PLATE_MISFIT or np.hypot(*middle) > PLATE_OFF:
-        lattice, on, index = _lattice_ext()
-        cell = _cellness(gray, pose, lattice)
-        cell = np.clip(cell / max(float(np.median(cell[on])), 1e-6), 0, 1.5)
-        board = lattice[on]
-        beyond = np.array(sorted({tuple(c) for c in lattice[~on] if _ring(c) <= 1}))
+        best = max(steps, key=_Cellness(gray, pose, REGISTER_STEPS + 1).score)
+    return _moved(pose, best)
 
-        def score(step: tuple[int, int]) -> float:
-            inside = [index[(q + step[0], r + step[1])] for q, r in board]
-            outside = [index[(q + step[0], r + step[1])] for q, r in beyond]
-            return float(cell[inside].sum() - cell[outside].sum())
-        best = max(steps, key=score)
-    return moved(best)
+
+def _rim_contrast(gray: np.ndarray, pose: BoardPose) -> float:
+    """How plainly the board ends where this pose says (see _Cellness.rim_contrast)."""
+    return _Cellness(gray, pose, 1).rim_contrast((0, 0))
+
+
+def _refit(gray: np.ndarray, pose: BoardPose) -> BoardPose:
+    """The pose fitted once more to the board's own ridge map, patch by patch (lens included)."""
+    board_pts, photo, weights = _patch_pairs(gray, pose)
+    return _fit(board_pts, photo, pose.image_size, float(np.median(weights)))
+
+
+def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
+    """The traced lattice registered (:func:`_register`) and refitted. Where the board then
+    ends only faintly at its rim (RIM_SUSPECT), the plate's outline may have been far off (a
+    white board on a light table, a tilted photo whose bare half hardly shows its ridges) and
+    the step more than REGISTER_STEPS cells: it is sought again by cellness alone out to
+    WIDE_STEPS, refitted there, registered once more from that closer lattice, and taken
+    unless the board ends there less plainly (RIM_GAIN; it is the same step when the first was
+    right). A board read whole cells off would be wrong
+    everywhere, silently."""
+    pose = _refit(gray, _register(gray, grown))
+    contrast = _rim_contrast(gray, pose)
+    if contrast < RIM_SUSPECT:
+        step = max(_steps(WIDE_STEPS), key=_Cellness(gray, grown, WIDE_STEPS + 1).score)
+        other = _refit(gray, _register(gray, _refit(gray, _moved(grown, step))))
+        if _rim_contrast(gray, other) > contrast + RIM_GAIN:
+            return other
+    return pose
 
 
 def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
@@ -313,13 +393,6 @@ def _plate_centre(edges: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, fl
             break
         keep[np.argmax(np.where(keep, res, -1))] = False
     return sol[1:], float(np.sqrt(np.mean(res[keep] ** 2)))
-
-
-def _ring(cell) -> int:
-    """How many rings of cells a lattice position lies beyond the board (0 on it)."""
-    q, r = int(cell[0]), int(cell[1])
-    s = abs(q + 2 * r)
-    return max(0, -(-(s - 21) // 2), -(-(3 * abs(q) + s - 42) // 4))
 
 
 def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADIUS - 1.5,
@@ -408,9 +481,7 @@ def locate(image: np.ndarray) -> BoardPose:
     size = (gray.shape[1], gray.shape[0])
     model = hexagon(LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
     H, _ = cv2.findHomography(model, hexa, 0)  # all six vertices: least squares
-    pose = _register(gray, _grow(gray, _pose(H, size, 0.0, 0.0, 0.0)))
-    board_pts, photo, weights = _patch_pairs(gray, pose)
-    pose = _upright(_fit(board_pts, photo, size, float(np.median(weights))))
+    pose = _upright(_registered(gray, _grow(gray, _pose(H, size, 0.0, 0.0, 0.0))))
     if pose.quality < MIN_MATCH:
         raise ReadError("no_board", "no hexagonal lattice of cells was found")
     full = (image.shape[1], image.shape[0])
