@@ -6,7 +6,8 @@ own camera, light and game (random legal turns of ``rules.equilibrix`` from a sh
 The figures are those of :mod:`bench.photo_accuracy` over the 144 fields (the ring is not
 counted there).
 
-``python -m bench equilibrix_bench``; ``BENCH_PHOTOS=N`` sets the photos per condition (default 6).
+``python -m bench equilibrix_bench``; ``BENCH_PHOTOS=N`` sets the photos per condition (default 6),
+``BENCH_SEED=N`` draws another set of photos (a held-out check for changes tuned on the usual ones).
 """
 from __future__ import annotations
 

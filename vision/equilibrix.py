@@ -12,20 +12,31 @@ Geometry (``locate_board``), on a copy about 720 px wide:
    table outside, and its shadowed side wall passes for a thin line).
 3. *Perspective*: the board's edge and the printed circle are concentric circles, so their two
    ellipses give the table's vanishing line (the double line of their pencil); sending it to
-   infinity leaves an affine view, which the disc's ellipse makes round. Without the edge the
-   circle alone gives an affine first guess.
+   infinity leaves an affine view, which the disc's ellipse makes round. When the edge is not
+   among the outlines (a busy cloth, a cup against it, a steep view), the circle alone gives
+   an affine guess, and a guess from the vanishing line, searched on a grid, whose board's
+   edge (the circle's concentric twin) runs along the strongest brightness steps: scaling the
+   circle's ellipse misses a steep view's edge by far more than the edge's search allows.
 4. *Turn*: the drawing repeats every 60 degrees; it is matched turned in 3 degree steps with
-   a small shift. When the best match is weak (glare, shadow), the runners-up are tried too.
+   a small shift. When the best match is weak (glare, shadow, a steep view), the runners-up,
+   the other frames and the next circles are tried too: how well the whole drawing correlates
+   does not tell a steep view's guesses apart, how many of its pieces agree (step 5) does.
 5. *Refinement*: a homography aligning the drawn lines with the photo's edges (ECC, two
    passes), then the drawing matched piece by piece round every node and along the board's
    edge, with RANSAC, which a hand or a glare spot cannot pull; of the two, the pose more
-   pieces agree with wins.
+   pieces agree with wins, and when few agree the pieces are matched once more where it puts
+   them.
 6. *Lens*: one radial lens term (``vision.pose.Lens``, fitted as for Gemblo) through the same
    pieces, matched again where it puts them; kept when more pieces agree with it. The board's
    edge holds it beyond the drawing, where the ring lies.
 7. *Upright*: the frame is turned by a multiple of 60 degrees so the node hexagon's side
    nearest the photo's top is up (the labelling ``vision.synth.equilibrix`` documents): the
-   board cannot tell its sides apart, the photo can.
+   board cannot tell its sides apart, the photo can. Near a tie (the board turned by about 30
+   degrees, two sides within TIE_DEG of equally near) a small pose error could pick either;
+   any labelling that follows the board's turn must switch somewhere, so a lone photo keeps
+   the nearest side, but ``locate_board(frame, reference=earlier_pose)`` keeps the side the
+   camera's earlier pose had on top (:func:`_upright`). The ring and the Origin do not fix it:
+   the Origin moves every turn and the ring empties.
 
 Colour (no palette of plastics here): every photo carries its own reference, the bare wood
 between the flower and the ring, which is never covered. Its colour over the board gives the
@@ -44,11 +55,15 @@ not sure.
 
 Doubt: a field is uncertain when its colour sits between the classes or far from its own
 class, when its middle is rough (a hand's creases, a sleeve), when it is washed out by glare
-or only partly bluer than white (glared wood), when it is black only in part or white but
-grained (above), or, read as empty, when its drawn outline does not show or most of its
-neighbours are in doubt (a hand or a cup lies over it: skin can look like wood). Every field
-is uncertain when too few pieces of the drawing agree with the pose (its ``quality``, their
-share).
+or only partly bluer than white (glared wood), when read white it is much brighter or less
+blue than the ring's white tiles (a highlight: many glared fields would otherwise widen the
+white class towards themselves), when it is black only in part or white but grained (above),
+or, read as empty, when its drawn outline does not show or most of its neighbours are covered
+(rough, outline hidden, or far from every class: a hand or a cup lies over them, and skin can
+look like wood; doubt of other kinds does not spread). The five-dot rule is a prior: no node
+holds more than six fields of one colour (five, six with the 5+1 token), so where more are
+read round a node, all of that colour there are uncertain. Every field is uncertain when too
+few pieces of the drawing agree with the pose (its ``quality``, their share).
 """
 from __future__ import annotations
 
@@ -91,6 +106,8 @@ MIN_CIRCLE = 0.1  # correlation of the printed circle's template below which the
 CIRCLE_PPU = 8.0  # the printed circle is looked for in a view this fine
 CIRCLE_SCALES = tuple(np.linspace(0.85, 1.15, 7))  # its radius in the disc's view, relative to the true one
 CIRCLE_SHIFT = 2.0  # how far off the disc's middle perspective may put it (r units)
+HORIZON_MAX = 0.8  # the table's vanishing lines searched (1 / distance in half photo widths): up to ~50 degrees of tilt
+HORIZON_STEPS = 8  # grid steps from no tilt to HORIZON_MAX
 TURN_STEP_DEG = 3.0  # the turn search's step; the alignment takes out what is left
 RIDGE_R = 0.15  # width of a drawn line in the matched template (r units): wide enough to lock on
 SHIFT_R = 0.5  # how far the global match may move the drawing (r units)
@@ -98,6 +115,9 @@ SURE_MATCH = 0.45  # a turn matched this well needs no runner-up
 TURNS_TRIED = 3  # turns aligned when the best match is not sure
 SURE_VOTES = 0.8  # share of the drawing's pieces agreeing with the alignment that needs no second opinion
 MIN_MATCH = 0.3  # normalised correlation with the drawing below which there is no board
+MIN_TRY = 0.2  # ... and below which a first guess is not fitted (one between counts when its pieces agree)
+CIRCLES_TRIED = 3  # printed circles whose guesses are fitted when none matches surely
+GUESSES_FITTED = 8  # at most this many first guesses (frames and turns) are fitted, best matched first
 REFINE_PPU = (12.0, 20.0)  # the alignment's passes, coarse to fine
 ECC_STEPS = 40  # iterations of each alignment pass
 PATCH_PPU = 16.0  # the last fit: neighbourhoods of the drawing matched one by one
@@ -141,6 +161,7 @@ MIN_OVERLAP = 0.7  # a silhouette overlapping every shape less (IoU) is not a ti
 SHAPE_MARGIN = 0.1  # overlap (IoU) by which the best shape must beat the next to be sure
 MIN_TILE_AREA = 0.15  # r^2: smaller blobs in a slot are not a tile
 RED = 0.7  # redness (log R over the mean of G and B, light divided out) of the tetrahedron
+TIE_DEG = 4.0  # degrees off a tie of the top side within which a reference pose keeps the labelling
 CORNER_NODES = ((0, -3), (3, -3), (3, 0), (0, 3), (-3, 3), (-3, 0))  # clockwise from the top side's left end
 
 
@@ -436,13 +457,68 @@ def _conic(ellipse, norm: np.ndarray) -> np.ndarray:
     return inv.T @ conic @ inv
 
 
+def _normaliser(size: tuple[int, int]) -> np.ndarray:
+    """Pixels -> coordinates in which the photo's width spans -1..1 (well conditioned)."""
+    w, h = size
+    return np.array([[2 / w, 0, -1], [0, 2 / w, -h / w], [0, 0, 1.0]])
+
+
+def _flattened_frame(to_flat: np.ndarray, ellipse, size: tuple[int, int], scale: float) -> np.ndarray:
+    """Board -> photo map given ``to_flat`` (photo -> a view where the table is seen straight,
+    up to an affine map): the ellipse, carried there, is made round as the circle at ``scale``
+    times the board's edge."""
+    flat = apply_h(to_flat, _ellipse_points(ellipse, np.linspace(0, 2 * np.pi, 90, endpoint=False)))
+    blow = 1000.0  # fitEllipse wants pixel-sized numbers
+    affine = _ellipse_pose(cv2.fitEllipse((flat * blow).astype(np.float32)), size, scale)
+    return np.linalg.inv(to_flat) @ np.diag([1 / blow, 1 / blow, 1.0]) @ affine
+
+
+def _horizon_frame(gray: np.ndarray, circle, size: tuple[int, int]) -> np.ndarray | None:
+    """Board -> photo map (right but for the turn) from the printed circle alone, when the
+    board's edge is not among the round outlines (a busy cloth, a cup against it, a steep
+    view): scaling the circle's ellipse by the board's proportions misses the edge by far more
+    than its search allows once the view is steep. Every vanishing line of the table (within
+    HORIZON_MAX) fixes, with the circle, where the edge must lie; the line whose edge runs
+    along the strongest brightness steps wins, then the edge found there gives the exact frame."""
+    norm = _normaliser(size)
+    blur = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.5)
+    gx, gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
+    t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    ring = _ellipse_points(circle, t)
+    w, h = size
+
+    def edge_at(line: np.ndarray) -> tuple[float, np.ndarray | None]:
+        to_flat = np.array([[1, 0, 0], [0, 1, 0], [line[0], line[1], 1.0]]) @ norm
+        if (to_flat[2] @ np.vstack([ring.T, np.ones(len(ring))])).min() < 0.3:
+            return -1.0, None  # the circle would reach the horizon
+        frame = _flattened_frame(to_flat, circle, size, fg.OUTER_LINE / fg.DISC)
+        edge = apply_h(frame, np.column_stack([np.cos(t), np.sin(t)]) * fg.DISC + fg.DISC)
+        inside = (edge[:, 0] >= 1) & (edge[:, 0] < w - 1) & (edge[:, 1] >= 1) & (edge[:, 1] < h - 1)
+        if inside.mean() < 0.6:
+            return -1.0, None
+        tangent = np.roll(edge, -1, 0) - np.roll(edge, 1, 0)
+        normal = np.column_stack([tangent[:, 1], -tangent[:, 0]]) / np.maximum(np.hypot(*tangent.T), 1e-9)[:, None]
+        pts = edge[inside].astype(np.float32)[None]
+        g = np.column_stack([cv2.remap(d, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR)[0] for d in (gx, gy)])
+        return float(np.median(np.abs((g * normal[inside]).sum(1)))), edge
+
+    step = HORIZON_MAX / HORIZON_STEPS
+    grid = np.arange(-HORIZON_STEPS, HORIZON_STEPS + 1) * step
+    lines = [np.array([a, b]) for a in grid for b in grid if math.hypot(a, b) <= HORIZON_MAX + 1e-9]
+    best = max(lines, key=lambda line: edge_at(line)[0])
+    fine = [best + np.array([a, b]) * step / 4 for a in range(-3, 4) for b in range(-3, 4)]
+    edge = max((edge_at(line) for line in fine), key=lambda r: r[0])[1]
+    if edge is None:
+        return None
+    return _perspective_frame(_disc_ellipse(gray, cv2.fitEllipse(edge.astype(np.float32))), circle, size)
+
+
 def _perspective_frame(disc, circle, size: tuple[int, int]) -> np.ndarray | None:
     """Board -> photo map (right but for the turn) from the images of two concentric circles,
     the board's edge and the printed circle. Their pencil holds one degenerate conic, the
     vanishing line of the table counted twice; sending it to infinity leaves an affine view,
     where the disc's ellipse gives the rest."""
-    w, h = size
-    norm = np.array([[2 / w, 0, -1], [0, 2 / w, -h / w], [0, 0, 1.0]])
+    norm = _normaliser(size)
     c1, c2 = _conic(disc, norm), _conic(circle, norm)
     vals, _ = np.linalg.eig(np.linalg.solve(c2, c1))
     vals = np.real(vals)
@@ -457,10 +533,7 @@ def _perspective_frame(disc, circle, size: tuple[int, int]) -> np.ndarray | None
     if np.hypot(line[0], line[1]) > 1.0:  # the vanishing line would cross the photo: not a table seen from above
         return None
     hp = np.array([[1, 0, 0], [0, 1, 0], [line[0], line[1], 1.0]])
-    flat = apply_h(hp @ norm, _ellipse_points(disc, np.linspace(0, 2 * np.pi, 90, endpoint=False)))
-    scale = 1000.0
-    affine = _ellipse_pose(cv2.fitEllipse((flat * scale).astype(np.float32)), size, 1.0)
-    return np.linalg.inv(hp @ norm) @ np.diag([1 / scale, 1 / scale, 1.0]) @ affine
+    return _flattened_frame(hp @ norm, disc, size, 1.0)
 
 
 def _ellipse_points(ellipse, t: np.ndarray, scale: float = 1.0) -> np.ndarray:
@@ -619,24 +692,49 @@ def _patches(gray: np.ndarray, pose: BoardPose) -> tuple[BoardPose, tuple[int, i
     return pose, _agreeing(pose, board_pts, photo), (board_pts, photo)
 
 
-def _upright(pose: BoardPose) -> BoardPose:
+def _upright(pose: BoardPose, reference: BoardPose | None = None) -> BoardPose:
     """The same pose turned by 60 degree steps so the node hexagon's side nearest the photo's
-    top is the top side (the labelling of the contract's field ids)."""
+    top is the top side (the labelling of the contract's field ids).
+
+    When the board is turned by about 30 degrees two sides are about equally near the top, and
+    a small pose error may pick either. A labelling that follows the board's turn in the photo
+    must switch somewhere, so a lone photo cannot avoid that switch, only place it (here: at
+    the exact tie). A fixed camera can: near a tie (within TIE_DEG) the side is taken that lies
+    where the top side of ``reference`` (its earlier pose) lies, so re-locating the board does
+    not relabel it. Away from a tie the reference is not used."""
     corners = np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC
-    mids = pose.to_photo((corners + np.roll(corners, -1, 0)) / 2)
-    k = int(np.argmin(mids[:, 1]))
+    sides = (corners + np.roll(corners, -1, 0)) / 2
+    mids = pose.to_photo(sides)
+    order = np.argsort(mids[:, 1])
+    k = int(order[0])
+    if reference is not None:
+        centre = pose.to_photo(np.array([[fg.DISC, fg.DISC]]))[0]
+        reach = float(np.mean(np.linalg.norm(mids - centre, axis=1)))
+        # Two sides' heights differ by about reach * (angle off the tie, radians).
+        if mids[order[1], 1] - mids[k, 1] < reach * math.radians(TIE_DEG):
+            ref = reference.scaled(pose.image_size[0] / reference.image_size[0]) \
+                if reference.image_size != pose.image_size else reference
+            before = ref.to_photo(sides[:1])[0]
+            k = int(min(order[:2], key=lambda j: np.linalg.norm(mids[j] - before)))
     board_to_undist = np.linalg.inv(pose.homography) @ _about_centre(60.0 * k)
     return _pose_from(board_to_undist, pose.image_size, pose.distortion, pose.quality, pose.residual)
 
 
-def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int]) -> list[tuple[np.ndarray, float]]:
+def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
+                 every: bool = False) -> list[list[tuple[np.ndarray, float]]]:
     """Board -> photo maps and how well the drawing matches at each, from the board's round
-    outlines and the drawing's turn (:func:`_global_match`), best first.
+    outlines and the drawing's turn (:func:`_global_match`): one list per first guess of the
+    frame, best turn first; a single list when the drawing matched surely.
 
     The best-covered ellipse in the photo is either the board's edge or the printed circle
     (whichever shows better against the table): both are tried, the printed circle is looked
     for inside each, and the better find wins. With both outlines, perspective is solved
-    exactly (:func:`_perspective_frame`); with the circle alone, as an affine map."""
+    exactly (:func:`_perspective_frame`); with the circle alone, as an affine map and from the
+    vanishing line whose board's edge shows best (:func:`_horizon_frame`). When no guess is
+    sure, the guesses of the next circles are gathered too: how well the whole drawing
+    correlates does not tell a steep view's guesses apart, how many of its pieces agree does
+    (:func:`locate`). ``every``: gather every guess, even after a sure match (which the
+    drawing's pieces then did not confirm)."""
     outlines = _round_outlines(gray)
     ratio = fg.DISC / fg.OUTER_LINE
     tries, distinct = [], []
@@ -666,55 +764,86 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int]) -> li
                      if abs(math.sqrt(outline[1][0] * outline[1][1] / (c1 * c2)) / ratio - 1) < 0.15
                      and math.hypot(outline[0][0] - cx, outline[0][1] - cy) < 0.3 * max(c1, c2)), None)
         framed.append((edge is not None, score, edge or disc, circle))
+    guesses: list[list[tuple[np.ndarray, float]]] = []
+    circles = 0
     for _, score, disc, circle in sorted(framed, key=lambda t: (not t[0], -t[1])):
-        if score < MIN_CIRCLE:
+        if score < MIN_CIRCLE or circles >= CIRCLES_TRIED:
             continue
+        circles += 1
         # The edge found on a busy table can be off: the circle alone (affine) is the fallback.
-        frames = [_perspective_frame(_disc_ellipse(gray, disc), circle, size),
-                  _ellipse_pose(circle, size, fg.OUTER_LINE / fg.DISC)]
-        best: list[tuple[np.ndarray, float]] = []
-        for frame in frames:
-            if frame is None or (best and best[0][1] >= SURE_MATCH):
+        frames = (lambda: _perspective_frame(_disc_ellipse(gray, disc), circle, size),
+                  lambda: _ellipse_pose(circle, size, fg.OUTER_LINE / fg.DISC),
+                  lambda: _horizon_frame(gray, circle, size))
+        for make in frames:
+            frame = make()
+            if frame is None:
                 continue
-            found = _global_match(gray, frame, size)
-            if not best or found[0][1] > best[0][1]:
-                best = found
-        if best and best[0][1] >= MIN_MATCH:
-            return best
-    raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
+            found = [(b2p, top) for b2p, top in _global_match(gray, frame, size) if top >= MIN_TRY]
+            if found and found[0][1] >= SURE_MATCH and not every:
+                return [found]
+            if found:
+                guesses.append(found)
+    if not guesses:
+        raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
+    return sorted(guesses, key=lambda g: -g[0][1])
 
 
-def locate(image: np.ndarray) -> BoardPose:
-    """The round board's pose in a BGR photo; ReadError("no_board") when there is none."""
+def _fit_drawing(gray: np.ndarray, start: BoardPose) -> tuple[BoardPose, tuple[int, int],
+                                                              tuple[np.ndarray, np.ndarray]]:
+    """From a first guess, the pose the drawing's pieces agree with most, their count and the
+    matches. The alignment (ECC) is fine but can be led off by glare or a hand; matching the
+    drawing piece by piece is robust but coarser: of both, the pose more pieces agree with wins."""
+    aligned = start
+    for ppu in REFINE_PPU:
+        aligned = _refine(gray, aligned, ppu)
+    pose, votes, found = _patches(gray, aligned)
+    if votes[0] < SURE_VOTES * len(_anchors()):
+        other = _patches(gray, start)
+        if other[1][0] > votes[0]:
+            pose, votes, found = other
+    return pose, votes, found
+
+
+def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
+    """The round board's pose in a BGR photo; ReadError("no_board") when there is none.
+    ``reference``: the board's earlier pose from the same camera, which keeps its labelling
+    when the board lies near a tie of the top side (:func:`_upright`)."""
     gray, lab, s = _working(image)
     size = (gray.shape[1], gray.shape[0])
-    candidates = _first_frame(gray, lab, size)
+    guesses = _first_frame(gray, lab, size)
     # Glare or shadow can favour a wrong turn by a little: then the runners-up are aligned
-    # too and the best alignment wins.
-    tried = candidates[:1] if candidates[0][1] >= SURE_MATCH else candidates[:TURNS_TRIED]
-    # The alignment (ECC) is fine but can be led off by glare or a hand; matching the drawing
-    # piece by piece is robust but coarser. Of both, the pose most pieces agree with wins.
-    best, agree, matched = None, (-1, -1), None
-    for board_to_photo, top in tried:
-        start = _pose_from(board_to_photo, size, quality=top)
-        aligned = start
-        for ppu in REFINE_PPU:
-            aligned = _refine(gray, aligned, ppu)
-        pose, votes, found = _patches(gray, aligned)
-        if votes[0] < SURE_VOTES * len(_anchors()):
-            other = _patches(gray, start)
-            if other[1][0] > votes[0]:
-                pose, votes, found = other
-        if votes[0] > agree[0]:
-            best, agree, matched = pose, votes, found
+    # too, and the pose most of the drawing's pieces agree with wins.
+    sure = len(guesses) == 1 and guesses[0][0][1] >= SURE_MATCH
+    tried = guesses[0][:1] if sure else [g for found in guesses for g in found[:TURNS_TRIED]]
+    best, agree, matched, top = None, (-1, -1), None, 0.0
+    for attempt in range(2):
+        for board_to_photo, match in sorted(tried, key=lambda g: -g[1])[:GUESSES_FITTED]:
+            pose, votes, found = _fit_drawing(gray, _pose_from(board_to_photo, size, quality=match))
+            if votes[0] > agree[0]:
+                best, agree, matched, top = pose, votes, found, match
+            if agree[0] >= SURE_VOTES * len(_anchors()):
+                break
+        if not sure or attempt or agree[0] >= POSE_TRUST * len(_anchors()):
+            break
+        # A sure match the drawing's pieces do not confirm (a steep view's affine guess can
+        # correlate well and still be off): every other guess is fitted too.
+        tried = [g for found in _first_frame(gray, lab, size, every=True) for g in found[:TURNS_TRIED]]
+    if agree[0] < SURE_VOTES * len(_anchors()):
+        # A steep view's first guess is off by more than a piece may move: matched again
+        # where the first fit puts them, more pieces are found.
+        again = _patches(gray, best)
+        if again[1][0] > agree[0]:
+            best, agree, matched = again
+    if top < MIN_MATCH and agree[0] < POSE_TRUST * len(_anchors()):
+        raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
     # The lens: kept when more of the drawing and the edge agree with it than without.
     bent, bent_votes = _lens_fit(gray, best, *matched)
     if bent_votes[1] > agree[1] + LENS_GAIN and abs(bent.distortion) >= LENS_MIN:
         best, agree = bent, bent_votes
     # How much of the drawing confirms the pose: a pose it does not confirm is not trusted.
-    pose = _upright(replace(best, quality=agree[0] / len(_anchors())))
+    pose = replace(best, quality=agree[0] / len(_anchors()))
     full = (image.shape[1], image.shape[0])
-    return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
+    return _upright(pose.scaled(full[0] / size[0]) if s < 1.0 else pose, reference)
 
 
 # --- reading the fields --------------------------------------------------------------------
@@ -791,9 +920,10 @@ def _white_mode(feat: np.ndarray, mean: np.ndarray, spread: np.ndarray) -> tuple
     return centre, np.clip(mad, SPREAD["W"], MAX_SPREAD["W"])
 
 
-def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(label index, confidence) per field from (brightness, blueness) of colour / light:
-    three Gaussians started at the nominal centres and re-estimated from this photo."""
+def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(label index, confidence, far from every class) per field from (brightness, blueness) of
+    colour / light: three Gaussians started at the nominal centres and re-estimated from this
+    photo."""
     means = np.array([CENTRES[k] for k in LABELS])
     white = LABELS.index("W")
     if white_ref is not None:
@@ -824,12 +954,18 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np
     label = np.argmax(post, 1)
     conf = post.max(1)
     # Far from every class (a hand, a cup, a shadow's edge): not a reading.
-    fit = np.sqrt(d.sum(2)[np.arange(len(feat)), label])
-    conf = np.where(fit > OUTLIER, np.minimum(conf, 0.3), conf)
+    far = np.sqrt(d.sum(2)[np.arange(len(feat)), label]) > OUTLIER
+    conf = np.where(far, np.minimum(conf, 0.3), conf)
     # Wood under the lamp's reflection is brighter and a little bluer, but less blue than white.
     glared = (label == white) & (feat[:, 1] < means[white, 1] - 2 * spreads[white, 1])
+    if white_ref is not None:
+        # Many glared fields widen the white class towards themselves: the ring's white tiles,
+        # where they show, keep the plastic's own colour (with the widest spread white allows);
+        # a field much brighter than they are lies under a highlight.
+        off = (feat - white_ref) / MAX_SPREAD["W"]
+        glared |= (label == white) & ((np.hypot(*off.T) > OUTLIER) | (off[:, 0] > 2))
     conf = np.where(glared, np.minimum(conf, 0.3), conf)
-    return label, conf
+    return label, conf, far
 
 
 def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -858,7 +994,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
         coef = _light(pts, logs)
         rel = np.log(med + 1.0) - _design(centres) @ coef  # log BGR over the wood's
         feat = np.column_stack([rel.mean(1), rel[:, 0] - rel[:, 2]])
-        label, conf = _classify(feat, white)
+        label, conf, far = _classify(feat, white)
         sure_empty = (label == 0) & (conf > 0.9)
         pts = np.vstack([pts, centres[sure_empty]])
         logs = np.vstack([logs, np.log(med[sure_empty] + 1.0)])
@@ -866,7 +1002,8 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     rough = np.array([np.std(gray[c]) if len(c) else 0.0 for c in cores])
     # The usual roughness is the board's (most fields are bare wood or plastic, whatever a hand
     # covers): a class's own median would be the hand's when the hand is most of that class.
-    conf = np.where(rough > max(TEXTURE_RATIO * np.median(rough), TEXTURE_FLOOR), np.minimum(conf, 0.3), conf)
+    rough_mask = rough > max(TEXTURE_RATIO * np.median(rough), TEXTURE_FLOOR)
+    conf = np.where(rough_mask, np.minimum(conf, 0.3), conf)
     # Glare: a washed-out middle may be wood under the lamp's reflection.
     conf = np.where((clipped > 0.3) & (label != 1), np.minimum(conf, 0.3), conf)
     # A black tile under a highlight: its middle's mean looks white or like wood, but the part
@@ -886,12 +1023,32 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # An empty field shows its drawn outline; one under a hand or a cup does not.
     empty = label == 0
     usual = np.median(outline[empty]) if empty.sum() >= 5 else 0.2
-    conf = np.where(empty & (outline < OUTLINE_SHARE * usual), np.minimum(conf, 0.3), conf)
-    # A hand covers fields together: skin that looks like wood beside fields it made doubtful
-    # is no sure empty field.
-    doubtful = (_neighbours() @ (conf < UNCERTAIN_BELOW)) >= HIDDEN_AROUND * _neighbours().sum(1)
+    hidden = empty & (outline < OUTLINE_SHARE * usual)
+    conf = np.where(hidden, np.minimum(conf, 0.3), conf)
+    # A hand covers fields together: skin that looks like wood beside fields it covers (rough,
+    # their outline hidden, or far from every class) is no sure empty field. Doubt of other
+    # kinds (between two classes, glare) does not spread: it is not something lying there.
+    covered = rough_mask | hidden | far
+    doubtful = (_neighbours() @ covered) >= HIDDEN_AROUND * _neighbours().sum(1)
     conf = np.where(empty & doubtful, np.minimum(conf, 0.3), conf)
+    # The five-dot rule: a node never holds more than five fields of one colour, six with the
+    # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
+    # misread, and which cannot be told: all of that colour there are doubtful.
+    for j in (1, 2):
+        mine = (label == j).astype(np.float64)
+        crowded = (_node_fields() @ mine) > equilibrix.DOTS + 1
+        conf = np.where((mine > 0) & (_node_fields()[crowded].sum(0) > 0), np.minimum(conf, 0.3), conf)
     return label, conf, coef
+
+
+@lru_cache(maxsize=1)
+def _node_fields() -> np.ndarray:
+    """Which fields touch which node (37 x 144, 0/1): a field has a tip at each of its nodes."""
+    index = {f: i for i, f in enumerate(fg.fields())}
+    out = np.zeros((len(flower.NODES), len(index)))
+    for n, node in enumerate(flower.NODES):
+        out[n, [index[f] for f in flower.fields_at(node) if f in index]] = 1  # the board's, of the lattice's 12
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -1024,11 +1181,13 @@ def _read_ring(rect: np.ndarray, coef: np.ndarray) -> tuple[list[dict | None], l
 
 # --- the public calls ----------------------------------------------------------------------
 
-def locate_board(frame: np.ndarray) -> BoardPose:
+def locate_board(frame: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     """The board's pose in a frame (upright BGR); ReadError("no_board") when there is none.
-    The pose carries, in ``contrast``, how strongly the drawing shows at it."""
+    The pose carries, in ``contrast``, how strongly the drawing shows at it. ``reference``: the
+    pose this camera had before (a bump, a restart): near a tie of the top side its labelling
+    is kept (:func:`_upright`)."""
     frame = as_bgr(frame)
-    pose = locate(frame)
+    pose = locate(frame, reference)
     return replace(pose, contrast=line_contrast(frame, pose))
 
 
