@@ -53,6 +53,9 @@ class Reader:
     ``read_with_pose(frame, pose)``; only the reading's board form differs. ``lockable``:
     the calibration page locks Blokus' square grid, a pose no other reader can use.
     ``profiled``: the reader takes a table's colour profile (``read_with_pose(..., profile)``).
+    ``remembers``: ``locate_board(frame, reference=pose)`` keeps the labelling of the pose the
+    board had before it was lost (a round board turned near a tie between two sides would
+    otherwise come back relabelled after a bump, and every field would look changed).
     """
 
     module: str
@@ -60,6 +63,7 @@ class Reader:
     cell_count: int  # cells on the board: the live loop's thresholds are in cells
     lockable: bool = False
     profiled: bool = False
+    remembers: bool = False
     unsure: Callable[[Any], list] = lambda reading: [as_cell(c) for c in reading.uncertain]
 
 
@@ -85,7 +89,7 @@ READERS = {
     "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board),
                      len(blokus.board().cells), lockable=True, profiled=True),
     "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells), len(gemblo.board().cells)),
-    "equilibrix": Reader("vision.equilibrix", equilibrix_board, len(flower.board().cells),
+    "equilibrix": Reader("vision.equilibrix", equilibrix_board, len(flower.board().cells), remembers=True,
                          unsure=lambda reading: [flower.parse_field(f) if isinstance(f, str) else tuple(f)
                                                  for f in reading.uncertain]),
     # The token field's outline holds the 16 tokens it starts with (it grows by pushes).
@@ -98,7 +102,7 @@ READERS = {
 class BoardVision:
     """The reader calls the loop makes; tests wrap them to count calls or to fail on purpose."""
 
-    locate: Callable[[np.ndarray], BoardPose]
+    locate: Callable[[np.ndarray, BoardPose | None], BoardPose]  # (frame, the pose before the board was lost)
     verify: Callable[[np.ndarray, BoardPose], bool]
     read: Callable[[np.ndarray, BoardPose], Any]  # a reading with the cells and ``uncertain``
     cells: Callable[[Any], Any]  # a reading's board in the game's neutral form
@@ -122,9 +126,11 @@ class BoardVision:
             # reader that cannot be used fails frames (reported on the page), not the server.
             return importlib.import_module(reader.module)
 
-        def locate(frame: np.ndarray) -> BoardPose:
+        def locate(frame: np.ndarray, earlier: BoardPose | None = None) -> BoardPose:
             if locked is not None and vision().verify_pose(frame, locked):
                 return locked
+            if reader.remembers and earlier is not None:
+                return vision().locate_board(frame, reference=earlier)
             return vision().locate_board(frame)
 
         def read(frame: np.ndarray, pose: BoardPose) -> Any:
@@ -220,6 +226,7 @@ class LiveReferee:
         self.status: str | None = None
         self.board: Any = None  # the last accepted state
         self.pose: BoardPose | None = None
+        self._earlier: BoardPose | None = None  # the pose before the board was lost (see Reader.remembers)
         self._watch: Watch | None = None
         self._last_locate: float | None = None
         self._anchor: np.ndarray | None = None  # small image that began the still period
@@ -287,7 +294,7 @@ class LiveReferee:
             return False
         self._last_locate = t
         try:
-            self.pose = self.vision.locate(frame)
+            self.pose = self.vision.locate(frame, self._earlier)
         except ReadError as e:
             self._report("no_board", e.message)
             return False
@@ -303,18 +310,21 @@ class LiveReferee:
         self.profile = calibration.colours if calibration is not None else None
         self.vision = self._vision()
         self._lose_board()
+        self._earlier = None  # a new calibration may undistort the frame: the old pose is in another image
 
     def watch_game(self, game: str) -> None:
         """Another game is set up on the table: read its board from the next frame on."""
         self.game, self.board = game, None
         self.vision = self._vision()
         self._lose_board()
+        self._earlier = None  # another game's board: nothing to keep
 
     def _vision(self) -> BoardVision:
         return BoardVision.of(self.game, self.calibration.pose if self.calibration else None,
                               lambda: self.profile)
 
     def _lose_board(self) -> None:
+        self._earlier = self.pose or self._earlier
         self.pose = self._watch = self._anchor = self._reference = None
 
     def _hand_over_board(self, small: np.ndarray) -> bool:

@@ -448,3 +448,22 @@ def test_demo_cache_follows_the_renderer(tmp_path, monkeypatch):
     assert demo._digest(shots, cams, 1, (64, 48)) == first
     (fake / "__init__.py").write_text("LOOK = 2\n")
     assert demo._digest(shots, cams, 1, (64, 48)) != first
+
+
+def test_a_lost_round_board_is_found_again_with_its_earlier_pose(monkeypatch):
+    """After a bump the Equilibrix board is located again with the pose it had, so a board
+    turned near a tie between two sides keeps its labelling; another game starts afresh."""
+    still = demo.FilmSource(demo.film(STEPS[:1])[:1], demo.cameras()).image(0)
+    pose = BoardVision.of("blokus").locate(still)
+    references, fits = [], iter([True] * 12 + [False] + [True] * 100)
+    fake = SimpleNamespace(
+        locate_board=lambda frame, reference=None: references.append(reference) or pose,
+        verify_pose=lambda frame, p: next(fits),
+        read_with_pose=lambda frame, p: SimpleNamespace(fields={"P 0 0 0": "B"}, uncertain=[]))
+    monkeypatch.setitem(sys.modules, "vision.equilibrix", fake)
+    referee = LiveReferee(game="equilibrix")
+    _run(referee, still, seconds=8)
+    assert references[0] is None and pose in references[1:]
+    referee.watch_game("equilibrix")
+    referee.process(100.0, still)
+    assert references[-1] is None
