@@ -8,7 +8,10 @@ per named condition of ``vision.synth.conditions``.
 
 Reader tokens are paired with true tokens by where their centres lie in the photo, so a
 field turned near 45 degrees (where "the topmost row" is a matter of a degree) does not
-hide the polygon and chip figures; the contract positions are counted separately.
+hide the polygon and chip figures; the contract positions are counted separately (*placed
+right*), a photo's positions counting as right under another quarter turn of the grid only
+when that turn's +col points within ``TIE_DEG`` as near the photo's right, at the field's
+centre, as the truth's own turn: a genuine tie of the contract's "topmost row".
 
 - *token right*: read as the true catalogue shape, among tokens whose polygon is in view;
 - *silent*: read as another shape without being marked uncertain (what must never happen);
@@ -40,6 +43,7 @@ from vision.synth.geometrius import render_photo
 from .photo_accuracy import bench_seed, read_seconds, upright
 
 PAIR_PX = 30.0  # a reader token this near a true token's centre is that token
+TIE_DEG = 2.0  # quarter turns of the grid whose +col points this nearly as well to the right are a tie
 
 
 def angle_error(vertices, shape_id: str) -> float:
@@ -49,6 +53,39 @@ def angle_error(vertices, shape_id: str) -> float:
     if len(seen) != len(known):
         return float("inf")
     return float(min(np.abs(seen - np.roll(known, -k)).max() for k in range(len(known))))
+
+
+def tied_labels(tokens) -> list[dict]:
+    """Contract positions (keyed by ``field_pos``) under every quarter turn of the field's grid
+    that ties with the truth's: its +col points, at the field's centre (the mean of its
+    tokens), within ``TIE_DEG`` as near the photo's right as the best turn's. The truth's own
+    labels are always among them."""
+    labels = [{t.field_pos: (t.row, t.col) for t in tokens}]
+    if len(tokens) < 4:
+        return labels
+    grid = np.array([[t.field_pos[1], t.field_pos[0]] for t in tokens], np.float64)
+    H, _ = cv2.findHomography(grid, np.array([t.centre_px for t in tokens], np.float64))
+    if H is None:
+        return labels
+    centre = grid.mean(0)
+    q = cv2.perspectiveTransform(np.array([[centre, centre + [0.1, 0], centre + [0, 0.1]]]), H)[0]
+    x_dir, y_dir = q[1] - q[0], q[2] - q[0]
+    off = [abs(np.degrees(np.arctan2(d[1], d[0]))) for d in (x_dir, -y_dir, -x_dir, y_dir)]
+    for k, deg in enumerate(off):
+        if deg > min(off) + TIE_DEG:
+            continue
+        turned = {}
+        for t in tokens:
+            r, c = t.field_pos
+            for _ in range(k):
+                r, c = c, -r
+            turned[t.field_pos] = (r, c)
+        r0 = min(r for r, _ in turned.values())
+        c0 = min(c for _, c in turned.values())
+        alternative = {p: (r - r0, c - c0) for p, (r, c) in turned.items()}
+        if alternative not in labels:
+            labels.append(alternative)
+    return labels
 
 
 def new_row(label: str) -> dict:
@@ -67,13 +104,17 @@ def score_photo(st: dict, image: np.ndarray, tokens) -> None:
         st["refused"] += 1
         return
     st["ms"].append(reading.timing_ms)
+    paired = []
     for truth in tokens:
         near = min(reading.read, key=lambda t: np.hypot(t.centre_px[0] - truth.centre_px[0],
                                                           t.centre_px[1] - truth.centre_px[1]))
         if np.hypot(near.centre_px[0] - truth.centre_px[0], near.centre_px[1] - truth.centre_px[1]) > PAIR_PX:
             continue
-        st["found"] += 1
-        st["placed"] += (near.row, near.col) == (truth.row, truth.col)
+        paired.append((truth, near))
+    st["found"] += len(paired)
+    st["placed"] += max(sum((near.row, near.col) == labels[truth.field_pos] for truth, near in paired)
+                        for labels in tied_labels(tokens))
+    for truth, near in paired:
         doubt = "shape" in near.uncertain
         if truth.polygon_visible:
             st["visible"] += 1

@@ -42,7 +42,9 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    is read, each chip's side) is compared with the token's card as the white reference.
 
 Positions follow the contract: row 0 is the topmost row of tokens in the photo, column 0
-the leftmost, the grid turned by the quarter turn that makes its rows nearest horizontal.
+the leftmost, the grid turned by the quarter turn whose +col points nearest the photo's right
+at the field's centre, both of the grid's axes weighed (at a slant they need not be square in
+the photo): the axis nearer level runs along the rows.
 """
 from __future__ import annotations
 
@@ -100,7 +102,10 @@ ARC_CLEAR_MM = 0.8  # past an arc's end the side's ink is the side's alone
 CORNER_CLEAR_MM = 0.9  # past a corner's own stroke (a right angle's mark is red: no ink)
 CARD_NEAR_MM = 3.0  # the card's brightness is taken this near each pixel
 HIDE_CLEAR_MM = 1.2  # sides are fitted this far clear of a stack
-STRAIGHT_DEG = 25.0  # a corner this close to 180 degrees is no corner (the catalogue's are 27 degrees or more off)
+# A corner this close to 180 degrees is no corner: the catalogue's are 27 degrees or more off,
+# and blur running a sharp corner's strokes together bends its neighbour's lines by up to 3.
+STRAIGHT_DEG = 22.0
+ROUGH_STRAIGHT_DEG = 15.0  # nor is an outline's rough corner this close (its angle is a few degrees out at most)
 FOCAL_RANGE = (0.6, 0.9)  # plausible phone focal lengths, in photo lengths (fields of view 58-80 degrees)
 FOCAL_TYPICAL = 0.72
 TILT_FOR_FOCAL_DEG = 12.0  # below this the homography hardly shows the focal length: use the typical one
@@ -682,11 +687,28 @@ def _merge_short(v: np.ndarray, shortest: float) -> np.ndarray:
     return np.array(pts)
 
 
+def _merge_side(v: np.ndarray, angles: np.ndarray, i: int) -> np.ndarray:
+    """The polygon with side i (v[i] -> v[i+1]) merged into a corner: of its two ends the one
+    that turns more is kept (a tick, a stack's clearing or a split tip makes up the nearly
+    straight one; the other is the polygon's corner)."""
+    j = (i + 1) % len(v)
+    if len(angles) == len(v) and abs(angles[i] - 180) < abs(angles[j] - 180):
+        j = i
+    return np.delete(v, j, axis=0)
+
+
 def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
-    """Corners from lines fitted to each side's ink. A side too short to fit, a corner that
-    is nearly straight or a side that shrinks to nothing is merged away and the rest refitted."""
+    """Corners from lines fitted to each side's ink. A side too short to fit (or whose line
+    meets its neighbours in no simple polygon), a corner that is nearly straight or a side
+    that shrinks to nothing is merged away and the rest refitted."""
     v = _merge_short(corners.copy(), 2.0 * PPM)
     angles = _interior_angles(v)
+    # A rough corner this nearly straight is a tick's or an arc's bump on one side: fitting the
+    # side as two short halves (less ink, a stack's clearing nearby) could turn the polygon's
+    # real corner next to it into the straight one.
+    while len(angles) == len(v) > 3 and np.abs(angles - 180).min() < ROUGH_STRAIGHT_DEG:
+        v = np.delete(v, int(np.argmin(np.abs(angles - 180))), axis=0)
+        angles = _interior_angles(v)
     last = None
     for _ in range(12):
         n = len(v)
@@ -714,9 +736,8 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
             for i, f in zip(found, again):
                 fits[i] = f or fits[i]
         failed = [i for i, f in enumerate(fits) if f is None]
-        if failed:  # merge the side's two ends
-            i = failed[0]
-            v = np.delete(v, (i + 1) % n, axis=0)
+        if failed:
+            v = _merge_side(v, angles, failed[0])
             angles = _interior_angles(v)
             continue
         turns = [abs(math.degrees(math.atan2(fits[i - 1][1][0] * fits[i][1][1] - fits[i - 1][1][1] * fits[i][1][0],
@@ -726,12 +747,15 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
             angles = _interior_angles(v)
             continue
         new = [_meet(*fits[i - 1], *fits[i]) for i in range(n)]
-        if any(p is None for p in new):
-            return None
-        new = np.array(new)
+        met = None if any(p is None for p in new) else np.array(new)
+        if met is None or len(_interior_angles(met)) != n:
+            # Lines that meet in no simple polygon: the shortest side's fit strayed (a sharp
+            # corner's tip, split in two by the rough outline, gives it too little ink).
+            v = _merge_side(v, angles, int(np.argmin(lengths)))
+            angles = _interior_angles(v)
+            continue
+        new = met
         angles = _interior_angles(new)
-        if len(angles) != n:
-            return None
         sides = np.linalg.norm(new - np.roll(new, -1, 0), axis=1)
         straight = np.abs(angles - 180) < STRAIGHT_DEG
         short = sides < 1.5 * PPM
@@ -1385,11 +1409,20 @@ def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
 
 def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.ndarray]:
     """Contract labels: the grid turned so +col points right in the photo, shifted to 0.
-    Also the homography from contract grid units (cell (r, c) spans [c, c+1] x [r, r+1]) to pixels."""
+    Also the homography from contract grid units (cell (r, c) spans [c, c+1] x [r, r+1]) to pixels.
+
+    Of the four quarter turns, the one whose +col points nearest the photo's right at the
+    field's centre (the mean of its tokens) is taken, both axes being weighed: seen at a slant
+    the two axes need not be square in the photo, and rounding one axis's angle alone would
+    give either answer when both lie some 40 degrees from level (then the grid's own axis
+    names, an accident of which frame was the reference, would decide). An exact tie goes
+    to the fewest turns."""
     centre = np.mean([[c * PITCH_MM, r * PITCH_MM] for r, c in places], axis=0)
-    q = apply_h(H, np.array([centre, centre + [10.0, 0.0]]))
-    angle = math.degrees(math.atan2(q[1, 1] - q[0, 1], q[1, 0] - q[0, 0]))
-    k = int(round(angle / 90.0)) % 4
+    q = apply_h(H, np.array([centre, centre + [10.0, 0.0], centre + [0.0, 10.0]]))
+    x_dir, y_dir = q[1] - q[0], q[2] - q[0]
+    # +col after k turns of (r, c) -> (c, -r): the grid's +x, -y, -x, +y.
+    cols = (x_dir, -y_dir, -x_dir, y_dir)
+    k = int(np.argmin([abs(math.atan2(d[1], d[0])) for d in cols]))
     turned = {}
     for p in places:
         r, c = p
