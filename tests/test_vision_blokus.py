@@ -358,3 +358,36 @@ def test_a_table_colour_profile_reads_a_dim_warm_photo_at_least_as_right() -> No
         assert again.board == plain.board
         assert np.array_equal(again.probabilities, plain.probabilities)
         assert np.array_equal(again.confidence, plain.confidence)
+
+
+def test_glare_a_phones_tone_map_pulled_below_clipping_is_doubted_not_read_empty() -> None:
+    # A window's reflection clips every channel; a phone's local tone map then pulls the spot
+    # down to a plain grey no brighter than the board (photo 4) or to a pale white below the
+    # clipping level (photo 5, a board grey as neutral as the light). Once 39 and 11 cells
+    # under those spots were read as empty without a doubt. The spot has no colour at all,
+    # less than the board's grey: every cell it washes out is now either right or uncertain.
+    from bench.vision_bench import BENCH
+    from vision.synth.phone import develop
+    for i in (4, 5):
+        image, truth = BENCH.render(np.random.default_rng([77, i]), "glare", (1600, 1200))
+        developed = develop(image, "local_tone_map", np.random.default_rng([77, i, 7]))
+        reading = read_blokus(developed)
+        doubt = {tuple(c) for c in reading.uncertain}
+        best = min((truth, *truth.alternatives),
+                   key=lambda t: sum(reading.board[r][c] != lab for (r, c), lab in t.labels.items()))
+        silent = [(r, c) for (r, c), lab in best.labels.items() if reading.board[r][c] != lab and (r, c) not in doubt]
+        assert silent == [], i
+        assert len(doubt) >= 15, i  # the spot's cells are named, not guessed
+
+
+def test_a_colourless_spot_on_a_tinted_board_has_lost_its_chroma_whatever_its_level() -> None:
+    from vision.blokus import _chroma_lost
+    from vision.colour import CellColours
+    labels = (".", "B", "Y", "R", "G")
+    grey = np.tile(np.array([0.62, 0.66, 0.70], np.float32), (4, 4, 30, 1))  # a warm-lit board
+    grey[1:3, 1:3] = 0.68  # a tone-mapped reflection: neutral, no brighter than the board
+    grey[0, 0] = 0.30  # a colourless shadow is darker than the board: not glare
+    posterior = np.zeros((4, 4, 5))
+    posterior[..., 0] = 1.0
+    lost = _chroma_lost(grey, CellColours(labels, posterior, np.ones((4, 4))))
+    assert lost[1:3, 1:3].all() and not lost[0, 0].any() and not lost[3].any()

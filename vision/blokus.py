@@ -13,7 +13,9 @@ Glare adds the same white to every channel, so what it leaves unclipped keeps th
 chroma, and where a channel clips, the chroma is only cut off at the pixel's headroom: cells
 a glare spot touches are re-read from their white-free colour (out to the pieces' bevels,
 where the gloss is lower), and a doubtful cell whose chroma confirms its colour reading is
-read. Where nothing but white is left, the rules complete the pieces.
+read. Where nothing but white is left, the rules complete the pieces. A phone's tone map may
+pull a reflection below clipping, to any grey: it is still found, as a blob with less colour
+than even the board's grey, and its cells stay doubtful.
 
 Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or
 a cup above it does not. Cells where no border shows, in a region reaching in from the
@@ -63,7 +65,14 @@ CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confi
 GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
 DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
 BLOWN = 0.96  # all channels this bright (0-1): the sensor is clipped by glare
-BLOWN_SHARE = 0.2  # a cell whose middle is this much clipped is blown out
+BLOWN_SHARE = 0.2  # a cell whose middle has lost this much of its colour is blown out
+WASHED = 0.25  # a pixel with this share of the board grey's saturation or less has lost its colour
+FADED = 0.5  # a piece cell with this share of its colour's usual saturation or less has had white added
+FADED_HALO = 0.7  # the same within two cells of a glare spot, where its halo thins the colour
+GREY_WASHED_QUANTILE = 50  # the board's grey cells up to this quantile must keep their tint
+LIT_QUANTILE = 10  # a washed pixel is at least as bright as this quantile of the grey cells
+SPOT_SHARE = 0.5  # share of a cell's pixels washed out at a glare spot's core
+GREY_TINT = 0.008  # the board grey's saturation below which glare's grey cannot be told from it
 REFERENCE_CONF = 0.9  # cells read this surely give the photo's own white-free colour classes
 GLARE_TOUCHED = 0.02  # share of a cell's pixels blown out: glare reaches the cell
 CLIPPED_SHARE = 0.25  # share of a cell's pixels clipped in some channel: glare may have cut its chroma
@@ -136,8 +145,10 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     prior = None if profile is None else profile.prior()
     colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS)
     hidden = under_occluder(borders)
-    occluded = _occluded(hidden, _blown_out(inner))
-    colours = _glare_chroma(np.concatenate([inner, ring], axis=2), colours, occluded)
+    window = np.concatenate([inner, ring], axis=2)
+    lost = _chroma_lost(window, colours)
+    occluded = _occluded(hidden, _blown_out(lost[..., :inner.shape[2]]))
+    colours = _glare_chroma(window, colours, occluded, lost)
     # Only wholly covered cells lose their colour as evidence; at the occluder's rim, where
     # some border shows, the colour may be a piece's fragment beside a fingertip.
     covered = occluded & (borders < HIDDEN_BORDERS)
@@ -155,7 +166,44 @@ def _unseen(colours: CellColours, covered: np.ndarray) -> CellColours:
     return replace(colours, posterior=posterior)
 
 
-def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray) -> CellColours:
+def _chroma_lost(window: np.ndarray, colours: CellColours) -> np.ndarray:
+    """(cells x cells x pixels) pixels whose chroma glare has taken, whatever their level.
+
+    Glare clips a pixel in every channel; a phone's tone mapping then pulls the clipped spot
+    down to any grey, often no brighter than the board round it, so clipping alone misses it.
+    What survives the tone map is that the spot has *no* colour at all: its pixels are as
+    neutral as the light itself, far less saturated than even the board's grey (which takes
+    a tint from the light, the table and the plastic round it). A pixel whose saturation is
+    a small share of the board grey's, and no darker than the board's dimmer greys, is taken
+    as glare-washed; so is one clipped in every channel. Under a perfectly neutral light the
+    board's grey is as colourless as glare and only clipping counts.
+    """
+    dullest, brightest = _channel_extremes(window)
+    blown = dullest >= BLOWN
+    saturation = (brightest - dullest) / np.maximum(brightest, 0.02)
+    grey = (colours.best() == 0) & (colours.confidence >= REFERENCE_CONF) & ~blown.any(-1)
+    if grey.sum() < 3:
+        return blown
+    # the tint of the grey's mean colour (a dark board's noise averages out, the light's tint
+    # does not), where the board is lit: a shadow's own tint says nothing of the light's
+    mean_grey = window[grey].mean(1)
+    level = mean_grey.max(-1)
+    tint = np.ptp(mean_grey, axis=-1) / np.maximum(level, 0.02)
+    grey_saturation = float(np.median(tint[level >= np.median(level)]))
+    if grey_saturation < GREY_TINT:
+        return blown
+    # a lamp's reflection never darkens: a colourless pixel below the board's dimmer greys is
+    # a shadow's or a dark occluder's
+    lit = brightest >= np.percentile(np.median(brightest[grey], axis=-1), LIT_QUANTILE)
+    washed = (saturation < WASHED * grey_saturation) & lit
+    # A glare spot covers a few of the board's grey cells, not most: where the grey itself is
+    # washed out in many places (a coarse JPEG rounds a faint tint away), the test says nothing.
+    if np.percentile(washed[grey].mean(-1), GREY_WASHED_QUANTILE) > BLOWN_SHARE:
+        return blown
+    return blown | washed
+
+
+def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray, lost: np.ndarray) -> CellColours:
     """Re-read doubtful and glare-touched cells from what glare cannot change: their chroma.
 
     A specular reflection adds the light's own colour, the same amount to every channel, so
@@ -177,12 +225,22 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
     - A doubtful cell with most of its pixels left some headroom is a second witness: when
       its chroma clearly names the label the colour reading chose, it is read (a piece there
       could not have lost its chroma without clipping everywhere).
+    - A phone's tone map pulls a clipped spot below the clipping level (``lost`` also holds
+      the pixels :func:`_chroma_lost` finds colourless): the cells of such a spot and its rim
+      (:func:`_glare_spot`), and piece cells whose colour white has thinned
+      (:func:`_faded`), are glare-touched, stay doubtful, and are never their own witness.
     """
     best = colours.best()
     dullest, brightest = _channel_extremes(window)
-    usable = dullest < BLOWN  # some headroom left: the chroma is cut off, not lost
+    usable = ~lost  # some headroom and colour left: the chroma is cut off, not gone
     glared = ((dullest >= BLOWN).mean(-1) > GLARE_TOUCHED) | ((brightest >= BLOWN).mean(-1) > CLIPPED_SHARE)
     glared |= np.ptp(colours.posterior, axis=-1) < 1e-6  # nothing usable: all glare
+    # a cell largely washed out was read from the glare's grey, not from the plastic or the board
+    washed = _glare_spot(lost, occluded)
+    halo = cv2.dilate(washed.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    faded = _faded(dullest, brightest, usable, colours, halo) & ~occluded
+    glared |= washed | faded
+    colours = _doubt(colours, washed | faded, usable.sum(-1) < MIN_CHROMA_PIXELS)
     doubtful = colours.confidence < UNCERTAIN_BELOW
     todo = (doubtful | glared) & ~occluded & (usable.sum(-1) >= MIN_CHROMA_PIXELS)
     if not todo.any():
@@ -210,8 +268,65 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
             confidence[r, c] = min(confidence[r, c], DOUBTED)
         elif glared[r, c] and named != best[r, c]:  # read from clipped pixels; the chroma leans elsewhere
             confidence[r, c] = min(confidence[r, c], DOUBTED)
-        if doubtful[r, c] and usable[r, c].mean() >= WITNESS_UNCLIPPED and named == best[r, c] and clearly:
+        if doubtful[r, c] and not faded[r, c] and usable[r, c].mean() >= WITNESS_UNCLIPPED and named == best[r, c] \
+                and clearly:
             confidence[r, c] = max(confidence[r, c], WITNESSED)
+    return replace(colours, posterior=posterior, confidence=confidence)
+
+
+def _glare_spot(lost: np.ndarray, occluded: np.ndarray) -> np.ndarray:
+    """(cells x cells) cells a glare spot washed out, and the cells at its rim it reaches.
+
+    A reflection of a window or a lamp is a blob that crosses cell borders and grooves and
+    washes out most of the cells it covers: a single washed-out cell is more likely a pale
+    piece's highlight or the board's rim, and scattered colourless pixels are a dark board's
+    noise rounded to whole levels, so only regions of two or more washed cells count, and
+    only around a core cell that is mostly washed out. Their rim cells with any washed pixel
+    were read from a colour the glare's halo has already thinned."""
+    share = lost.mean(-1)
+    out = (share > BLOWN_SHARE) & ~occluded
+    count, regions = cv2.connectedComponents(out.astype(np.uint8), connectivity=8)
+    sizes = np.bincount(regions.ravel(), minlength=count)
+    cores = np.unique(regions[out & (share > SPOT_SHARE)])
+    spot = out & (sizes[regions] >= 2) & np.isin(regions, cores)
+    rim = cv2.dilate(spot.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & (share > 0) & ~occluded
+    return spot | rim
+
+
+def _faded(dullest: np.ndarray, brightest: np.ndarray, usable: np.ndarray, colours: CellColours,
+           halo: np.ndarray) -> np.ndarray:
+    """(cells x cells) cells read as a piece whose saturation is far below that piece colour's
+    own in this photo: white light was added to them.
+
+    Shade and a dimmer lamp scale every channel alike and leave the saturation be; only an
+    added white lowers it. Without clipping (a phone's tone map pulls a reflection below it)
+    the white-free colour is then no longer the plastic's: the encoding's curve bends it (a
+    blue under a pale reflection turns green-cyan), so such a cell's own chroma cannot vouch
+    for its label. Within two cells of a glare spot (``halo``) a smaller loss is taken for the
+    spot's halo: a reflection fades out smoothly, well beyond the part it washes out."""
+    best = colours.best()
+    count = usable.sum(-1)
+    seen = count >= MIN_CHROMA_PIXELS
+    # the mean, not the median: this runs on every live frame, and a halo thins a whole cell
+    chroma = np.where(usable, brightest - dullest, 0.0) / np.maximum(brightest, 0.02)
+    saturation = chroma.sum(-1) / np.maximum(count, 1)
+    clear = colours.confidence >= REFERENCE_CONF
+    faded = np.zeros(best.shape, bool)
+    for j in range(1, len(colours.labels)):
+        typical = saturation[clear & seen & (best == j)]
+        if len(typical) >= 3:
+            faded |= seen & (best == j) & (saturation < np.where(halo, FADED_HALO, FADED) * np.median(typical))
+    return faded
+
+
+def _doubt(colours: CellColours, washed: np.ndarray, blind: np.ndarray) -> CellColours:
+    """Washed-out cells keep at most a doubtful confidence; those without any pixel of colour
+    left (``blind``) lose their colour reading altogether (the rules complete the pieces)."""
+    if not washed.any():
+        return colours
+    posterior, confidence = colours.posterior.copy(), colours.confidence.copy()
+    confidence[washed] = np.minimum(confidence[washed], DOUBTED)
+    posterior[washed & blind] = 1.0 / posterior.shape[-1]
     return replace(colours, posterior=posterior, confidence=confidence)
 
 
@@ -251,13 +366,14 @@ def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.nan_to_num(np.nanmedian(v, axis=1))
 
 
-def _blown_out(inner: np.ndarray) -> np.ndarray:
-    """(cells x cells) cells whose middle is largely white in every channel: glare, not a hand.
+def _blown_out(lost: np.ndarray) -> np.ndarray:
+    """(cells x cells) cells whose middle has largely lost its colour to glare (``lost``: the
+    middle's pixels of :func:`_chroma_lost`): glare, not a hand.
 
     Both erase the grid, but the few coloured pixels at a glare spot's rim are the piece's
     own, while the colour under a hand or a mug is the occluder's.
     """
-    return (_channel_extremes(inner)[0] >= BLOWN).mean(-1) > BLOWN_SHARE
+    return lost.mean(-1) > BLOWN_SHARE
 
 
 def _occluded(hidden: np.ndarray, blown: np.ndarray) -> np.ndarray:
