@@ -238,3 +238,30 @@ def test_a_pose_survives_json_and_a_resized_frame() -> None:
     assert read_with_pose(image, back).cells == read_with_pose(image, pose).cells
     half = image[::2, ::2].copy()  # the pose is rescaled to the frame it is checked on
     assert verify_pose(half, pose)
+
+
+@pytest.mark.parametrize("stops", [0.9, 1.3])
+def test_an_over_exposed_photo_is_read_right_or_marked_never_silently_wrong(stops: float) -> None:
+    """A phone metering on a dark table over-exposes the light board: its channels clip at
+    white, yellow drifts towards green and a clear piece's glints vanish into the clipped board.
+    Every cell must still be right, uncertain, or the photo refused as over-exposed."""
+    from vision.synth.phone import exposure_error
+
+    p = photo("clean", 5101)
+    image = exposure_error(upright(p), stops, 0.0, np.random.default_rng(5101))
+    try:
+        reading = read_gemblo(image)
+    except reader.ReadError as e:
+        assert e.code == "overexposed" and e.message.startswith("the photo is over-exposed")
+        return
+    assert silent_errors(p, reading) == []
+
+
+def test_a_board_washed_out_to_white_is_refused_as_over_exposed() -> None:
+    from vision.synth.phone import exposure_error
+
+    p = photo("clean", 5102)
+    with pytest.raises(reader.ReadError) as refused:
+        read_gemblo(exposure_error(upright(p), 2.5, 0.0, np.random.default_rng(5102)))
+    assert refused.value.code == "overexposed"
+    assert "over-exposed" in refused.value.message and "\n" not in refused.value.message

@@ -18,6 +18,7 @@ CODES = {
     "impossible_angle": "the board is seen at too steep an angle to read",
     "unsupported_game": "reading this game's board from photos is not supported yet",
     "unwritable_debug_dir": "the debug images could not be written",
+    "overexposed": "the photo is over-exposed: the board shows as plain white",
 }
 
 

@@ -21,6 +21,12 @@ The clear score's scale is fitted over many photos, but in one photo the clear a
 form two tight clusters whose gap moves with the light, the blur and the lens: the photo's own
 clusters decide many cells the fitted scale alone leaves in doubt.
 
+Over-exposure (a phone metering on a dark table clips the light board at white): a clipped
+channel says only "at least this bright". Cells whose light clipped do not set what a plain
+empty cell looks like, and a cell read empty or clear there is uncertain (the glints and sheen
+that tell them apart are cut off). A photo whose board is plain white in all three channels, or
+whose lattice cannot be seen in a photo largely white, is refused as over-exposed.
+
 Rules prior: one colour's edge-connected region is one piece (M4), and each colour has one
 of each piece, so a region that is not one of the 18 shapes, or repeats a piece, is
 re-examined at its least confident cells (their second-best labels); what cannot be
@@ -105,6 +111,15 @@ CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo di
 PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are all weighed (2**n)
 TREE_MIN_ODDS = 1.0  # how plainly (log-odds) a cell the tree cannot reach must already look empty
 TREE_CONF = 0.55  # an empty-or-clear cell the clear colour's bridge tree cannot reach: empty, as read
+# Over-exposure (a phone metering on a dark table): a channel at WHITE has met the sensor's
+# white and says only "at least this bright", so where it clips it is no evidence.
+WHITE = 250
+OVEREXPOSED = 0.3  # share of the seen cells white in all three channels: the board's own colour is lost
+# The clear evidence (glints, sheen, the board's hue fading) is cut off in a cell read empty when
+# this share of its pixels is white in all three channels, or this share in two of them.
+GLINT_LOST, SHEEN_LOST = 0.06, 0.5
+WHITE_PHOTO = 0.1  # share of a photo plain white: enough to be the washed-out board
+MIN_PLAIN = 20  # unclipped empty cells needed to measure the clear evidence against them alone
 VERIFY_SHARE = 0.6  # a frame whose ridges show less than this share of the located frame's: moved
 VERIFY_FLOOR = 1.3  # ridge contrast (ridge over off-ridge gradient) below which no lattice is where the pose says
 VERIFY_DEFAULT = 3.0  # the reference for a pose that carries none (located elsewhere)
@@ -250,6 +265,18 @@ def walls_seen(top: np.ndarray) -> np.ndarray:
     return walls / max(float(np.median(walls)), 1e-6)
 
 
+def white_shares(top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell (463,): the share of its pixels white (WHITE) in all three channels, the share
+    white in two or more, and whether its middle is white in all three (its median pixel).
+    Over-exposure clips the beige board first: a clipped channel only says 'at least this
+    bright', so a clear piece's extra light no longer shows there."""
+    whole_o, mid_o = _clear_offsets(CLEAR_PPU)[:2]
+    clipped = (top >= WHITE).sum(axis=-1, dtype=np.uint8)[..., None]
+    whole = _gather(clipped, whole_o, CLEAR_PPU)[..., 0]
+    return ((whole == 3).mean(axis=1), (whole >= 2).mean(axis=1),
+            (_gather(clipped, mid_o, CLEAR_PPU)[..., 0] == 3).mean(axis=1) > 0.5)
+
+
 def clear_features(top: np.ndarray) -> np.ndarray:
     """(463, 23) raw clear-piece evidence from a top-down view at CLEAR_PPU: b*, a* of the
     whole cell and of its middle, then CLEAR_FEATURES[2:] (see :func:`clear_zscores`)."""
@@ -286,7 +313,7 @@ def clear_score(z: np.ndarray) -> np.ndarray:
     return z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
 
 
-def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
     over the clear-piece evidence; near the cut the cell is uncertain, never guessed.
 
@@ -294,8 +321,9 @@ def _clear(features: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, np.ndar
     cells fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur,
     the lens). So the photo's own clusters are fitted too (:func:`_score_clusters`); where they
     say plainly what the score says weakly, the cell is decided, and a doubtful cell's best guess
-    is the side of the photo's own gap it lies on."""
-    z = clear_zscores(features, empty)
+    is the side of the photo's own gap it lies on. ``plain``: the empty cells that say what
+    an empty cell looks like here (those read empty whose light did not clip)."""
+    z = clear_zscores(features, plain)
     score = clear_score(z)
     clusters = _score_clusters(score[empty])
     if clusters is not None:
@@ -365,13 +393,15 @@ def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, shar
     return np.log(share) - np.log(spreads) - (MIX_NU + 1) / 2 * np.log1p(z * z / MIX_NU)
 
 
-def _probabilities(rect: np.ndarray, top: np.ndarray,
-                   shown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _probabilities(rect: np.ndarray, top: np.ndarray, shown: np.ndarray | None = None,
+                   clipped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(463, 7) class probabilities in LABELS order, (463,) confidence and (463,) whether the
     cell's only doubt is clear or empty (the colour classifier surely saw no colour);
     ``rect`` is the top-down view at PPU (colour), ``top`` at CLEAR_PPU (clear pieces).
     ``shown``: the cells whose walls show (default: all); only these teach the colour classes,
-    so a mug over the board cannot become a colour's cluster (a pink mug, purple's)."""
+    so a mug over the board cannot become a colour's cluster (a pink mug, purple's).
+    ``clipped``: the cells whose light clipped (default: none); they do not set what a plain
+    empty cell looks like, since clipping flattens exactly the measures a clear piece shows in."""
     inner_o, ring_o = _offsets(PPU)
     inner = _gather(rect, inner_o).astype(np.float32) / 255
     ring = _gather(rect, ring_o).astype(np.float32) / 255
@@ -385,7 +415,8 @@ def _probabilities(rect: np.ndarray, top: np.ndarray,
     post[real.ravel(), :len(PALETTE.labels)] = colours.posterior.reshape(-1, len(PALETTE.labels))
     conf[real.ravel()] = colours.confidence.ravel()
     empty = np.argmax(post, 1) == 0
-    p_clear, c_clear = _clear(clear_features(top), empty)
+    plain = empty if clipped is None or (empty & ~clipped).sum() < MIN_PLAIN else empty & ~clipped
+    p_clear, c_clear = _clear(clear_features(top), empty, plain)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
     clear_only = empty & (conf >= UNCERTAIN_BELOW)
@@ -678,8 +709,27 @@ def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     (a BoardPose or its JSON, alone or under "pose") for a fixed camera."""
     start = time.perf_counter()
     image = as_bgr(image)
-    pose = _calibrated(calibration, image) or locate_board(image)
+    pose = _calibrated(calibration, image)
+    if pose is None:
+        try:
+            pose = locate_board(image)
+        except ReadError as e:
+            _refuse_washed_out(image, e.code == "no_board")
+            raise
+        _refuse_washed_out(image, pose.contrast < VERIFY_FLOOR)
     return _read(image, pose, start, rules=True)
+
+
+def _refuse_washed_out(image: np.ndarray, lattice_unseen: bool) -> None:
+    """ReadError("overexposed") when no lattice shows (none found, or its ridges do not show
+    where it was traced: on the table, the pieces' bevels) in a photo largely clipped to white:
+    the light board itself washed out. Saying so tells the player what to fix."""
+    if not lattice_unseen:
+        return
+    white = float((image >= WHITE).all(axis=-1).mean())
+    if white >= WHITE_PHOTO:
+        raise ReadError("overexposed", f"the photo is over-exposed: {white:.0%} of it is plain white and the "
+                        "board's cells do not show; expose for the board")
 
 
 def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> GembloReading:
@@ -699,10 +749,15 @@ def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> Gemb
 def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
             rules: bool) -> tuple[list[str], np.ndarray, list[int], list[str]]:
     """Labels, confidences, cells the rules relabelled and flags from the top-down views."""
+    white, two_white, white_middle = white_shares(top)
+    if in_photo.any() and white_middle[in_photo].mean() >= OVEREXPOSED:
+        raise ReadError("overexposed", f"the photo is over-exposed: {white_middle[in_photo].mean():.0%} of the "
+                        "board's cells are plain white, so its colours cannot be told; expose for the board")
+    clipped = (white >= GLINT_LOST) | (two_white >= SHEEN_LOST)
     # A cell whose walls do not show lies under something that is not a piece (a hand, a cup,
     # a blinding glare): what shows there is not the cell.
     hidden = walls_seen(top) < WALLS_HIDDEN
-    post, conf, clear_only = _probabilities(rect, top, ~hidden & in_photo)
+    post, conf, clear_only = _probabilities(rect, top, ~hidden & in_photo, clipped)
     conf = np.where(in_photo, conf, 0.0)
     conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     labels = [LABELS[j] for j in np.argmax(post, 1)]
@@ -715,6 +770,11 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
             leans_empty = np.log(post[:, 0] + 1e-12) - np.log(post[:, -1] + 1e-12) >= TREE_MIN_ODDS
         changed += _clear_pieces(labels, conf, post, ok)
         changed += _clear_tree(labels, conf, ok, leans_empty)
+    # A cell read empty or clear whose light clipped has lost the glints and sheen that tell a
+    # clear piece from the bare board: its label is a guess, whatever the rules inferred (they
+    # start from the surely clear cells, and clipping hides clear pieces from those too).
+    lost = clipped & np.isin(labels, (EMPTY, "C"))
+    conf = np.where(lost, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return labels, conf, list(dict.fromkeys(changed)), flags
 
 
