@@ -205,6 +205,41 @@ def test_a_lattice_many_cells_off_is_caught_at_the_rim_and_registered(step: tupl
         assert np.abs(back.to_board(pose.corners) - pose.to_board(pose.corners)).max() < 0.1
 
 
+def test_a_lattice_nothing_places_on_the_board_is_refused() -> None:
+    # A lattice traced astray: cells off the plate's outline, the board not ending at its rim,
+    # and half a cell off the ridges too. Nothing says which cell is which: it is not read.
+    rng = np.random.default_rng(7)
+    image = upright(render_photo(game(rng, True), sample_conditions("perspective", rng), rng, size=(1600, 1200)))
+    gray, s = hexpose._working(image)
+    hexa = hexpose._plate_hexagon(gray)
+    pose = locate_board(image).scaled(s)
+    hexpose._check_placed(gray, hexa, pose)  # the right lattice passes
+    with pytest.raises(reader.ReadError) as refused:
+        hexpose._check_placed(gray, hexa, moved(pose, 1.5 * -3 + 0.75, np.sqrt(3) / 2 * (-3 + 12)))
+    assert refused.value.code == "no_board" and "cells off the board's outline" in refused.value.message
+    # Whole cells off, the ridges still show: the registration's job (tests above), not refused here.
+    hexpose._check_placed(gray, hexa, moved(pose, 1.5 * -3, np.sqrt(3) / 2 * (-3 + 12)))
+
+
+def test_colour_fringes_that_lock_the_lattice_cells_off_do_not_read_it_silently() -> None:
+    # The held-out bench's case (seed 4242, Gemblo photo 3: a shadow, then a phone lens's
+    # ~1 px colour fringes): the lattice locked on about three cells off the board and 99
+    # cells were read wrong, none marked. It must be refused or every wrong cell marked.
+    from vision.synth.phone import PHONE_EFFECTS, develop
+
+    rng = np.random.default_rng([4242, 1001, 2])
+    match = random_playout(gemblo.rules(gemblo.Setup()), rng, int(rng.integers(10, 90)))
+    p = render_photo(gemblo.cells_json(match.position), sample_conditions("shadow", rng), rng, size=(1600, 1200))
+    effect = "chromatic_aberration"
+    image = develop(upright(p), effect, np.random.default_rng([4242, 1001, 2, 1 + PHONE_EFFECTS.index(effect)]))
+    try:
+        reading = read_gemblo(image)
+    except reader.ReadError as e:
+        assert e.code == "no_board" and "\n" not in e.message
+        return
+    assert silent_errors(p, reading) == []
+
+
 # --- the live referee's calls: locate once, verify cheaply, read at the pose -----------------
 
 def test_verify_pose_holds_on_its_frame_and_fails_when_the_board_is_elsewhere() -> None:

@@ -19,6 +19,9 @@ ridges everywhere on the plate (they show through translucent pieces too), so:
    plate edge: the board's outermost cells must show walls and the ring just beyond them
    flat rim, all round. Where the board ends only faintly, the outline may have been far off
    and the step is sought again, further out.
+5. *Check*: a lattice whose ridges hardly show where it puts them, which the plate's outline
+   does not centre and at whose rim the board does not end, is placed by nothing: refused,
+   never read cells off.
 
 Up is the plate side nearest the photo's top.
 """
@@ -57,6 +60,11 @@ WIDE_STEPS = 8  # ... and by this many when the plate's outline was far off
 RIM_SUSPECT = 0.35  # the board's outer cells' walls over the ring beyond's (share of the cells'), below which
 # the registration is sought again further out ...
 RIM_GAIN = 0.0  # ... and the wider step taken unless the board ends there less plainly
+# A lattice nothing places on the board (see _check_placed):
+OUTLINE_OFF = 2.5  # R: the plate's outline (step 1) centred this far off the lattice's middle disagrees
+# with it (good photos: mostly below 1.2, up to 3.3 for a white board on a light table)
+RIDGES_FAINT = 2.0  # ridge contrast (:func:`ridge_contrast`) below which the ridges hardly show where the
+# lattice puts them (good photos: mostly 2.1 and up, 1.9 over-sharpened; a lattice traced astray: about 1.3)
 RIDGE_ALONG = (-0.25, 0.0, 0.25)  # where each shared cell side is sampled along it (R units)
 FLAT_OFF = 0.38  # off-ridge samples sit this far from the side, inside each cell (R units)
 
@@ -484,8 +492,23 @@ def locate(image: np.ndarray) -> BoardPose:
     pose = _upright(_registered(gray, _grow(gray, _pose(H, size, 0.0, 0.0, 0.0))))
     if pose.quality < MIN_MATCH:
         raise ReadError("no_board", "no hexagonal lattice of cells was found")
+    _check_placed(gray, hexa, pose)
     full = (image.shape[1], image.shape[0])
     return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
+
+
+def _check_placed(gray: np.ndarray, hexa: np.ndarray, pose: BoardPose) -> None:
+    """ReadError("no_board") when nothing places the lattice on the board: its ridges hardly
+    show where it puts them (RIDGES_FAINT), the plate's outline found in step 1 is not centred
+    on it (OUTLINE_OFF) and the board does not end plainly at its rim (RIM_SUSPECT). A faint
+    lattice (a shadow, a lens's colour fringes) can be traced astray and registered cells off,
+    where every cell would be read from another's place, silently. A good photo loses one of
+    the three at a time (a hand bends the outline, a light table hides it, a cup covers the rim,
+    a dim or sharpened photo fades the ridges), so each alone is no verdict."""
+    off = float(np.hypot(*(pose.to_board(hexa).mean(axis=0) - np.array(EXTENT) / 2)))
+    if off > OUTLINE_OFF and _rim_contrast(gray, pose) < RIM_SUSPECT and ridge_contrast(gray, pose) < RIDGES_FAINT:
+        raise ReadError("no_board", f"the cells found hardly show and lie about {off / np.sqrt(3):.0f} cells off the "
+                        "board's outline, which does not end where they do: which cell is which is unknown")
 
 
 # --- a cheap check that a pose still fits a frame -------------------------------------------
