@@ -252,3 +252,15 @@ def test_near_a_tie_of_the_top_side_a_reference_pose_keeps_the_labelling() -> No
     assert a and {names[back[names.index(n)]]: c for n, c in b.items()} == a
     far = locate_board(_turned(image, pose, 10.0), reference=earlier)
     assert abs(_top_deg(far) - 10.0) < 1.5
+
+
+def test_empty_fields_in_a_hard_shadow_are_not_read_as_sure_black_tiles() -> None:
+    """A deep shadow across the flower darkens bare wood more than the light field's smooth
+    surface (fitted on the wood round the flower) follows, so by colour alone the shadowed
+    fields look black. Their drawn outlines still show darker than their middles, which a
+    black tile's never does: they are read empty (not surely), none is a silent black."""
+    rng = np.random.default_rng(21)
+    p = render_photo(rng, replace(sample_conditions("shadow", rng), shadow=0.65), SIZE, random_position(rng, 14))
+    reading = read_equilibrix(upright(p))
+    assert silent_errors(p, reading) == []
+    assert len(wrong(p, reading)) <= 3

@@ -64,6 +64,12 @@ look like wood; doubt of other kinds does not spread). The five-dot rule is a pr
 holds more than six fields of one colour (five, six with the 5+1 token), so where more are
 read round a node, all of that colour there are uncertain. Every field is uncertain when too
 few pieces of the drawing agree with the pose (its ``quality``, their share).
+
+Shadow: a hard shadow darkens bare wood more than the smooth light field follows, so by colour
+a shadowed field can look black. A black tile is the darkest thing in its field (the gap round
+it is lighter than its middle); a field read black whose outline is not lighter is not surely
+black, and one whose drawn outline shows as bare wood's does is re-read as the nearer of empty
+(as red as the wood) and white, not surely. The five-dot rule counts the colour reading too.
 """
 from __future__ import annotations
 
@@ -151,6 +157,8 @@ WHITE_GRAIN = 0.015  # least margin below white tiles' usual darkest tenth (shar
 NEIGHBOUR_R = 0.62  # r: a field's neighbours (5 or 6) have their centroids this close
 HIDDEN_AROUND = 0.5  # share of doubtful neighbours that makes an empty-looking field doubtful
 OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
+DRAWN_OUTLINE = 0.25  # a field whose outline shows more than this share of an empty one's is no black tile
+BLACK_OUTLINE = -0.05  # a black tile's outline is lighter than its middle by more than this share
 VERIFY_SHARE = 0.6  # a frame whose drawing shows less than this share of the located one's: moved
 VERIFY_FLOOR = 1.2  # line contrast below which no drawing is where the pose says
 VERIFY_DEFAULT = 2.0  # the reference for a pose that carries none
@@ -920,10 +928,17 @@ def _white_mode(feat: np.ndarray, mean: np.ndarray, spread: np.ndarray) -> tuple
     return centre, np.clip(mad, SPREAD["W"], MAX_SPREAD["W"])
 
 
-def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(label index, confidence, far from every class) per field from (brightness, blueness) of
-    colour / light: three Gaussians started at the nominal centres and re-estimated from this
-    photo."""
+def _wood_red(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Fields whose blueness is nearer the wood's than white plastic's: the wood is red, the
+    tiles neutral (far bluer than the wood), whatever the light's brightness."""
+    return feat[:, 1] < 0.5 * (means[LABELS.index(EMPTY), 1] + means[LABELS.index("W"), 1])
+
+
+def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                          np.ndarray, np.ndarray]:
+    """(label index, confidence, far from every class, the classes' means, read white but less
+    blue or brighter than white plastic) per field from (brightness, blueness) of colour / light:
+    three Gaussians started at the nominal centres and re-estimated from this photo."""
     means = np.array([CENTRES[k] for k in LABELS])
     white = LABELS.index("W")
     if white_ref is not None:
@@ -965,7 +980,7 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np
         off = (feat - white_ref) / MAX_SPREAD["W"]
         glared |= (label == white) & ((np.hypot(*off.T) > OUTLIER) | (off[:, 0] > 2))
     conf = np.where(glared, np.minimum(conf, 0.3), conf)
-    return label, conf, far
+    return label, conf, far, means, glared
 
 
 def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -994,10 +1009,14 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
         coef = _light(pts, logs)
         rel = np.log(med + 1.0) - _design(centres) @ coef  # log BGR over the wood's
         feat = np.column_stack([rel.mean(1), rel[:, 0] - rel[:, 2]])
-        label, conf, far = _classify(feat, white)
+        label, conf, far, means, glared = _classify(feat, white)
         sure_empty = (label == 0) & (conf > 0.9)
         pts = np.vstack([pts, centres[sure_empty]])
         logs = np.vstack([logs, np.log(med[sure_empty] + 1.0)])
+    by_colour = label.copy()
+    # Read white but as red as the wood (glared wood; shadowed wood, darker than the light field
+    # says, is far from every class and may fall to white's wider spread): empty, not surely.
+    label = np.where(glared & _wood_red(feat, means), 0, label)
     # A hand or a sleeve has shading and creases; wood and plastic are smooth in a field's middle.
     rough = np.array([np.std(gray[c]) if len(c) else 0.0 for c in cores])
     # The usual roughness is the board's (most fields are bare wood or plastic, whatever a hand
@@ -1031,13 +1050,23 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     covered = rough_mask | hidden | far
     doubtful = (_neighbours() @ covered) >= HIDDEN_AROUND * _neighbours().sum(1)
     conf = np.where(empty & doubtful, np.minimum(conf, 0.3), conf)
+    # A black tile is the darkest thing in its field: the gap round it and the line beside it
+    # are lighter than its middle, whatever the light. A field read black by its colour whose
+    # outline is not lighter is not surely black; one whose drawn outline shows as an empty
+    # field's does (darker than its middle, as on bare wood and white plastic) is a darker patch
+    # of the board (a hard shadow, which the light field's smooth surface cannot follow): empty
+    # if its colour is as red as the wood's, else white, and not surely either.
+    read_black = by_colour == 1
+    conf = np.where(read_black & (outline > BLACK_OUTLINE), np.minimum(conf, 0.3), conf)
+    label = np.where(read_black & (outline > DRAWN_OUTLINE * usual), np.where(_wood_red(feat, means), 0, 2), label)
     # The five-dot rule: a node never holds more than five fields of one colour, six with the
     # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
     # misread, and which cannot be told: all of that colour there are doubtful.
+    # Fields read so by colour alone count too: a shadow over a node is just what crowds it.
     for j in (1, 2):
-        mine = (label == j).astype(np.float64)
-        crowded = (_node_fields() @ mine) > equilibrix.DOTS + 1
-        conf = np.where((mine > 0) & (_node_fields()[crowded].sum(0) > 0), np.minimum(conf, 0.3), conf)
+        mine = label == j
+        crowded = (_node_fields() @ (mine | (by_colour == j)).astype(np.float64)) > equilibrix.DOTS + 1
+        conf = np.where(mine & (_node_fields()[crowded].sum(0) > 0), np.minimum(conf, 0.3), conf)
     return label, conf, coef
 
 
