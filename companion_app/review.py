@@ -12,7 +12,6 @@ a URL names a review, never a file.
 """
 from __future__ import annotations
 
-import base64
 import json
 import re
 import secrets
@@ -121,7 +120,8 @@ def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
     """
     if not isinstance(doc, dict):
         raise ReviewError("bad_state", "expected a JSON object: a board state")
-    state, confirmed = (doc.get("state"), doc.get("confirmed", [])) if "state" in doc else (doc, [])
+    wrapped = "state" in doc and "game" not in doc  # a state itself names its game
+    state, confirmed = (doc.get("state"), doc.get("confirmed", [])) if wrapped else (doc, [])
     try:
         game_of(state, row.game)
         setup = setup_for(row.game, row.variant)
@@ -205,8 +205,7 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
             secrets.token_hex(8), game, variant, now, now, reading["state"], list(reading.get("uncertain", [])),
             reading["state"], [], {k: v for k, v in result.items() if k != "reading"}),
             {name: jpeg(image, IMAGE_SIDE) for name, image in images.items()})
-        return jsonify({"result": result, "images": {name: _data_url(jpeg(image)) for name, image in images.items()},
-                        "review": review_json(row)})
+        return jsonify({"result": result, "review": review_json(row)})
 
     @app.get("/api/review/<review_id>")
     def review_get(review_id: str) -> Response:
@@ -216,7 +215,7 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
     def review_state(review_id: str) -> Response:
         """The user's corrected state: checked by the rules, scored, saved."""
         row = find(review_id)
-        if (request.content_length or 0) > MAX_STATE_BYTES:
+        if (request.content_length or 0) > MAX_STATE_BYTES or len(request.get_data()) > MAX_STATE_BYTES:
             raise ReviewError("too_large", "that state is far larger than a board's", 413)
         state, corrections, scores = corrected(row, request.get_json(silent=True))
         return jsonify(review_json(hooks.store.update_review(row.id, state, corrections, scores)))
@@ -282,6 +281,9 @@ def score_upload(data: bytes, game: str, variant: str | None) -> tuple[dict, dic
         raise ReviewError("bad_request", e.message) from None
     except ImportError:
         raise ReviewError("bad_request", f"reading {game} photos is not available in this installation yet") from None
+    except ValueError as e:  # the reading does not fit the variant chosen (a colour not in play)
+        raise ReviewError("bad_request", f"the photo does not fit {game} {variant or ''}: {e}".replace("  ", " ")) \
+            from None
     return result.to_json(), dict(result.debug_images)
 
 
@@ -307,6 +309,3 @@ def jpeg(image: Any, side: int | None = None) -> bytes:
         raise ValueError("could not encode a debug image")
     return encoded.tobytes()
 
-
-def _data_url(data: bytes) -> str:
-    return "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")

@@ -244,11 +244,16 @@ def state_rules(setup: Setup = Setup()) -> PlacementRules:
     Blokus state allows any free corner); a pinned start is kept as given.
     """
     r = rules(setup)
+    return _state_rules(r.colours, tuple(sorted(r.starts.items())), r.zone, r.unchecked, frozenset(setup.starts))
+
+
+@lru_cache(maxsize=None)
+def _state_rules(colours: tuple[str, ...], starts: tuple[tuple[str, int], ...], zone: int,
+                 unchecked: frozenset[str], pinned: frozenset[str]) -> PlacementRules:
     b = board()
-    unpinned = [m for c, m in r.starts.items() if c not in setup.starts]
-    anywhere = b.mask({turn(cell) for m in unpinned for cell in b.cells_of(m) for turn in HEX.rotations})
-    starts = {c: m if c in setup.starts or not m else anywhere for c, m in r.starts.items()}
-    return _rules(r.colours, tuple(sorted(starts.items())), r.zone, r.unchecked)
+    anywhere = b.mask({turn(cell) for c, m in starts if c not in pinned for cell in b.cells_of(m)
+                       for turn in HEX.rotations})
+    return _rules(colours, tuple((c, m if c in pinned or not m else anywhere) for c, m in starts), zone, unchecked)
 
 
 def decompose(cells: Mapping[str, str], setup: Setup = Setup()) -> Decomposition:

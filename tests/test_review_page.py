@@ -285,3 +285,22 @@ def test_state_route_refuses_bad_states_with_one_line_json(tmp_path, monkeypatch
                                 "confirmed": []}).get_json()
     assert ok["corrections"] == ["1,0"] and ok["uncertain"] == []
     assert client.get(f"/api/review/{review['id']}").get_json()["corrections"] == ["1,0"]
+
+
+def test_a_photo_that_does_not_fit_the_variant_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Purple and yellow pieces on a board scored as a 2-player game: the form's variant was
+    the wrong one. One line and a 400, never a server error."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": {"0,0": "P", "3,3": "Y"}}, [])
+    client = create_app(tmp_path).test_client()
+    r = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "gemblo",
+                                         "variant": "2p"}, content_type="multipart/form-data")
+    assert r.status_code == 400 and r.is_json
+    message = r.get_json()["error"]["message"]
+    assert "not in play in 2p" in message and "\n" not in message
+    wrapped = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "gemblo",
+                                               "variant": "6p"}, content_type="multipart/form-data").get_json()
+    assert set(wrapped) == {"result", "review"}
+    # a state that carries a "state" key of its own is still a state, not the page's wrapper
+    url = f"/api/review/{wrapped['review']['id']}/state"
+    ok = client.post(url, json={"game": "gemblo", "cells": {"0,0": "P"}, "state": 1})
+    assert ok.status_code == 200, ok.data

@@ -59,8 +59,8 @@ VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this sh
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
-RULES_BUDGET_S = 0.12  # CPU time the rules prior may spend re-examining a reading (CPU, not wall
-# clock: a reading must not depend on what else the machine is running)
+RULES_BUDGET_S = 0.12  # CPU time of the reading thread the rules prior may spend re-examining a
+# reading (not wall clock, nor the process's CPU: a reading must not depend on what else runs)
 CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
 GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
 DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
@@ -454,7 +454,7 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     the direction the few usable pixels point in (a cell without any has a flat ``prob``);
     except under an occluder (``occluded``), whose colour is a sleeve's or a mug's.
     """
-    deadline = time.process_time() + budget_s
+    deadline = time.thread_time() + budget_s
     rows = list(board)
     conf = conf.copy()
     flags = decompose(rows).flags
@@ -463,7 +463,7 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     weight = np.maximum(conf, floor)[..., None]
     smooth = weight * prob + (1.0 - weight) / len(labels)
     tried: set[tuple] = set()
-    while flags and time.process_time() < deadline:
+    while flags and time.thread_time() < deadline:
         todo = [f for f in flags if (f.code, tuple(f.cells)) not in tried]
         if not todo:
             break
@@ -498,7 +498,7 @@ def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, 
                 if prob[r, c].max() >= CONFIRM_PROB]
     confirmed = []
     for _, (r, c) in sorted(doubtful, reverse=True):
-        if time.process_time() > deadline:
+        if time.thread_time() > deadline:
             break
         others = [lab for lab in labels if lab != rows[r][c]]
         if all(_badness(decompose(_relabel(rows, [((r, c), lab)])).flags) > base for lab in others):
@@ -560,7 +560,7 @@ def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.n
     best = None
     for size, pool in ((1, options[:SINGLE_OPTIONS]), (2, options[:PAIR_OPTIONS])):
         for combo in combinations(pool, size):
-            if time.process_time() > deadline:
+            if time.thread_time() > deadline:
                 break
             cost = sum(o[0] for o in combo)
             if len({cell for _, cell, _ in combo}) < size or (best is not None and cost >= best[0]):

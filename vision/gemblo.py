@@ -106,7 +106,7 @@ MIX_NU = 4.0  # Student-t tails
 # this many spreads apart, at most this many cells in doubt between them per clear cell.
 MIX_MIN_CLEAR, MIX_MIN_MEAN, MIX_SEPARATION, MIX_MAX_BETWEEN = 6, 1.5, 3.5, 1.5
 MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score's own side)
-RULES_BUDGET_S = 0.1
+RULES_BUDGET_S = 0.1  # CPU time of the reading thread for the rules prior (a reading must not depend on the load)
 CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo did not show it
 PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are all weighed (2**n)
 TREE_MIN_ODDS = 1.0  # how plainly (log-odds) a cell the tree cannot reach must already look empty
@@ -462,12 +462,12 @@ def _bad(labels: list[str]) -> list[list[int]]:
 
 def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray) -> tuple[list[str], list[int], list[str]]:
     """Fix regions that are not pieces by relabelling their least confident cells."""
-    deadline = time.perf_counter() + RULES_BUDGET_S
+    deadline = time.thread_time() + RULES_BUDGET_S
     changed: list[int] = []
     bad = _bad(labels)
     index = {c: i for i, c in enumerate(cells())}
     for region in bad:
-        if time.perf_counter() > deadline:
+        if time.thread_time() > deadline:
             break
         near = set(region)
         for i in region:
