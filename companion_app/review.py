@@ -101,15 +101,8 @@ def tappable(game: str, setup: Any, cells: Mapping[str, Any]) -> set[str]:
 def rescore(game: str, variant: str | None, state: dict, uncertain: list) -> dict:
     """The state's scores (contract JSON), with the cells still in doubt named in ``undecided``
     (the remaining pieces, and so the score, may change with them)."""
-    sheet = GAME_RULES[game].score_state(state, setup_for(game, variant), None).to_json()
-    if uncertain:
-        names = ", ".join(f"({cell_key(c)})" for c in uncertain[:12])
-        more = "" if len(uncertain) <= 12 else f" and {len(uncertain) - 12} more"
-        sheet["undecided"].append({"colour": "", "rule": "read",
-                                   "message": f"{len(uncertain)} cell(s) could not be read with confidence: "
-                                              f"{names}{more}; tap them on the board to check them"})
-    return sheet
-
+    sheet = GAME_RULES[game].score_state(state, setup_for(game, variant), None)
+    return sheet.with_unread(uncertain, "by tapping them on the board").to_json()
 
 def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
     """A posted state checked against the review: (state, corrections, scores).

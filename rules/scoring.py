@@ -78,6 +78,18 @@ class ScoreSheet:
     def ranking(self) -> list[str]:
         return [p.name for p in self.players]
 
+    def with_unread(self, cells: Sequence, check: str) -> ScoreSheet:
+        """This sheet with the cells a camera could not read named in ``undecided``: the
+        remaining pieces, and so the score, may change with them. ``check``: where the user
+        checks them ("on the overlay", "by tapping them on the board")."""
+        if not cells:
+            return self
+        names = ", ".join(f"({c if isinstance(c, str) else ','.join(str(v) for v in c)})" for c in cells[:12])
+        more = "" if len(cells) <= 12 else f" and {len(cells) - 12} more"
+        return ScoreSheet(self.players, self.tiebreak, self.flags, self.undecided + (
+            Undecided("", "read", f"{len(cells)} cell(s) could not be read with confidence: {names}{more}; "
+                                  f"check them {check}"),))
+
     def to_json(self) -> dict:
         return {
             "players": [p.to_json() for p in self.players],

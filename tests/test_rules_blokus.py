@@ -324,3 +324,14 @@ def test_check_placement_is_pure():
     before = m.position
     check_placement(r, m.position, "B", [(1, 1)])
     assert m.position is before and m.position.placed == before.placed
+
+
+def test_unread_cells_are_named_in_undecided_and_the_scores_kept():
+    from rules import blokus as rb
+    sheet = rb.score_state({"game": "blokus", "board": ["." * 20] * 20}, rb.Setup(), None)
+    assert sheet.with_unread([], "on the overlay") is sheet
+    named = sheet.with_unread([[0, 1]] * 13 + ["P 0 0 0"], "on the overlay")
+    assert named.players == sheet.players and len(named.undecided) == len(sheet.undecided) + 1
+    message = named.undecided[-1].message
+    assert message.startswith("14 cell(s) could not be read with confidence: (0,1), (0,1)")
+    assert message.endswith("and 2 more; check them on the overlay")

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from rules.records import GAME_RULES, setup_of
-from rules.scoring import ScoreSheet, Undecided
+from rules.scoring import ScoreSheet
 
 from .errors import ReadError
 from .image_io import load_image
@@ -105,10 +105,5 @@ def score_photo(source: str | Path | bytes, game: str, variant: str | None = Non
     if debug_dir:
         write_debug(images, debug_dir)
     sheet = GAME_RULES[game].score_state(reading.to_state_json()["state"], setup, last_piece)
-    if reading.uncertain:
-        cells = ", ".join(f"({c})" if isinstance(c, str) else f"({c[0]},{c[1]})" for c in reading.uncertain[:12])
-        more = "" if len(reading.uncertain) <= 12 else f" and {len(reading.uncertain) - 12} more"
-        sheet = ScoreSheet(sheet.players, sheet.tiebreak, sheet.flags, sheet.undecided + (
-            Undecided("", "read", f"{len(reading.uncertain)} cell(s) could not be read with confidence: "
-                                  f"{cells}{more}; check them on the overlay"),))
+    sheet = sheet.with_unread(list(reading.uncertain), "on the overlay")
     return PhotoScore(reading, sheet, images)
