@@ -21,7 +21,7 @@ from vision.flowergrid import names
 from vision.synth.conditions import sample_conditions
 from vision.synth.equilibrix import random_position, render_photo
 
-from .photo_accuracy import PhotoBench, Truth, bench_seed, report, upright
+from .photo_accuracy import PhotoBench, Truth, bench_seed, percent, report, upright
 
 NAMES = names()
 
@@ -58,7 +58,7 @@ def ring_accuracy(per_condition: int, seed: int = 5, size=(1600, 1200)) -> None:
             slots += sum((t["shape"] if t else None) == s for t, s in zip(reading.ring, photo.ring))
             sides += sum((t["side"] if t else None) == s for t, s in zip(reading.ring, photo.ring_sides))
             origins += reading.origin == photo.origin
-        print(f"| {name} | {photos} | {100 * slots / (18 * photos):.1f} % | {100 * sides / (18 * photos):.1f} % "
+        print(f"| {name} | {photos} | {percent(slots, 18 * photos, 1)} | {percent(sides, 18 * photos, 1)} "
               f"| {origins}/{photos} |")
 
 

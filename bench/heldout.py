@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import cv2
@@ -32,8 +33,7 @@ from vision.synth.geometrius import render_photo as render_geometrius
 from vision.synth.phone import PHONE_EFFECTS, develop
 
 from . import equilibrix_bench, gemblo_bench, geometrius_bench, vision_bench
-from .photo_accuracy import PhotoBench, bench_seed, new_stats, score_photo, upright
-from .photo_accuracy import _pct as _cell_pct
+from .photo_accuracy import PhotoBench, bench_seed, new_stats, percent, score_photo, upright
 
 SEED = 4242  # no other bench draws it (they use 1, 2, 3, 5, 6, 99 and 11 for checks)
 NONE = "none"  # the photo as rendered, before any phone effect
@@ -66,8 +66,8 @@ def _cell_game(name: str, bench: PhotoBench) -> Game:
               "| boards right or marked |\n|---|---|---|---|---|---|---|---|")
         for r in rows:
             n = r["photos"] * bench.cells
-            print(f"| {r['condition']} | {r['photos']} | {_cell_pct(r['silent'], n)} | {_cell_pct(r['misread'], n)} | "
-                  f"{_cell_pct(r['uncertain'], n)} | {r['exact']}/{r['photos']} | {r['refused']} | "
+            print(f"| {r['condition']} | {r['photos']} | {percent(r['silent'], n)} | {percent(r['misread'], n)} | "
+                  f"{percent(r['uncertain'], n)} | {r['exact']}/{r['photos']} | {r['refused']} | "
                   f"{r['marked']}/{r['photos']} |")
 
     return Game(name, bench.render, new_stats, lambda row, image, truth: score_photo(row, bench, image, truth), table,
@@ -80,7 +80,7 @@ def _render_geometrius(rng: np.random.Generator, condition: str, size: tuple[int
 
 
 def _geometrius_table(rows: list[dict]) -> None:
-    pct = geometrius_bench._pct
+    pct = partial(percent, digits=1)  # tokens are fewer than cells: one decimal, as the Geometrius bench prints
     print("| effect | photos | tokens found | token right | silent wrong | shape uncertain | angles within 2° "
           "| top chip right | top silent wrong | refused |\n|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:

@@ -128,8 +128,10 @@ def read_seconds(render: Callable[[np.random.Generator], np.ndarray], read: Call
     return statistics.median(times)
 
 
-def _pct(n: int, total: int) -> str:
-    return f"{100.0 * n / total:.3f} %" if total else "-"
+def percent(n: float, total: float, digits: int = 3) -> str:
+    """``n`` as a share of ``total`` the way every bench table prints one ("1.250 %"), "-" when
+    there was nothing to count."""
+    return f"{100.0 * n / total:.{digits}f} %" if total else "-"
 
 
 def report(bench: PhotoBench, per_condition: int, seed: int, goal_12mp: str) -> None:
@@ -142,10 +144,10 @@ def report(bench: PhotoBench, per_condition: int, seed: int, goal_12mp: str) -> 
     for s in rows + [None]:
         row = s or total | {"condition": "**all**"}
         n = row["photos"] * bench.cells
-        exact, marked = (f"{row[key]}/{row['photos']}" if s else f"{100.0 * row[key] / max(row['photos'], 1):.1f} %"
+        exact, marked = (f"{row[key]}/{row['photos']}" if s else percent(row[key], row["photos"], 1)
                          for key in ("exact", "marked"))
-        print(f"| {row['condition']} | {row['photos']} | {_pct(row['silent'], n)} | {_pct(row['visible'], n)} | "
-              f"{_pct(row['misread'], n)} | {_pct(row['uncertain'], n)} | {exact} | {row['refused']} | {marked} |")
+        print(f"| {row['condition']} | {row['photos']} | {percent(row['silent'], n)} | {percent(row['visible'], n)} | "
+              f"{percent(row['misread'], n)} | {percent(row['uncertain'], n)} | {exact} | {row['refused']} | {marked} |")
         if s:
             for key in KEYS:
                 total[key] += s[key]

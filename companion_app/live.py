@@ -28,11 +28,12 @@ import numpy as np
 
 from calibration import Calibration
 from calibration.colours import ColourProfile, empty_samples, renormalise
-from rules import blokus, equilibrix, flower, gemblo
+from rules import blokus, flower, gemblo
 from rules.observe import as_cell
 from vision.errors import ReadError
 from vision.pose import BoardPose
 
+from .cells import cells_of
 from .sources import FrameSource
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class Reader:
 def equilibrix_board(reading: Any) -> dict:
     """``{field: colour}`` of the covered fields; with the ring when the reader saw all of it
     (``{"fields": ..., "ring": [...], "origin": n}``), so the session knows which tile went."""
-    fields = {flower.parse_field(k): colour for k, colour in reading.fields.items() if colour in equilibrix.COLOURS}
+    fields = cells_of("equilibrix", {"fields": reading.fields})
     ring = getattr(reading, "ring", None)
     if not ring or getattr(reading, "ring_uncertain", None):
         return fields
@@ -86,9 +87,10 @@ def geometrius_unsure(reading: Any) -> list:
 
 
 READERS = {
-    "blokus": Reader("vision.blokus", lambda reading: blokus.parse_board(reading.board),
+    "blokus": Reader("vision.blokus", lambda reading: cells_of("blokus", {"board": reading.board}),
                      len(blokus.board().cells), lockable=True, profiled=True),
-    "gemblo": Reader("vision.gemblo", lambda reading: gemblo.parse_cells(reading.cells), len(gemblo.board().cells)),
+    "gemblo": Reader("vision.gemblo", lambda reading: cells_of("gemblo", {"cells": reading.cells}),
+                     len(gemblo.board().cells)),
     "equilibrix": Reader("vision.equilibrix", equilibrix_board, len(flower.board().cells), remembers=True,
                          unsure=lambda reading: [flower.parse_field(f) if isinstance(f, str) else tuple(f)
                                                  for f in reading.uncertain]),

@@ -1,9 +1,10 @@
 """The photo review: a photo of a finished board read and scored, corrected by tap, scored again.
 
 The camera's reading is a proposal. The page draws it as the game's own board (the live
-page's drawing), the user taps what was misread or doubted, and the corrected state goes
-back here as the contract's state JSON, parsed by the rules like any state file: so a
-state the page sends and one given to ``tableref score state.json`` are judged alike.
+page's drawing), the user taps what was misread or doubted, and each tapped cell comes back
+here to be set on the stored state (a whole contract state may be posted instead), which the
+rules then parse like any state file: so the corrected state and the same state given to
+``tableref score state.json`` are judged alike.
 
 Every review is kept in the store (what was read, the cells the reader doubted, the cells
 the user set, the latest scores, the overlay and straightened board as JPEG; never the
@@ -12,6 +13,7 @@ a URL names a review, never a file.
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
 import secrets
@@ -21,11 +23,12 @@ from typing import Any, Callable, Mapping
 
 from flask import Flask, Response, jsonify, request, url_for
 
-from rules import blokus, equilibrix, flower, gemblo, geometrius
+from rules import flower, geometrius
 from rules.errors import InputError
 from rules.records import GAME_RULES, GAMES, InvalidInput, game_of, setup_of
 
 from .adapters import adapter_for
+from .cells import EMPTY, cells_of
 from .store import ReviewRow, Store
 
 IMAGE_MAGIC = (
@@ -76,16 +79,42 @@ def setup_for(game: str, variant: str | None) -> Any:
 def board_cells(game: str, state: dict, setup: Any) -> dict[str, Any]:
     """``{cell key: what is there}`` of a state, parsed by the game's rules (ValueError,
     InvalidInput when it is not a state of the game)."""
+    if game == "geometrius":
+        tokens = geometrius.parse_state(state, setup.catalogue)
+        return {cell_key(p): (t.shape, t.stack) for p, t in tokens.items()}
+    key = flower.field_id if game == "equilibrix" else cell_key  # a field as the page names it
+    return {key(c): v for c, v in cells_of(game, state).items()}
+
+
+def with_cells(game: str, state: dict, changes: Mapping[str, Any]) -> dict:
+    """A copy of ``state`` with the cells ``changes`` names set to what it says is there: a
+    colour letter or "." (empty), a Geometrius token (its place is the key's). The keys are
+    cells of the board (see :func:`tappable`); the rules judge the result."""
+    out = copy.deepcopy(state)
+    if game == "geometrius":
+        tokens = {cell_key((t["row"], t["col"])): i for i, t in enumerate(out["tokens"])}
+        for k, token in changes.items():
+            if not isinstance(token, dict):
+                raise ValueError(f"the token at {k} must be given as an object")
+            row, col = (int(v) for v in k.split(","))
+            out["tokens"][tokens[k]] = {**token, "row": row, "col": col}
+        return out
+    if not all(isinstance(v, str) for v in changes.values()):
+        raise ValueError("a cell is set to a colour letter, or '.' for empty")
     if game == "blokus":
-        return {cell_key(c): v for c, v in blokus.parse_board(state.get("board")).items()}
-    if game == "gemblo":
-        return {cell_key(c): v for c, v in gemblo.parse_cells(state.get("cells")).items()}
-    if game == "equilibrix":
-        fields = state.get("fields")
-        equilibrix.parse_fields(fields)  # validates (a bit set per colour: no keys to compare)
-        return {flower.field_id(flower.parse_field(k)): v for k, v in fields.items()}
-    tokens = geometrius.parse_state(state, setup.catalogue)
-    return {cell_key(p): (t.shape, t.stack) for p, t in tokens.items()}
+        rows = [list(row) for row in out["board"]]
+        for k, colour in changes.items():
+            r, c = (int(v) for v in k.split(","))
+            rows[r][c] = colour
+        out["board"] = ["".join(row) for row in rows]
+        return out
+    cells = out["fields" if game == "equilibrix" else "cells"]
+    for k, colour in changes.items():
+        if colour == EMPTY:
+            cells.pop(k, None)
+        else:
+            cells[k] = colour
+    return out
 
 
 def tappable(game: str, setup: Any, cells: Mapping[str, Any]) -> set[str]:
@@ -105,30 +134,35 @@ def rescore(game: str, variant: str | None, state: dict, uncertain: list) -> dic
     return sheet.with_unread(uncertain, "by tapping them on the board").to_json()
 
 def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
-    """A posted state checked against the review: (state, corrections, scores).
+    """A posted change made to the review as stored: (state, corrections, scores).
 
-    ``doc`` is a contract state, or ``{"state": state, "confirmed": [cells]}``: the cells the
-    user tapped and left as read (an uncertain cell confirmed). The corrections are the cells
-    that differ from the reading plus those confirmed; a corrected cell is no longer in doubt.
+    ``doc`` is a whole contract state, which replaces the board, or the page's
+    ``{"set": {cell: what is there}}``: the cells the user tapped, set on the stored state
+    (so two tabs correcting different cells both keep theirs). The corrections are the cells
+    that differ from the reading, and the doubted cells the user set, even to what was read
+    (a doubt confirmed); a cell set back to a confident reading is no correction any more.
     """
     if not isinstance(doc, dict):
         raise ReviewError("bad_state", "expected a JSON object: a board state")
-    wrapped = "state" in doc and "game" not in doc  # a state itself names its game
-    state, confirmed = (doc.get("state"), doc.get("confirmed", [])) if wrapped else (doc, [])
+    changes = doc.get("set") if "game" not in doc and "set" in doc else None  # a state names its game
     try:
-        game_of(state, row.game)
         setup = setup_for(row.game, row.variant)
+        if changes is None:
+            game_of(doc, row.game)
+            state, touched = doc, set()
+        else:
+            if not isinstance(changes, dict):
+                raise ValueError("'set' must map cells to what is there")
+            cells = tappable(row.game, setup, board_cells(row.game, row.state, setup))
+            wrong = [k for k in changes if k not in cells]
+            if wrong:
+                raise ValueError(f"{wrong[0][:40]} is not a cell of this {row.game} board")
+            state, touched = with_cells(row.game, row.state, changes), set(changes)
         now = board_cells(row.game, state, setup)
         read = board_cells(row.game, row.read, setup)
-        if not isinstance(confirmed, list) or not all(isinstance(c, (str, list)) for c in confirmed):
-            raise ValueError("'confirmed' must list cells")
-        cells = tappable(row.game, setup, now)
-        wrong = [cell_key(c) for c in confirmed if cell_key(c) not in cells]
-        if wrong:
-            raise ValueError(f"{wrong[0]} is not a cell of this {row.game} board")
-        changed = {k for k in set(now) | set(read) if now.get(k) != read.get(k)}
-        keys = changed | {cell_key(c) for c in confirmed} | set(row.corrections)
-        corrections = sorted(keys)
+        changed = {k for k in now.keys() | read.keys() if now.get(k) != read.get(k)}
+        confirmed = (touched | set(row.corrections)) & {cell_key(c) for c in row.uncertain}
+        corrections = sorted(changed | confirmed)
         scores = rescore(row.game, row.variant, state, doubts(row.uncertain, corrections))
     except InvalidInput as e:
         raise ReviewError(e.code, e.message) from None
@@ -200,6 +234,11 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
             {name: jpeg(image, IMAGE_SIDE) for name, image in images.items()})
         return jsonify({"result": result, "review": review_json(row)})
 
+    @app.get("/api/reviews")
+    def reviews() -> Response:
+        """The recent reviews as the page lists them (it lists them again after a change)."""
+        return jsonify({"reviews": recent()})
+
     @app.get("/api/review/<review_id>")
     def review_get(review_id: str) -> Response:
         return jsonify(review_json(find(review_id)))
@@ -210,8 +249,9 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
         row = find(review_id)
         if (request.content_length or 0) > MAX_STATE_BYTES or len(request.get_data()) > MAX_STATE_BYTES:
             raise ReviewError("too_large", "that state is far larger than a board's", 413)
-        state, corrections, scores = corrected(row, request.get_json(silent=True))
-        return jsonify(review_json(hooks.store.update_review(row.id, state, corrections, scores)))
+        doc = request.get_json(silent=True)
+        changed = hooks.store.change_review(row.id, lambda stored: corrected(stored, doc))
+        return jsonify(review_json(changed or find(row.id)))
 
     @app.get("/api/review/<review_id>/state.json")
     def review_download(review_id: str) -> Response:

@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rules.errors import InputError
 
@@ -266,13 +266,22 @@ class Store:
                       "(SELECT id FROM reviews ORDER BY created DESC LIMIT ?)", (REVIEWS_WITH_IMAGES,))
         return self.review(row.id)
 
-    def update_review(self, review_id: str, state: dict, corrections: list, scores: dict) -> ReviewRow | None:
-        """The user's corrected state and its scores; None when there is no such review."""
+    def change_review(self, review_id: str, change: Callable[[ReviewRow], tuple[dict, list, dict]]) \
+            -> ReviewRow | None:
+        """Read the review, ``change`` it into ``(state, corrections, scores)`` and write those,
+        in one transaction; None when there is no such review.
+
+        Two tablets saving the same review at once take turns: each change is made on the
+        review as the other one left it, so no correction is lost to a save made from an older
+        copy. ``change`` must not use the store; what it raises undoes the transaction.
+        """
         with self._lock, _transaction(self._conn) as c:
-            cur = c.execute("UPDATE reviews SET state = ?, corrections = ?, scores = ?, updated = ? WHERE id = ?",
-                            (json.dumps(state), json.dumps(corrections), json.dumps(scores), time.time(), review_id))
-            if not cur.rowcount:
+            row = c.execute(f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE id = ?", (review_id,)).fetchone()
+            if row is None:
                 return None
+            state, corrections, scores = change(_review(row, ()))
+            c.execute("UPDATE reviews SET state = ?, corrections = ?, scores = ?, updated = ? WHERE id = ?",
+                      (json.dumps(state), json.dumps(corrections), json.dumps(scores), time.time(), review_id))
         return self.review(review_id)
 
     def review(self, review_id: str) -> ReviewRow | None:

@@ -4,6 +4,7 @@ plus the state route's refusals over plain HTTP."""
 import io
 import json
 import sys
+import threading
 from types import SimpleNamespace
 
 import cv2
@@ -265,10 +266,10 @@ def test_state_route_refuses_bad_states_with_one_line_json(tmp_path, monkeypatch
     assert "unknown colour letter 'X'" in refused(400, "bad_state", json={"game": "gemblo", "cells": {"0,0": "X"}})
     assert "is not 'q,r'" in refused(400, "bad_state", json={"game": "gemblo", "cells": {"here": "R"}})
     assert "needs 'cells'" in refused(400, "bad_state", json={"game": "gemblo", "cells": ["0,0"]})
-    assert "not a cell" in refused(400, "bad_state", json={"state": {"game": "gemblo", "cells": {}},
-                                                           "confirmed": ["99,99"]})
-    assert "must list cells" in refused(400, "bad_state", json={"state": {"game": "gemblo", "cells": {}},
-                                                                "confirmed": {"1,0": 1}})
+    assert "99,99 is not a cell" in refused(400, "bad_state", json={"set": {"99,99": "R"}})
+    assert "must map cells" in refused(400, "bad_state", json={"set": ["1,0"]})
+    assert "colour letter" in refused(400, "bad_state", json={"set": {"1,0": 5}})
+    assert "unknown colour letter 'X'" in refused(400, "bad_state", json={"set": {"1,0": "X"}})
     refused(413, "too_large", data=json.dumps({"game": "gemblo", "cells": {}, "pad": "x" * 300_000}),
             content_type="application/json")
     refused(403, "cross_origin", json={"game": "gemblo", "cells": {}}, headers={"Origin": "http://evil.example"})
@@ -281,10 +282,105 @@ def test_state_route_refuses_bad_states_with_one_line_json(tmp_path, monkeypatch
         assert client.get(f"/review/{bad}").status_code == 404
     assert client.get(f"/api/review/{review['id']}/images/photo.jpg").status_code == 404
 
-    ok = client.post(url, json={"state": {"game": "gemblo", "cells": {"0,0": "R", "0,1": "R", "1,0": "R"}},
-                                "confirmed": []}).get_json()
+    ok = client.post(url, json={"set": {"1,0": "R"}}).get_json()
+    assert ok["state"]["cells"] == {"0,0": "R", "0,1": "R", "1,0": "R"}
     assert ok["corrections"] == ["1,0"] and ok["uncertain"] == []
     assert client.get(f"/api/review/{review['id']}").get_json()["corrections"] == ["1,0"]
+
+
+# --- corrections: set back, and two tabs saving at once ------------------------------------------
+
+READ = {"0,0": "R", "0,1": "R"}  # two cells read with confidence; "1,0" (empty) doubted
+
+
+def gemblo_review(client) -> dict:
+    return client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "gemblo",
+                                            "variant": "3p"}, content_type="multipart/form-data").get_json()["review"]
+
+
+def test_a_cell_set_back_to_its_reading_is_no_correction_and_a_confirmed_doubt_stays_one(tmp_path, monkeypatch):
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    client = create_app(tmp_path).test_client()
+    url = f"/api/review/{gemblo_review(client)['id']}/state"
+
+    def tap(cell: str, colour: str) -> dict:
+        return client.post(url, json={"set": {cell: colour}}).get_json()
+
+    assert tap("0,1", "C")["corrections"] == ["0,1"]
+    back = tap("0,1", "R")  # the camera was right after all
+    assert back["corrections"] == [] and back["uncertain"] == ["1,0"] and back["state"]["cells"] == READ
+    assert client.get("/api/reviews").get_json()["reviews"][0]["fixed"] == 0
+    confirmed = tap("1,0", ".")  # the doubted cell is empty, as read: the doubt is settled
+    assert confirmed["corrections"] == ["1,0"] and confirmed["uncertain"] == []
+    assert tap("0,0", ".")["corrections"] == ["0,0", "1,0"]
+    whole = client.post(url, json={"game": "gemblo", "cells": READ}).get_json()  # a whole state as read
+    assert whole["corrections"] == ["1,0"] and whole["uncertain"] == []
+    listed = client.get("/api/reviews").get_json()["reviews"][0]
+    assert listed["fixed"] == 1 and listed["doubts"] == 0 and listed["game"] == "gemblo"
+
+
+def test_tabs_saving_one_review_at_the_same_moment_keep_every_correction(tmp_path, monkeypatch):
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    app = create_app(tmp_path)
+    url = f"/api/review/{gemblo_review(app.test_client())['id']}/state"
+    cells = [f"{q},2" for q in range(-4, 4)]
+    start = threading.Barrier(len(cells))
+    answers = {}
+
+    def tab(cell: str) -> None:
+        client = app.test_client()  # a tab of its own, saving the moment all the others do
+        start.wait()
+        answers[cell] = client.post(url, json={"set": {cell: "Y"}}).status_code
+
+    threads = [threading.Thread(target=tab, args=(cell,)) for cell in cells]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(answers.values()) == {200}
+    review = app.test_client().get(url.rsplit("/", 1)[0]).get_json()
+    assert review["state"]["cells"] == READ | dict.fromkeys(cells, "Y")
+    assert review["corrections"] == sorted(cells)
+
+
+def test_two_tabs_correct_one_review_and_the_list_follows(server, browser, monkeypatch):
+    """Tab A scores a photo (the recent list shows it at once), tab B opens the same review;
+    each taps a different cell from its own copy and both corrections are kept and shown; a
+    cell set back to what was read is no correction any more."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    a, errors = open_page(browser, LANDSCAPE, 10000)
+    upload(a, server.base, blank_png(), "gemblo", "3p")
+    review_id = a.url.rsplit("/", 1)[1]
+    link = a.locator(f'#recent a[data-review="{review_id}"]')
+    link.wait_for()  # listed without a reload
+    assert "Gemblo (3p)" in link.inner_text() and "1 unsure" in link.inner_text()
+    b, errors_b = open_page(browser, LANDSCAPE, 10000)
+    b.goto(f"{server.base}/review/{review_id}")
+    b.wait_for_selector("#review-result:not([hidden])")
+
+    def saved(page, text: str) -> None:
+        page.wait_for_function(f"document.querySelector('#review-saved').textContent === '{text}'")
+
+    def colour(page, cell: str) -> str:
+        return page.locator(f'#board .cell[data-cell="{cell}"]').get_attribute("data-colour")
+
+    tap(a, "0,1", "C")
+    saved(a, "1 correction saved")
+    tap(b, "1,0", "Y")  # B's board still has 0,1 as read
+    saved(b, "2 corrections saved")
+    assert colour(b, "0,1") == "C" and colour(b, "1,0") == "Y"  # A's correction came back with B's save
+    tap(a, "0,1", "R")  # set back to what the camera read
+    a.wait_for_selector('#board .cell[data-cell="1,0"][data-colour="Y"]')  # B's correction, with A's answer
+    saved(a, "1 correction saved")
+    assert colour(a, "0,1") == "R"
+    a.wait_for_function(f"document.querySelector('#recent a[data-review=\"{review_id}\"]')"
+                        ".textContent.includes('1 corrected')")
+    assert "unsure" not in link.inner_text()
+    review = a.request.get(f"{server.base}/api/review/{review_id}").json()
+    assert review["state"]["cells"] == READ | {"1,0": "Y"} and review["corrections"] == ["1,0"]
+    assert errors == [] and errors_b == []
+    a.close()
+    b.close()
 
 
 def test_a_photo_that_does_not_fit_the_variant_is_refused_in_one_line(tmp_path, monkeypatch):
@@ -300,7 +396,41 @@ def test_a_photo_that_does_not_fit_the_variant_is_refused_in_one_line(tmp_path, 
     wrapped = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "gemblo",
                                                "variant": "6p"}, content_type="multipart/form-data").get_json()
     assert set(wrapped) == {"result", "review"}
-    # a state that carries a "state" key of its own is still a state, not the page's wrapper
+    # a state that carries a "set" key of its own is still a state, not the page's wrapper
     url = f"/api/review/{wrapped['review']['id']}/state"
-    ok = client.post(url, json={"game": "gemblo", "cells": {"0,0": "P"}, "state": 1})
+    ok = client.post(url, json={"game": "gemblo", "cells": {"0,0": "P"}, "set": 1})
     assert ok.status_code == 200, ok.data
+
+
+def test_fields_and_tokens_set_back_to_their_reading_are_no_correction(tmp_path, monkeypatch):
+    """The same rule on the other boards: an Equilibrix field by its id, a Geometrius token by
+    its place (the whole token is sent: shape and stack)."""
+    from tests.test_session_geometrius import START, camera, chips
+
+    client = create_app(tmp_path).test_client()
+
+    def review(game: str, variant: str) -> str:
+        doc = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": game,
+                                               "variant": variant}, content_type="multipart/form-data").get_json()
+        return f"/api/review/{doc['review']['id']}/state"
+
+    def corrections(url: str, changes: dict) -> list:
+        answer = client.post(url, json={"set": changes})
+        assert answer.status_code == 200, answer.data
+        return answer.get_json()["corrections"]
+
+    fake_reader(monkeypatch, "equilibrix", {"game": "equilibrix", "fields": {"P 0 0 0": "B", "T 0 0 +": "B"}},
+                ["P 2 0 0"])
+    url = review("equilibrix", "tri-mety")
+    assert corrections(url, {"P 0 0 0": "W"}) == ["P 0 0 0"]
+    assert corrections(url, {"P 0 0 0": "B"}) == []
+    assert corrections(url, {"P 2 0 0": "."}) == ["P 2 0 0"]
+
+    field = camera(chips(START, Q01="red"))
+    token = next(t for t in field if t["shape"] == "Q01")
+    place = f"{token['row']},{token['col']}"
+    fake_reader(monkeypatch, "geometrius", {"game": "geometrius", "tokens": field}, [])
+    url = review("geometrius", "standard")
+    assert corrections(url, {place: {**token, "stack": ["blue"]}}) == [place]
+    assert corrections(url, {place: token}) == []
+    assert "must be given as an object" in client.post(url, json={"set": {place: "red"}}).get_json()["error"]["message"]

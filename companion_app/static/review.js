@@ -1,8 +1,10 @@
 /* The review page: upload a photo of a finished board, see what was read as the game's own
    board (drawn as the live page draws it), tap what was misread to correct it, score again.
    Size and type are checked here for a quick answer and again by the server, which decides.
-   Every correction is saved on the server at once (with the new scores), so a reload or a
-   restart of the server keeps it; /review/<id> reopens a review. */
+   Every tap is saved on the server at once (with the new scores), so a reload or a restart
+   of the server keeps it; /review/<id> reopens a review. Only the cells tapped are sent, and
+   the server sets them on the review as it has it: two tabs correcting one review both keep
+   their corrections. */
 "use strict";
 
 const reviewForm = document.getElementById("review");
@@ -12,9 +14,9 @@ const reviewGame = document.getElementById("review-game");
 
 let review = null;     // the review as the server last answered (contract state and scores inside)
 let state = null;      // the board as the board scripts read it (see common.js' drawBoard)
-let board = null;      // the contract state being corrected (review.state plus the taps)
+let board = null;      // the contract state on screen: the server's, with the taps it has not answered yet
 let unsure = new Set();  // keys of the cells still in doubt
-let confirmed = new Set();  // keys of the cells the user tapped (a doubt settled even if unchanged)
+let unsent = {};       // {cell key: what is there} tapped and not saved yet (sent with the next save)
 let saving = Promise.resolve();
 let pending = 0;       // saves not answered yet
 
@@ -65,39 +67,46 @@ function drawReading() {
 
 /* ---- corrections ------------------------------------------------------------------- */
 
-/* A tap's choice (common.js' picker or a token's sheet) set in the state being corrected. */
+/* A tap's choice (common.js' picker or a token's sheet): what is now there, set on the board
+   and saved. */
 function correct(doc, done) {
-  const game = review.game;
+  let k, content;
   if (doc.cell !== undefined) {
-    const k = cellKey(doc.cell);
-    if (game === "blokus") {
-      const [r, c] = doc.cell;
-      const row = board.board[r];
-      board.board[r] = row.slice(0, c) + doc.colour + row.slice(c + 1);
-    } else {
-      const cells = game === "equilibrix" ? board.fields : board.cells;
-      if (doc.colour === ".") delete cells[k]; else cells[k] = doc.colour;
-    }
-    settle(k);
+    k = cellKey(doc.cell);
+    content = doc.colour;
   } else {
-    const token = board.tokens.find((t) => t.row === doc.at[0] && t.col === doc.at[1]);
+    k = cellKey(doc.at);
+    const token = board.tokens.find((t) => cellKey([t.row, t.col]) === k);
     if (!token) return;
+    content = { ...token };
     if (doc.shape !== undefined) {
-      token.shape = doc.shape;
+      content.shape = doc.shape;
     } else if (doc.top === ".") {
-      token.stack = token.stack.slice(0, -1);  // the chip read on top is not there
+      content.stack = token.stack.slice(0, -1);  // the chip read on top is not there
     } else {
-      token.stack = token.stack.length ? [...token.stack.slice(0, -1), doc.top] : [doc.top];
+      content.stack = token.stack.length ? [...token.stack.slice(0, -1), doc.top] : [doc.top];
     }
-    settle(cellKey(doc.at));
   }
+  setCell(board, k, content);
+  unsure.delete(k);
   drawReading();
-  save(done);
+  save({ [k]: content }, done);
 }
 
-function settle(k) {
-  unsure.delete(k);
-  confirmed.add(k);
+/* A cell of a contract state set to what is there (a colour letter or "."; a Geometrius
+   token), as the server sets it (review.py's with_cells). */
+function setCell(s, k, content) {
+  const game = review.game;
+  if (game === "geometrius") {
+    const i = s.tokens.findIndex((t) => cellKey([t.row, t.col]) === k);
+    if (i >= 0) s.tokens[i] = { ...content, row: s.tokens[i].row, col: s.tokens[i].col };
+  } else if (game === "blokus") {
+    const [r, c] = cellValue(k);
+    s.board[r] = s.board[r].slice(0, c) + content + s.board[r].slice(c + 1);
+  } else {
+    const cells = game === "equilibrix" ? s.fields : s.cells;
+    if (content === ".") delete cells[k]; else cells[k] = content;
+  }
 }
 
 function showSaved(kind, text) {
@@ -106,26 +115,34 @@ function showSaved(kind, text) {
   box.textContent = text;
 }
 
-/* Send the corrected state; the server checks it by the rules, scores it and saves it.
-   Saves go one after another, so the last tap is the one kept. Until the server has it, the
-   board is also kept in the tablet's storage: a reload sends it again (see openReview). */
-function save(done) {
+/* Send the cells tapped and not saved yet; the server sets them on the review, checks the
+   board by the rules, scores it and saves it. Saves go one after another; until the server
+   has a tap it is also kept in the tablet's storage, and a reload sends it again (see
+   openReview). When no save is left waiting, the board shown is the server's: a correction
+   made meanwhile in another tab appears. */
+function save(changes, done) {
   const url = `/api/review/${review.id}/state`;
-  const body = { state: JSON.parse(JSON.stringify(board)), confirmed: [...confirmed].map(cellValue) };
-  const kept = `tableref-review-${review.id}`;
-  keep(kept, body);
+  const name = keptName(review.id);
+  Object.assign(unsent, changes);
+  keep(name, unsent);
   pending += 1;
   showSaved("saving", "Saving…");
   saving = saving.then(async () => {
+    const sent = JSON.parse(JSON.stringify(unsent));
     try {
-      const answer = await post(url, body);
+      const answer = await post(url, { set: sent });
       pending -= 1;
+      for (const [k, v] of Object.entries(sent)) {
+        if (JSON.stringify(unsent[k]) === JSON.stringify(v)) delete unsent[k];  // not tapped again since
+      }
+      keep(name, Object.keys(unsent).length ? unsent : null);
+      review = answer;
       if (!pending) {
-        review = answer;
+        showBoard();
         showVerdict();
         showSaved("saved", savedText());
-        keep(kept, null);
       }
+      showRecent();
       if (done) toast(done);
     } catch (err) {
       pending -= 1;
@@ -136,7 +153,20 @@ function save(done) {
   return saving;
 }
 
-/* The tablet's copy of a board not yet saved (storage may be off: then there is none). */
+/* The review's board as the server has it, with the taps it does not have yet. */
+function showBoard() {
+  board = JSON.parse(JSON.stringify(review.state));
+  unsure = new Set(review.uncertain.map(cellKey));
+  for (const [k, content] of Object.entries(unsent)) {
+    setCell(board, k, content);
+    unsure.delete(k);
+  }
+  drawReading();
+}
+
+const keptName = (id) => `tableref-review-cells-${id}`;
+
+/* The tablet's copy of the taps not saved yet (storage may be off: then there is none). */
 function keep(name, body) {
   try {
     if (body) localStorage.setItem(name, JSON.stringify(body)); else localStorage.removeItem(name);
@@ -182,18 +212,10 @@ function showImages() {
 /* A review from the server (just scored, or reopened) on screen, ready to be corrected. */
 function openReview(doc, scroll) {
   review = doc;
-  board = JSON.parse(JSON.stringify(doc.state));
-  unsure = new Set(doc.uncertain.map(cellKey));
-  confirmed = new Set(doc.corrections);
+  unsent = kept(keptName(doc.id)) || {};  // taps the server never got (it was unreachable)
   document.body.dataset.game = doc.game;  // the game's colour names and columns
   builtFor = null;  // a new board: built afresh even for the same game
-  const unsaved = kept(`tableref-review-${doc.id}`);  // taps the server never got (it was unreachable)
-  const restore = Boolean(unsaved && unsaved.state && unsaved.state.game === doc.game);
-  if (restore) {
-    board = unsaved.state;
-    for (const c of unsaved.confirmed || []) settle(cellKey(c));
-  }
-  drawReading();
+  showBoard();
   showVerdict();
   showImages();
   showSaved("saved", savedText());
@@ -202,7 +224,27 @@ function openReview(doc, scroll) {
   const section = document.getElementById("review-result");
   section.hidden = false;
   if (scroll) section.scrollIntoView({ behavior: "smooth", block: "start" });
-  if (restore) save("Corrections made while the server was away are saved");
+  if (Object.keys(unsent).length) save({}, "Corrections made while the server was away are saved");
+}
+
+/* The reviews kept on this table, newest first, as links that reopen them. */
+function listRecent(reviews) {
+  document.getElementById("recent").replaceChildren(...reviews.map((r) => el("li", {},
+    el("a", { href: `/review/${r.id}`, "data-review": r.id },
+       el("span", { class: "when", text: r.when }),
+       ` ${capitalise(r.game)} (${r.variant || "default"})`,
+       r.leader ? ` · ${r.leader} leads` : "",
+       r.fixed ? ` · ${r.fixed} corrected` : "",
+       r.doubts ? ` · ${r.doubts} unsure` : ""))));
+  document.getElementById("recent-none").hidden = reviews.length > 0;
+}
+
+/* The list again from the server: a review just scored or corrected shows in it. */
+function showRecent() {
+  fetch("/api/reviews")
+    .then((response) => (response.ok ? response.json() : null))
+    .then((doc) => { if (doc) listRecent(doc.reviews); })
+    .catch(() => {});  // the list is a convenience: the review itself is saved
 }
 
 reviewForm.addEventListener("submit", async (event) => {
@@ -222,6 +264,7 @@ reviewForm.addEventListener("submit", async (event) => {
     const doc = await post("/api/review", new FormData(reviewForm));
     history.pushState(null, "", `/review/${doc.review.id}`);  // a reload reopens this review
     openReview(doc.review, true);
+    showRecent();
   } catch (err) {
     showError(err.message);
   } finally {
@@ -231,10 +274,11 @@ reviewForm.addEventListener("submit", async (event) => {
 });
 
 document.getElementById("review-again").addEventListener("click", () => {
-  if (review) save("Scored again");
+  if (review) save({}, "Scored again");
 });
 
 listenForCellTaps();
+listRecent(JSON.parse(document.getElementById("recent-reviews").textContent));
 
 /* /review/<id>: reopen the saved review. */
 const reopen = document.getElementById("review-page").dataset.review;

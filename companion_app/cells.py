@@ -1,0 +1,35 @@
+"""A board state's pieces as ``{cell: colour}``, parsed by the game's rules.
+
+The live loop (a reader's board, each time the board holds still) and the photo review (the
+state read and the state as corrected) both need a Blokus, Gemblo or Equilibrix state's
+occupied cells; one parser here keeps them judging a board alike. Geometrius' field is
+tokens with stacks, not cells of a colour, and has no entry.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from rules import blokus, equilibrix, flower, gemblo
+from rules.lattice import Cell
+
+EMPTY = blokus.EMPTY  # a reader's "nothing here", in any game
+
+
+def cells_of(game: str, state: Mapping[str, Any]) -> dict[Cell, str]:
+    """The occupied cells of a state in the contract's form (``board`` rows, ``cells`` or
+    ``fields``); ValueError naming what is wrong when it is not a board of the game.
+
+    An Equilibrix field given as empty is no piece (a reader may list the fields it saw
+    bare); any other value must be one of the game's colours.
+    """
+    if game == "blokus":
+        return blokus.parse_board(state.get("board"))
+    if game == "gemblo":
+        return gemblo.parse_cells(state.get("cells"))
+    if game == "equilibrix":
+        fields = state.get("fields")
+        if isinstance(fields, dict):
+            fields = {k: v for k, v in fields.items() if v != EMPTY}
+        equilibrix.parse_fields(fields)  # checks every field and colour
+        return {flower.parse_field(k): v for k, v in fields.items()}
+    raise ValueError(f"a {game} board is not cells of one colour each")
