@@ -38,6 +38,8 @@ from vision.pose import BoardPose
 from vision.synth import CameraSetup, Conditions, render_frame, sample_conditions
 from vision.synth.scene import BoardGeometry, BoardTexture
 
+from .photo_accuracy import percent
+
 SIZE = (1280, 720)
 LENS = {"k1": -0.28, "k2": 0.06, "fov_deg": 78.0}
 TARGET_SHOTS = 15
@@ -166,7 +168,7 @@ def main() -> None:
     for name, runs in results.items():
         wrong = [w for w, _ in runs]
         found = [w for w in wrong if w < 400]
-        cells = f"{100 * sum(found) / (400 * len(found)):.2f} %" if found else "-"
+        cells = percent(sum(found), 400 * len(found), 2)
         print(f"| {name} | {cells} | {sum(w == 0 for w in wrong)} / {frames} | {frames - len(found)} | "
               f"{statistics.median(s for _, s in runs) * 1000:.0f} ms |", flush=True)
 
