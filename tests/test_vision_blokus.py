@@ -391,3 +391,58 @@ def test_a_colourless_spot_on_a_tinted_board_has_lost_its_chroma_whatever_its_le
     posterior[..., 0] = 1.0
     lost = _chroma_lost(grey, CellColours(labels, posterior, np.ones((4, 4))))
     assert lost[1:3, 1:3].all() and not lost[0, 0].any() and not lost[3].any()
+
+
+def _cut(state: list[str], cells, label: str = ".") -> list[str]:
+    rows = [list(row) for row in state]
+    for r, c in cells:
+        rows[r][c] = label
+    return ["".join(row) for row in rows]
+
+
+def test_rules_complete_a_piece_whose_three_cells_are_hidden() -> None:
+    # Three cells of a blue pentomino lie under a hand (no colour evidence): the two left in
+    # sight are a domino blue already has, and no part-completion is legal either. Three
+    # relabellings are more than the one- and two-cell fixes try; the patch is completed as
+    # a whole, and its cells stay doubtful.
+    labels = (".", "B", "Y", "R", "G")
+    state = random_game_state(np.random.default_rng(1))
+    hidden_cells = ((0, 6), (0, 7), (0, 8))
+    assert all(state[r][c] == "B" for r, c in hidden_cells)
+    cut = _cut(state, hidden_cells)
+    assert decompose(cut).flags
+    prob = _truth_probabilities(state, labels)
+    conf = np.full((20, 20), 0.98)
+    hidden = np.zeros((20, 20), bool)
+    for r, c in hidden_cells:
+        prob[r, c], conf[r, c], hidden[r, c] = 1.0 / len(labels), 0.0, True
+    out = apply_rules(cut, labels, prob, conf, occluded=hidden)
+    assert out.board == state and out.flags == [] and sorted(out.changed) == sorted(hidden_cells)
+    assert all(out.confidence[r, c] < 0.5 for r, c in hidden_cells)
+
+
+def test_rules_erase_loose_cells_an_occluder_lent_a_piece_colour() -> None:
+    # A sleeve at a hand's rim, read as three loose red cells (doubtful: the grid barely
+    # shows there) in an open part of the board: red's chain does not reach them. Erasing
+    # them one by one is dearer than relabelling any of the blank cells under the hand
+    # beside them, which are tried first and fix nothing; they go as one doubtful piece. The
+    # same cells read surely are a conflict to report, not to erase.
+    labels = (".", "B", "Y", "R", "G")
+    state = ["." * 20] * 20
+    state = _cut(state, [(0, 0), (0, 1), (1, 0)], "B")
+    state = _cut(state, [(19, 19), (18, 19), (19, 18)], "R")
+    sleeve = [(9, 9), (9, 10), (10, 10)]
+    read = _cut(state, sleeve, "R")
+    prob = _truth_probabilities(read, labels)
+    conf = np.full((20, 20), 0.98)
+    hand = np.zeros((20, 20), bool)
+    hand[7:13, 11:14] = True
+    prob[hand], conf[hand] = 1.0 / len(labels), 0.0
+    for r, c in sleeve:
+        conf[r, c] = 0.0
+    out = apply_rules(read, labels, prob, conf, occluded=hand)
+    assert out.board == state and out.flags == [] and set(sleeve) <= set(out.changed)
+    for r, c in sleeve:
+        conf[r, c] = 0.98
+    kept = apply_rules(read, labels, prob, conf, occluded=hand)
+    assert all(kept.board[r][c] == "R" for r, c in sleeve) and kept.flags

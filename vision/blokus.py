@@ -6,8 +6,9 @@ and rules that make most misreadings visible. Pieces of one colour never share a
 (B5), so every one-colour region must be one of the 21 pieces, each used once, chained
 corner to corner from a board corner. A reading that breaks this is re-examined at its least
 confident cells (second-best labels) before it is reported; what cannot be explained away
-is reported as flags. A doubtful cell whose colour is clear but faint (glare) is confirmed
-when no other label would keep the board legal.
+is reported as flags. A patch of doubtful cells (under a hand, a cup, a glare spot) is then
+completed as a whole with the likeliest labelling the rules allow. A doubtful cell whose
+colour is clear but faint (glare) is confirmed when no other label would keep the board legal.
 
 Glare adds the same white to every channel, so what it leaves unclipped keeps the plastic's
 chroma, and where a channel clips, the chroma is only cut off at the pixel's headroom: cells
@@ -39,6 +40,7 @@ import numpy as np
 
 from rules.blokus import EMPTY, SIZE, decompose, pieces
 
+from .blokus_complete import complete
 from .colour import CellColours, Palette, classify
 from .grid import cell_borders, find_grid, quick_contrast
 from .image_io import as_bgr
@@ -61,6 +63,7 @@ SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
 RULES_BUDGET_S = 0.12  # CPU time of the reading thread the rules prior may spend re-examining a
 # reading (not wall clock, nor the process's CPU: a reading must not depend on what else runs)
+COMPLETE_BUDGET_S = 0.1  # CPU time the completion of doubtful patches may spend (on top of the fixes)
 CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
 GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
 DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
@@ -445,9 +448,13 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
 
     1. *Fix*: conflict by conflict, try other labels for the cells of the conflict and its
        neighbours, cheapest first (by how much less likely the colour evidence finds them),
-       one cell, then two; keep a change only if it shrinks the conflicts. Changed cells
-       keep a low confidence: the rules chose their label, the photo did not show it.
-    2. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
+       one cell, then two, or a loose piece read only from doubtful cells as a whole; keep a
+       change only if it shrinks the conflicts. Changed cells keep a low confidence: the
+       rules chose their label, the photo did not show it.
+    2. *Complete*: each patch of doubtful cells is relabelled as a whole with its likeliest
+       legal labelling (:mod:`vision.blokus_complete`): a piece cut short by three hidden
+       cells, two pieces meeting under a glare spot. Its cells stay doubtful.
+    3. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
        glare, say) is confirmed when every other label would break the rules.
     Bounded in CPU time (a photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs: glare lowers the confidence, not
@@ -469,17 +476,36 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
             break
         flag = todo[0]
         tried.add((flag.code, tuple(flag.cells)))
-        fix = _fix_one(rows, flags, flag, labels, smooth, deadline)
+        fix = _fix_one(rows, flags, flag, labels, smooth, conf < UNCERTAIN_BELOW, deadline)
         if fix is None:
             continue
         rows, flags, cells = fix
         for r, c in cells:
             conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
         changed.extend(cell for cell in cells if cell not in changed)
+    rows, flags, filled = _complete(rows, flags, labels, smooth, conf)
+    for r, c in filled:
+        conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
+    changed.extend(cell for cell in filled if cell not in changed)
     confirmed = _confirm(rows, flags, labels, prob, conf, deadline)
     for r, c in confirmed:
         conf[r, c] = max(conf[r, c], CONFIRMED)
     return RulesOutcome(rows, conf, list(flags), changed, confirmed)
+
+
+def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarray, conf: np.ndarray):
+    """Each patch of doubtful cells relabelled as a whole with its likeliest legal labelling
+    (:mod:`vision.blokus_complete`), where the board's conflicts do not grow."""
+    doubtful = conf < UNCERTAIN_BELOW
+    if not doubtful.any():
+        return rows, flags, []
+    conflicted = np.zeros(doubtful.shape, bool)
+    for flag in flags:
+        for r, c in flag.cells:
+            conflicted[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = True
+    trial, filled = complete(rows, labels, smooth, doubtful, conflicted, time.thread_time() + COMPLETE_BUDGET_S,
+                             lambda board: _badness(decompose(board).flags))
+    return (trial, decompose(trial).flags, filled) if filled else (rows, flags, [])
 
 
 def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
@@ -525,15 +551,48 @@ def _options(rows: list[str], flag, labels: tuple[str, ...], smooth: np.ndarray)
               for dc in range(-reach, reach + 1) if 0 <= r + dr < n and 0 <= c + dc < n}
     options = []
     for r, c in around:
-        now = smooth[r, c, labels.index(rows[r][c])]
         choices = labels if (r, c) in region else [lab for lab in labels if lab in colours]
         for label in choices:
-            cost = float(np.log(now) - np.log(max(float(smooth[r, c, labels.index(label)]), 1e-300)))
+            cost = _cost(rows, (r, c), label, labels, smooth)
             if label != rows[r][c] and cost <= MAX_FIX_COST:
                 options.append((cost, (r, c), label))
     # equally cheap (no evidence either way, e.g. under a hand): nearest the conflict first
     near = {cell: min(max(abs(cell[0] - r), abs(cell[1] - c)) for r, c in region) for _, cell, _ in options}
     return sorted(options, key=lambda o: (o[0], near[o[1]], o[1], o[2]))
+
+
+def _cost(rows: list[str], cell: tuple[int, int], label: str, labels: tuple[str, ...], smooth: np.ndarray) -> float:
+    """How much less likely the colour evidence finds ``label`` at ``cell`` than its reading (log)."""
+    r, c = cell
+    now = smooth[r, c, labels.index(rows[r][c])]
+    return float(np.log(now) - np.log(max(float(smooth[r, c, labels.index(label)]), 1e-300)))
+
+
+def _doubtful_parts(rows: list[str], flag, doubtful: np.ndarray) -> list[list[tuple[int, int]]]:
+    """The one-colour regions of a conflict of loose pieces read only from doubtful cells.
+
+    A sleeve or a mug at the occluder's rim, read as a few loose cells of a piece colour, is
+    one wrong piece: erasing it may take more relabellings than the one- and two-cell fixes
+    try, the cheapest of which are often the blank cells under the hand beside it."""
+    cells = {tuple(c) for c in flag.cells}
+    # Only pieces chained to nothing: a piece that repeats another or is no piece may be a
+    # real one whose rest lies hidden. And only when every loose cell is doubtful: pieces read
+    # surely beyond a hidden link of the chain are unchained, not wrong.
+    if flag.code != "no_corner_contact" or not all(doubtful[cell] for cell in cells):
+        return []
+    parts = []
+    while cells:
+        todo = [cells.pop()]
+        part = set(todo)
+        while todo:
+            r, c = todo.pop()
+            for nb in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                if nb in cells and rows[nb[0]][nb[1]] == rows[r][c]:
+                    cells.discard(nb)
+                    part.add(nb)
+                    todo.append(nb)
+        parts.append(sorted(part))
+    return parts
 
 
 def _twins(rows: list[str], shape: set[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -550,14 +609,23 @@ def _twins(rows: list[str], shape: set[tuple[int, int]]) -> set[tuple[int, int]]
     return twins
 
 
-def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.ndarray, deadline: float):
-    """The cheapest one- or two-cell relabelling near ``flag`` that shrinks the conflicts.
+def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
+             deadline: float):
+    """The cheapest one- or two-cell relabelling near ``flag`` that shrinks the conflicts, or
+    the erasure of a flagged piece read only from doubtful cells (:func:`_doubtful_parts`).
 
     A pair is tried even when a single cell would do: two glare-blind cells completing a
     piece cost less than erasing a piece whose colour was seen."""
     options = _options(rows, flag, labels, smooth)
     base = _badness(flags)
     best = None
+    for cells in _doubtful_parts(rows, flag, doubtful):
+        cost = sum(_cost(rows, cell, EMPTY, labels, smooth) for cell in cells)
+        trial = _relabel(rows, [(cell, EMPTY) for cell in cells])
+        new_flags = decompose(trial).flags
+        bad = _badness(new_flags)
+        if bad < base and (best is None or (bad, cost) < (best[1], best[0])):
+            best = (cost, bad, trial, new_flags, cells)
     for size, pool in ((1, options[:SINGLE_OPTIONS]), (2, options[:PAIR_OPTIONS])):
         for combo in combinations(pool, size):
             if time.thread_time() > deadline:
