@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import statistics
 import sys
+from functools import partial
 
 import cv2
 import numpy as np
@@ -40,9 +41,10 @@ from vision.geometrius import read_geometrius
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.geometrius import render_photo
 
-from .photo_accuracy import bench_seed, read_seconds, upright
+from .photo_accuracy import bench_seed, percent, read_seconds, upright
 
 PAIR_PX = 30.0  # a reader token this near a true token's centre is that token
+token_percent = partial(percent, digits=1)  # tokens are far fewer than cells: one decimal
 TIE_DEG = 2.0  # quarter turns of the grid whose +col points this nearly as well to the right are a tie
 
 
@@ -148,10 +150,6 @@ def sweep(per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
     return rows
 
 
-def _pct(n: int, d: int) -> str:
-    return f"{100.0 * n / d:.1f} %" if d else "-"
-
-
 def latency(size: tuple[int, int], photos: int) -> float:
     """Median seconds to read a JPEG file of a clean photo (decoding included), one core."""
     return read_seconds(lambda rng: render_photo(rng, sample_conditions("clean", rng), size).image,
@@ -170,21 +168,21 @@ def main() -> None:
     angles: list[float] = []
     ms: list[float] = []
     for st in rows:
-        print(f"| {st['condition']} | {st['photos']} | {_pct(st['found'], st['tokens'])} | "
-              f"{_pct(st['placed'], st['found'])} | {_pct(st['right'], st['visible'])} | "
-              f"{_pct(st['silent'], st['visible'])} | {_pct(st['uncertain'], st['visible'])} | "
-              f"{_pct(sum(a <= 2.0 for a in st['angles']), len(st['angles']))} | "
-              f"{_pct(st['top_right'], st['tops'])} | {_pct(st['top_silent'], st['tops'])} | "
+        print(f"| {st['condition']} | {st['photos']} | {token_percent(st['found'], st['tokens'])} | "
+              f"{token_percent(st['placed'], st['found'])} | {token_percent(st['right'], st['visible'])} | "
+              f"{token_percent(st['silent'], st['visible'])} | {token_percent(st['uncertain'], st['visible'])} | "
+              f"{token_percent(sum(a <= 2.0 for a in st['angles']), len(st['angles']))} | "
+              f"{token_percent(st['top_right'], st['tops'])} | {token_percent(st['top_silent'], st['tops'])} | "
               f"{st['known']} ({st['known_wrong']}) | {st['refused']} |")
         for key in total:
             total[key] += st[key]
         angles += st["angles"]
         ms += st["ms"]
     t = total
-    print(f"| **all** | {t['photos']} | {_pct(t['found'], t['tokens'])} | {_pct(t['placed'], t['found'])} | "
-          f"**{_pct(t['right'], t['visible'])}** | {_pct(t['silent'], t['visible'])} | "
-          f"{_pct(t['uncertain'], t['visible'])} | {_pct(sum(a <= 2.0 for a in angles), len(angles))} | "
-          f"**{_pct(t['top_right'], t['tops'])}** | {_pct(t['top_silent'], t['tops'])} | "
+    print(f"| **all** | {t['photos']} | {token_percent(t['found'], t['tokens'])} | {token_percent(t['placed'], t['found'])} | "
+          f"**{token_percent(t['right'], t['visible'])}** | {token_percent(t['silent'], t['visible'])} | "
+          f"{token_percent(t['uncertain'], t['visible'])} | {token_percent(sum(a <= 2.0 for a in angles), len(angles))} | "
+          f"**{token_percent(t['top_right'], t['tops'])}** | {token_percent(t['top_silent'], t['tops'])} | "
           f"{t['known']} ({t['known_wrong']}) | {t['refused']} |")
     if angles:
         print(f"\nlargest angle error per token read right: median {statistics.median(angles):.2f}°, "
@@ -197,7 +195,7 @@ def main() -> None:
             if a:
                 print(f"| {st['condition']} | {len(a)} | {statistics.median(a):.2f}° | "
                       f"{float(np.percentile(a, 95)):.2f}° | {float(np.percentile(a, 99)):.2f}° | {max(a):.2f}° | "
-                      f"{_pct(sum(x <= 2.0 for x in a), len(a))} |")
+                      f"{token_percent(sum(x <= 2.0 for x in a), len(a))} |")
     if ms:
         print(f"read time per 1600x1200 photo (reader's own clock): median {statistics.median(ms):.0f} ms, "
               f"max {max(ms):.0f} ms")

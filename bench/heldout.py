@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from functools import partial
 from typing import Callable
 
 import cv2
@@ -80,7 +79,7 @@ def _render_geometrius(rng: np.random.Generator, condition: str, size: tuple[int
 
 
 def _geometrius_table(rows: list[dict]) -> None:
-    pct = partial(percent, digits=1)  # tokens are fewer than cells: one decimal, as the Geometrius bench prints
+    pct = geometrius_bench.token_percent
     print("| effect | photos | tokens found | token right | silent wrong | shape uncertain | angles within 2° "
           "| top chip right | top silent wrong | refused |\n|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:

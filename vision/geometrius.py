@@ -12,11 +12,15 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    when its frame shows along most of its length (a chip, a hand or glare broke it).
 2. *Local frame*: each token's frame is fitted again in a top-down view of it (the first
    dark line going outwards from the card, four lines through most of their points): its
-   own homography carries the polygon's measurement.
+   own homography carries the polygon's measurement. Where the search's quad cannot be
+   refined (a chip or blur bent it), the frame is sought again where the field's homography
+   puts the token; a token whose frame never shows is centred on its polygon.
 3. *Polygon*: the ink is the red channel's darkness against the card nearby (red
    right-angle marks vanish; shadows and fall-off cancel). The outline's outside is flooded
-   from the rim; what is left, opened a little to shave the tick marks, gives the corners'
-   first guess (Douglas-Peucker). Each side is then fitted to its ink clear of the angle
+   from the rim (ink over a share of the stroke's own core darkness, which blur lightens;
+   fainter thresholds when the flood leaks through a washed-out stretch and leaves a scrap
+   smaller than any printed polygon); what is left, opened a little to shave the tick
+   marks, gives the corners' first guess (Douglas-Peucker). Each side is then fitted to its ink clear of the angle
    arcs at its corners (right angles carry no arc), refitted round the line found until the
    corners settle; nearly straight corners are dropped and the sides refitted. Last, each
    side is fitted again on the photo itself through the token's homography: profiles across
@@ -29,7 +33,9 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    corners that keeps the walking direction (tokens are never turned over), in units of the
    camera tolerance (2 degrees, 2 % of a side); beyond ``MATCH_LIMIT`` it is ``unknown``,
    beyond ``SURE_MATCH`` (or with another shape nearly as near, a side bent, or a stack over
-   enough of the outline to hide a short side) it is reported uncertain.
+   enough of the outline to hide a short side) it is reported uncertain. A side lying
+   mostly too near a stack to be fitted leans: when the shape is not sure, its corners are
+   compared at LOOSE times the tolerance, as a guess.
    Each token exists once, so two tokens read as one shape are told apart by distance: the
    farther one takes its next nearest shape, and both stay uncertain.
 5. *Stacks*: a stack stands on one of the token's chip spots. Seen at an angle its top rises
@@ -376,6 +382,16 @@ def _frame_evidence(gray: np.ndarray, H: np.ndarray) -> float:
     return hits / (4 * len(t))
 
 
+def _turned_like(quad: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """A found frame's corners (clockwise) in the order of the corners where a step from its
+    neighbour expects them. A square's corners say nothing of which way its grid runs, and
+    at 45 degrees "the corner nearest the top-left" is a tie: taken as found, a token's
+    grid could be turned a quarter from its neighbour's, and stepping round the field would
+    then give one token many places (until the search gave up: "more than 40 squares")."""
+    shifts = [np.roll(quad, -k, 0) for k in range(4)]
+    return min(shifts, key=lambda q: float(np.linalg.norm(q - expected, axis=1).sum()))
+
+
 def _token_places(gray: np.ndarray, found: Mapping[Pos, np.ndarray]) -> dict[Pos, np.ndarray]:
     """Each token's place and its own homography (token mm -> pixels of ``gray``), grown
     outwards one pitch at a time from the reference token: a neighbour is a token when a
@@ -402,7 +418,8 @@ def _token_places(gray: np.ndarray, found: Mapping[Pos, np.ndarray]) -> dict[Pos
                 continue
             near = np.linalg.norm(apply_h(np.linalg.inv(H), centres), axis=1)
             if near.min() < 0.3 * PITCH_MM:
-                local[n] = _own_frame(gray, _homography(_square(INNER_MM), quads[int(np.argmin(near))]), once=True)
+                quad = _turned_like(quads[int(np.argmin(near))], apply_h(H, _square(INNER_MM)))
+                local[n] = _own_frame(gray, _homography(_square(INNER_MM), quad), once=True)
             elif _frame_evidence(gray, H) >= FRAME_SHOWS:
                 local[n] = _own_frame(gray, H)
             else:
@@ -494,7 +511,7 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
             y2 = band[np.minimum(k + 1, band.shape[0] - 1), cols]
             denom = y0 - 2 * y1 + y2
             off = np.where(np.abs(denom) > 1e-6, 0.5 * (y0 - y2) / np.where(np.abs(denom) > 1e-6, denom, 1), 0)
-            depth = np.median(band, axis=0) - y1
+            depth = np.maximum(np.median(band, axis=0), card) - y1  # blur may merge the line with a dark gap
             ok &= depth > 15
             pos = lo + k + np.clip(off, -1, 1)
             if ok.sum() < 8:
@@ -548,13 +565,20 @@ def _beyond(n: int, half: float) -> np.ndarray:
     return np.hypot((xx + 0.5) / PPM - half, (yy + 0.5) / PPM - half) > POLY_RADIUS_MM + 0.9
 
 
-def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
-    """The polygon's rough corners (top-down pixels) from the silhouette of its outline (the
-    polygon with its outline, ticks shaved off)."""
+OUTLINE_INK = 0.55  # a sharp stroke's ink is darker than this all along the outline
+OUTLINE_SHARE = 0.6  # ... a blurred one's, this share of its core's darkness
+STROKE_CORE_QUANTILE = 0.97  # the stroke's core darkness: the darkest few percent of the polygon's circle
+OUTLINE_RETRIES = (0.7, 0.5)  # fainter thresholds (shares of the first) for an outline broken somewhere
+BROKEN_REACH_MM = 3.0  # a silhouette reaching this much less than the printed polygon leaked
+
+
+def _silhouette(ink: np.ndarray, threshold: float, beyond: np.ndarray) -> np.ndarray | None:
+    """The largest solid region inside the ink's outline (darker than ``threshold``): the
+    outside flooded from the rim, what is left opened a little to shave the tick marks."""
     n = ink.shape[0]
-    mask = (ink > 0.55).astype(np.uint8)
+    mask = (ink > threshold).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
-    mask[_beyond(n, half)] = 0
+    mask[beyond] = 0
     flood = mask.copy()
     outside = np.zeros((n + 2, n + 2), np.uint8)
     cv2.floodFill(flood, outside, (0, 0), 2)
@@ -565,10 +589,55 @@ def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
     if not contours:
         return None
     c = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(c) < (3 * PPM) ** 2:
+    return c if cv2.contourArea(c) >= (3 * PPM) ** 2 else None
+
+
+def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
+    """The polygon's rough corners (top-down pixels) from the silhouette of its outline (the
+    polygon with its outline, ticks shaved off)."""
+    beyond = _beyond(ink.shape[0], half)
+    # Blur spreads a stroke's ink and lightens its core (a defocused 0.9 mm stroke peaks at
+    # two thirds of its printed darkness): the outline is what is over the stroke's own core
+    # darkness times OUTLINE_SHARE, but never fainter than a sharp stroke's threshold.
+    threshold = min(OUTLINE_INK, OUTLINE_SHARE * _quantile(ink[~beyond], STROKE_CORE_QUANTILE))
+    # A stretch of the stroke washed out by glare (or lost in a shadow's edge) breaks the
+    # outline: the flood then leaks inside and leaves a scrap. Every polygon is printed
+    # reaching POLY_RADIUS_MM from its middle, so a scrap is known and a fainter threshold tried.
+    first = None
+    for share in (1.0,) + OUTLINE_RETRIES:
+        c = _silhouette(ink, threshold * share, beyond)
+        first = c if first is None else first
+        if c is not None:
+            pts = c[:, 0, :].astype(np.float64)
+            if np.linalg.norm(pts - (pts.min(0) + pts.max(0)) / 2, axis=1).max() / PPM >= \
+                    POLY_RADIUS_MM - BROKEN_REACH_MM:
+                break
+    else:
+        c = first  # none looked whole: the first found, as a sharp outline gives it
+    if c is None:
         return None
     approx = cv2.approxPolyDP(c, 0.6 * PPM, True)[:, 0, :].astype(np.float64)
     return approx if len(approx) >= 3 else None
+
+
+def _centred_on_polygon(red: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """``H`` (token mm -> photo px) moved so that the token's origin is the middle of its
+    polygon's bounding box, where every polygon is printed. For a token whose own frame was
+    not found: the grid alone may misplace it by up to FRAME_SHIFT_MM, which would put part
+    of the polygon outside the view it is measured in. The polygon is the largest inked
+    region that does not reach the view's rim (a neighbour's frame or a stack may)."""
+    half = POLY_RADIUS_MM + FRAME_SHIFT_MM
+    ink = _ink(_warp(red, H, half, PPM))
+    mask = (ink > min(OUTLINE_INK, OUTLINE_SHARE * _quantile(ink.ravel(), STROKE_CORE_QUANTILE))).astype(np.uint8)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    n = ink.shape[0]
+    x, y, w, h, area = (stats[1:, k] for k in range(5))
+    inner = (x > 0) & (y > 0) & (x + w < n) & (y + h < n) & (np.maximum(w, h) >= POLY_RADIUS_MM * PPM)
+    if count < 2 or not inner.any():
+        return H
+    k = int(np.argmax(np.where(inner, area, -1)))
+    middle = (np.array([x[k] + w[k] / 2, y[k] + h[k] / 2]) / PPM) - half
+    return H @ np.array([[1, 0, middle[0]], [0, 1, middle[1]], [0, 0, 1]])
 
 
 @dataclass(frozen=True)
@@ -804,6 +873,8 @@ CORNER_NEAR_MM = 2.0  # a profile this near a corner may see the other side's in
 PHOTO_FIT_MOVE_MM = 2.0  # a corner moving farther than this was not refined but lost
 PHOTO_FIT_SETTLED_MM = 0.05  # corners moving less than this leave every profile's clearance as it was
 HIDDEN_STRETCH_MM = 3.0  # a stack hiding this much of the outline may hide a short side and its corners
+CROWDED_SHARE = 0.5  # a side this much of which lies too near a stack to be fitted is crowded
+LOOSE = 4.0  # a crowded side's corners and lengths are compared with this many times the tolerance
 SIZE_TOLERANCE_MM = 1.0  # the polygon's printed reach, as measured through the token's frame
 STRAIGHT_SHARE = 0.6  # a side with fewer of its edge points on its line bends: a corner may be missing
 
@@ -964,6 +1035,13 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     # little of it away from its middle (where ticks cross it).
     middle = np.abs(t_all - lengths[side] / 2) < lengths[side] / 6
     both_all = out_seen & in_seen & ok[0] & ok[1] & plain_all & ~middle
+    if both_all.sum() < 8:
+        # Too few profiles clear of everything on both flanks (a star's short sides: marks
+        # inside the tips, the other side outside the reflex corners). The printed width
+        # would not do: blur widens every stroke, and a side seen by its outer edge at one
+        # end and its inner edge at the other would turn by the difference. The sides'
+        # middles count too: a tick there is told by its flanks.
+        both_all = out_seen & in_seen & ok[0] & ok[1] & plain_all
     token_width = _quantile((out_all - in_all)[both_all], 0.5) if both_all.sum() >= 8 else 2 * STROKE_HALF_MM
     lines = []
     straight = 1.0
@@ -1026,6 +1104,7 @@ class PolygonFit:
 
     vertices: np.ndarray
     straight: bool = True
+    loose: tuple[bool, ...] = ()  # per corner: an end of a side a stack crowds (its fit had little to go on)
 
 
 def _measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, np.ndarray],
@@ -1067,7 +1146,22 @@ def _measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray,
     # box's middle: one that comes out smaller (or larger) lost (or gained) a corner.
     reach = float(np.linalg.norm(mm - (mm.min(0) + mm.max(0)) / 2, axis=1).max())
     full_size = abs(reach - POLY_RADIUS_MM) <= SIZE_TOLERANCE_MM
-    return PolygonFit(mm * [1, -1], straight >= STRAIGHT_SHARE and full_size)
+    return PolygonFit(mm * [1, -1], straight >= STRAIGHT_SHARE and full_size, _crowded_corners(mm, hide))
+
+
+def _crowded_corners(v: np.ndarray, hide: np.ndarray | None) -> tuple[bool, ...]:
+    """Per corner (``v``: token mm, y down) whether it ends a side a stack crowds: most of the
+    side lies so near the stack (``hide``) that neither fit had clear ink along it (the
+    clearance the fits keep, plus how far a profile looks), so its line rests on a short
+    stretch and may lean, moving both its corners (an octagon beside a stack read 9.6 degrees
+    out at two corners; an L-hexagon's short side under a chip, 30)."""
+    if hide is None:
+        return ()
+    ends = np.roll(v, -1, 0)
+    steps = np.linspace(0, 1, 24)
+    points = (v[:, None, :] + steps[None, :, None] * (ends - v)[:, None, :]).reshape(-1, 2)
+    near = _in_hidden(points, hide, HIDE_CLEAR_MM + EDGE_SEEN_MM).reshape(len(v), -1).mean(1) >= CROWDED_SHARE
+    return tuple(bool(x) for x in near | np.roll(near, 1))
 
 
 # --- 4. the catalogue ---------------------------------------------------------------------
@@ -1078,11 +1172,12 @@ class ShapeMatch:
     distance: float  # of the nearest shape, in camera tolerances
     runner_up: float  # of the next nearest other shape
     ranked: tuple[tuple[float, str], ...] = ()  # (distance, id) of the nearest few, nearest first
+    loose: bool = False  # measured with a crowded side's corners at LOOSE times the tolerance
 
     @property
     def sure(self) -> bool:
-        """Near one shape and clearly nearer it than to any other."""
-        return self.distance <= SURE_MATCH and self.runner_up >= self.distance + RUNNER_UP_GAP
+        """Near one shape and clearly nearer it than to any other, at the camera's tolerance."""
+        return not self.loose and self.distance <= SURE_MATCH and self.runner_up >= self.distance + RUNNER_UP_GAP
 
 
 @lru_cache(maxsize=4)
@@ -1102,10 +1197,21 @@ def _catalogue_table(shapes_key: tuple) -> dict[int, tuple[list[str], np.ndarray
     return {n: (ids, np.array(ss), np.array(aa)) for n, (ids, ss, aa) in table.items()}
 
 
-def match_shape(vertices: Sequence[Sequence[float]], shapes: Mapping[str, Shape]) -> ShapeMatch:
+def match_shape(vertices: Sequence[Sequence[float]], shapes: Mapping[str, Shape],
+                loose: Sequence[bool] = ()) -> ShapeMatch:
     """The nearest catalogue shape: largest angle or side difference over the best corner
     pairing, in units of the camera tolerance (2 degrees, 2 % of the side); scale and
-    rotation free, mirror images excluded."""
+    rotation free, mirror images excluded. ``loose``: per vertex, corners whose measurement
+    a stack spoils (``PolygonFit.loose``); when the shape is not sure without them, their
+    angles and the lengths of the sides they end count at LOOSE times the tolerance, and
+    the match is a guess (never sure)."""
+    strict = _match(vertices, shapes, ())
+    if strict.sure or not any(loose):
+        return strict
+    return _match(vertices, shapes, loose)
+
+
+def _match(vertices: Sequence[Sequence[float]], shapes: Mapping[str, Shape], loose: Sequence[bool]) -> ShapeMatch:
     seen = Polygon.of(vertices)
     n = len(seen.sides)
     table = _catalogue_table(tuple(shapes.items())).get(n)
@@ -1113,16 +1219,24 @@ def match_shape(vertices: Sequence[Sequence[float]], shapes: Mapping[str, Shape]
         return ShapeMatch(UNKNOWN_SHAPE, math.inf, math.inf)
     ids, ks, ka = table
     sides = np.array(seen.sides) / seen.perimeter
-    da = np.abs(np.array(seen.angles) - ka).max(1) / CAMERA.angle
-    ds = (np.abs(sides - ks) / ks).max(1) / CAMERA.length
-    score = np.maximum(da, ds)
+    da = np.abs(np.array(seen.angles) - ka) / CAMERA.angle
+    ds = np.abs(sides - ks) / ks / CAMERA.length
+    if any(loose):
+        corner = np.array(loose, bool)
+        v = np.asarray(vertices, np.float64)
+        if np.sum(v[:, 0] * np.roll(v[:, 1], -1) - np.roll(v[:, 0], -1) * v[:, 1]) < 0:
+            corner = corner[::-1]  # Polygon.of walks it the other way round
+        da = da / np.where(corner, LOOSE, 1.0)
+        ds = ds / np.where(corner | np.roll(corner, -1), LOOSE, 1.0)  # side i runs from corner i to i + 1
+    score = np.maximum(da.max(1), ds.max(1))
     best: dict[str, float] = {}
     for sid, v in zip(ids, score):
         best[sid] = min(best.get(sid, math.inf), float(v))
     ranked = sorted((v, sid) for sid, v in best.items())
     distance, sid = ranked[0]
     runner = ranked[1][0] if len(ranked) > 1 else math.inf
-    return ShapeMatch(sid if distance <= MATCH_LIMIT else UNKNOWN_SHAPE, distance, runner, tuple(ranked[:4]))
+    return ShapeMatch(sid if distance <= MATCH_LIMIT else UNKNOWN_SHAPE, distance, runner, tuple(ranked[:4]),
+                      any(loose))
 
 
 # --- 5. stacks ----------------------------------------------------------------------------
@@ -1462,10 +1576,16 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
     seen = []
     for pos in located.places:
         centre_mm = np.array([pos[1] * PITCH_MM, pos[0] * PITCH_MM])
+        on_grid = H @ np.array([[1, 0, centre_mm[0]], [0, 1, centre_mm[1]], [0, 0, 1]])
         H0 = located.local.get(pos)
-        if H0 is None:
-            H0 = H @ np.array([[1, 0, centre_mm[0]], [0, 1, centre_mm[1]], [0, 0, 1]])
-        Ht = _fit_frame(gray, H0) if pos in located.local else _token_frame(gray, H0)
+        Ht = _token_frame(gray, on_grid) if H0 is None else _fit_frame(gray, H0)
+        if Ht is None and H0 is not None:
+            # The search's own quad was not refined into a frame: a chip or blur had bent it,
+            # so it may be sheared. The field's homography, fitted through every other
+            # token's frame, places it, and the frame is sought again from there.
+            Ht = _token_frame(gray, on_grid)
+        if Ht is None:
+            H0 = _centred_on_polygon(red, on_grid)
         card_patch = _warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)
         bright = card_patch.sum(1)
         card_rgb = np.median(card_patch[bright >= np.percentile(bright, 60)], axis=0)[::-1]
@@ -1486,7 +1606,7 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         polygon = _measure_polygon(view, half, (red, Ht), stack.outline)
         vertices = None if polygon is None else polygon.vertices
         hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
-        match = None if vertices is None else match_shape(vertices, catalogue.shapes)
+        match = None if vertices is None else match_shape(vertices, catalogue.shapes, polygon.loose)
         if match is None or not match.sure or hidden or not polygon.straight:
             uncertain.append("shape")
         vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
@@ -1512,7 +1632,10 @@ def _name_shapes(tokens: list[TokenReading], matches: Sequence[ShapeMatch | None
     nearest); a token that loses its shape takes its next nearest free one, and both are
     uncertain."""
     taken: dict[str, int] = {}
-    order = sorted((i for i, m in enumerate(matches) if m is not None), key=lambda i: matches[i].distance)
+    # A loose match (a stack spoilt some corners) chooses last: it must not take a shape from
+    # a token measured at the camera's own tolerance.
+    order = sorted((i for i, m in enumerate(matches) if m is not None), key=lambda i: (matches[i].loose,
+                                                                                        matches[i].distance))
     for i in order:
         m = matches[i]
         free = [(d, sid) for d, sid in m.ranked if sid not in taken and d <= MATCH_LIMIT]
