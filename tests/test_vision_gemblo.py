@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 
+import cv2
 import numpy as np
 import pytest
 
@@ -16,10 +17,10 @@ from rules.placement import random_playout
 from vision import gemblo as reader
 from vision import hexpose
 from vision.gemblo import debug_images, locate_board, read_gemblo, read_with_pose, verify_pose
-from vision.hexgrid import cells, corner_points, key
+from vision.hexgrid import EXTENT, cells, corner_points, key
 from vision.image_io import load_image
 from vision.pose import BoardPose
-from vision.synth.conditions import sample_conditions
+from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.gemblo import GembloPhoto, render_photo
 
 SIZE = (960, 720)
@@ -144,6 +145,33 @@ def test_the_photos_own_clusters_of_clear_scores() -> None:
     assert reader._score_clusters(rng.normal(-7, 1.5, 300)) is None
 
 
+def test_a_clear_cluster_on_the_empty_side_guides_the_best_guess_but_decides_nothing() -> None:
+    # A warm lamp fades the glints the score was fitted on: this photo's clear cells form a
+    # tight cluster of their own, but below the fitted cut. It still says which side of the
+    # photo's own gap a doubtful cell lies on; it does not decide cells.
+    rng = np.random.default_rng(1)
+    empty, clear = rng.normal(-7.5, 1.0, 140), rng.normal(-1.0, 0.8, 50)
+    odds, plain = reader._score_clusters(np.r_[empty, clear])
+    assert not plain
+    assert odds(np.array([-1.5]))[0] > 0 > odds(np.array([-6.0]))[0]
+
+
+def test_the_likeliest_labellings_of_a_large_group_come_likeliest_first() -> None:
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, reader.PIECES_MAX_DOUBT + 3)
+    log_c, log_e = np.log(p), np.log(1 - p)
+    weight = lambda on: float(log_c[on].sum() + log_e[~on].sum())  # noqa: E731
+    found = reader._likeliest(log_c, log_e)
+    assert len(found) == 1 << reader.PIECES_MAX_DOUBT
+    assert len({tuple(on) for on in found}) == len(found)
+    weights = [weight(on) for on in found]
+    assert all(a >= b - 1e-9 for a, b in zip(weights, weights[1:]))
+    every = sorted((weight(np.array(m, bool)) for m in np.ndindex(*[2] * len(p))), reverse=True)
+    assert np.allclose(weights, every[:len(found)])
+    # A small group: every labelling.
+    assert len(reader._likeliest(log_c[:4], log_e[:4])) == 16
+
+
 def test_cells_under_a_hand_are_doubted_not_read() -> None:
     p = photo("hand", 10)
     assert len(p.occluded) > 20
@@ -219,6 +247,41 @@ def test_a_lattice_nothing_places_on_the_board_is_refused() -> None:
     assert refused.value.code == "no_board" and "cells off the board's outline" in refused.value.message
     # Whole cells off, the ridges still show: the registration's job (tests above), not refused here.
     hexpose._check_placed(gray, hexa, moved(pose, 1.5 * -3, np.sqrt(3) / 2 * (-3 + 12)))
+
+
+@pytest.mark.parametrize("condition, vertex, share", [("clean", 2, 0.6), ("perspective", 5, 0.45)])
+def test_a_corner_a_hand_cut_off_the_outline_does_not_lead_the_lattice_astray(condition: str, vertex: int,
+                                                                                share: float) -> None:
+    # A hand over a corner cuts it off the ridged region: one vertex of the plate's outline
+    # lands part-way along a side (the bench's seed 17, hand photo 3). The homography through
+    # all six vertices then starts the tracing astray, where the ridges hardly show; the lattice
+    # is traced again from the vertices that agree.
+    image = upright(photo(condition, 7))
+    gray, s = hexpose._working(image)
+    truth = locate_board(image).scaled(s)
+    hexa = hexpose._plate_hexagon(gray)
+    hexa[vertex] += share * (hexa[(vertex + 1) % 6] - hexa[vertex])
+    model = hexpose.hexagon(hexpose.LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
+    skewed = hexpose._pose(cv2.findHomography(model, hexa, 0)[0], (gray.shape[1], gray.shape[0]), 0.0, 0.0, 0.0)
+    astray = hexpose._registered(gray, hexpose._grow(gray, skewed))
+    assert hexpose.ridge_contrast(gray, astray) < hexpose.RIDGES_FAINT
+    pose = hexpose._traced(gray, hexa)
+    assert np.abs(pose.to_board(truth.corners) - truth.to_board(truth.corners)).max() < 0.1
+
+
+def test_a_board_far_off_is_sought_on_a_larger_copy() -> None:
+    # The bench's seed 2, exif_rotated photo 2: a board far from the camera, whose bare ridges
+    # are so fine at the working size that they fall below the cut the pieces' bevels set (no
+    # plate was found, the photo refused). On a larger copy the plate shows.
+    rng = np.random.default_rng([2, list(CONDITIONS).index("exif_rotated"), 1])
+    match = random_playout(gemblo.rules(gemblo.Setup()), rng, int(rng.integers(10, 90)))
+    p = render_photo(gemblo.cells_json(match.position), sample_conditions("exif_rotated", rng), rng,
+                     size=(1600, 1200))
+    image = upright(p)
+    with pytest.raises(reader.ReadError):
+        hexpose._plate_hexagon(hexpose._working(image)[0])
+    reading = read_gemblo(image)
+    assert silent_errors(p, reading) == [] and corner_error(p, reading) < 0.35
 
 
 def test_colour_fringes_that_lock_the_lattice_cells_off_do_not_read_it_silently() -> None:

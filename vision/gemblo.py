@@ -35,10 +35,13 @@ uncertain. An empty-looking cell that would complete a clear region into a piece
 plainer evidence to be called empty. Then the doubts between clear and empty are weighed
 against the rules: clear's pieces join across bridges (M5), so a doubt no chain of clear or
 doubtful cells links to the surely clear ones is empty; and the clear cells of a group must
-split into distinct pieces of the set, so a cell that only one labelling explains is decided.
+split into distinct pieces of the set, so a cell that only one labelling explains is decided
+(a group with too many doubts to weigh every labelling only takes the likeliest that makes
+pieces as its best guess).
 """
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -354,7 +357,7 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
         return None
     means, spreads, share = _fit_clusters(scores)
     separation = (means[1] - means[0]) / np.hypot(*spreads)
-    if share[1] * len(scores) < MIX_MIN_CLEAR or means[1] < MIX_MIN_MEAN or separation < MIX_SEPARATION:
+    if share[1] * len(scores) < MIX_MIN_CLEAR or separation < MIX_SEPARATION:
         return None
 
     def odds(x: np.ndarray) -> np.ndarray:
@@ -363,8 +366,11 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
 
     # Many cells between the clusters (a cast shadow, a glare smearing the scores): the gap is
     # not plain, whatever the fit says; the clusters still tell a doubtful cell's best guess.
+    # A clear cluster on the empty side of the fitted score (a warm lamp fades the glints and
+    # sheen the score was fitted on) still tells a doubtful cell's best guess, never decides one.
     own = odds(scores)
-    return odds, bool((np.abs(own) < CLEAR_SURE / 2).sum() <= MIX_MAX_BETWEEN * max((own > 0).sum(), 1))
+    return odds, bool(means[1] >= MIX_MIN_MEAN
+                      and (np.abs(own) < CLEAR_SURE / 2).sum() <= MIX_MAX_BETWEEN * max((own > 0).sum(), 1))
 
 
 def _fit_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -594,8 +600,10 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     each). Every labelling of the group's doubtful cells is weighed by the photo's odds
     (clear-or-empty probabilities) and kept only if it makes such pieces; a cell whose share
     of the weight leaves no doubt is decided. A group touching a cell in other doubt (a hand,
-    a colour unsure) is left alone: that cell could be clear too. Returns the cells whose
-    label changed."""
+    a colour unsure) is left alone: that cell could be clear too. A group of more than
+    PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
+    (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
+    decides none. Returns the cells whose label changed."""
     doubt = conf < UNCERTAIN_BELOW
     cand = doubt & clear_only
     sure = np.array([lab == "C" for lab in labels]) & ~doubt
@@ -623,20 +631,24 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
                     group.append(n)
                     stack.append(n)
         doubtful = [i for i in group if cand[i]]
-        if len(doubtful) > PIECES_MAX_DOUBT or any(doubt[n] and not cand[n] for i in group for n in edges[i]):
+        if any(doubt[n] and not cand[n] for i in group for n in edges[i]):
             continue
         in_group = set(group)
         elsewhere = {piece for reg, piece in settled if not in_group & set(reg)}
         fixed = [i for i in group if sure[i]]
         weights, shares = [], []
-        for mask in range(1 << len(doubtful)):
-            chosen = [i for k, i in enumerate(doubtful) if mask >> k & 1]
-            if not _distinct_pieces(fixed + chosen, elsewhere, edges):
-                continue
-            on = np.array([mask >> k & 1 for k in range(len(doubtful))], bool)
-            weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
-            shares.append(on)
+        for on in _likeliest(log_c[doubtful], log_e[doubtful]):
+            if _distinct_pieces(fixed + [i for k, i in enumerate(doubtful) if on[k]], elsewhere, edges):
+                weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
+                shares.append(on)
         if not weights:
+            continue
+        if len(doubtful) > PIECES_MAX_DOUBT:  # not every labelling weighed: a best guess, nothing decided
+            for i, on in zip(doubtful, shares[int(np.argmax(weights))]):
+                lab = "C" if on else EMPTY
+                if lab != labels[i]:
+                    changed.append(i)
+                labels[i] = lab
             continue
         shares = np.array(shares)
         w = np.exp(np.array(weights) - max(weights))
@@ -652,6 +664,33 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
                 odds = abs(np.log(max(marginal[k], 1e-12)) - np.log(max(1 - marginal[k], 1e-12)))
                 conf[i] = max(conf[i], float(np.clip(odds / CLEAR_SURE, 0, 1)))
     return changed
+
+
+def _likeliest(log_c: np.ndarray, log_e: np.ndarray) -> list[np.ndarray]:
+    """Labellings (clear or not, per cell) of doubtful cells with these log-probabilities of
+    clear and of empty: all of them for up to PIECES_MAX_DOUBT cells, else the 2**PIECES_MAX_DOUBT
+    likeliest, likeliest first (each cell's likelier label, then flips in order of what they
+    cost: a clear piece under a warm lamp or in a dim photo may leave a group of 20 cells in
+    doubt, but few of its labellings are both likely and pieces)."""
+    n = len(log_c)
+    if n <= PIECES_MAX_DOUBT:
+        return [np.array([mask >> k & 1 for k in range(n)], bool) for mask in range(1 << n)]
+    best = log_c > log_e
+    cost = np.abs(log_c - log_e)
+    order = np.argsort(cost)
+    out = [best.copy()]
+    heap = [(float(cost[order[0]]), (0,))]  # (cost, positions in ``order`` flipped, ascending)
+    while heap and len(out) < 1 << PIECES_MAX_DOUBT:
+        total, flips = heapq.heappop(heap)
+        on = best.copy()
+        on[order[list(flips)]] ^= True
+        out.append(on)
+        last = flips[-1]
+        if last + 1 < n:  # successors: add the next flip, or move the last one on
+            heapq.heappush(heap, (total + float(cost[order[last + 1]]), flips + (last + 1,)))
+            heapq.heappush(heap, (total - float(cost[order[last]]) + float(cost[order[last + 1]]),
+                                  flips[:-1] + (last + 1,)))
+    return out
 
 
 def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, ...], ...]) -> bool:

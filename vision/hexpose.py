@@ -7,11 +7,14 @@ ridges everywhere on the plate (they show through translucent pieces too), so:
 1. *Find the plate*: band-pass energy at the cell scale, in units of the photo's noise and
    where gradients point every way (wood grain and stripes point one way), marks the ridged
    region; its outline simplified to six vertices gives a first homography. It may be a cell
-   or two off at the rim (a shadow, a glare spot or a hand bends the outline).
+   or two off at the rim (a shadow, a glare spot or a hand bends the outline). A board far
+   off, whose fine ridges do not show on the working copy, is sought on a larger one.
 2. *Trace the lattice*: from the middle outwards, patches of an endless drawn lattice are
    matched to the photo's edges in a top-down view and the pose refitted at each step
    (homography, then one radial lens term). The lattice repeats, so this fixes size, turn,
-   perspective and lens, but not which cell is which.
+   perspective and lens, but not which cell is which. A hand over a corner skews the
+   outline's homography until the tracing goes astray; then it starts again from a robust
+   affine fit of the vertices that agree.
 3. *Register*: the lattice step at which the plate's straight edges lie all round at one
    distance beyond the cells (the lattice sits in its plate's middle); when the edges do not
    agree, the step whose outer cells show walls and whose rim beyond does not.
@@ -39,6 +42,7 @@ from .matching import correlation_peak, fit_with_lens, gradient_at
 from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
+FAR_SIDE = 1080  # ... or this large, when no plate shows at WORK_SIDE (a board far off, its cells small)
 FIT_PPU = 7.0  # top-down pixels per R while snapping to the ridges
 ENERGY_SHARE = 0.6  # share of the Otsu cut that still counts as ridged
 BAND_SIGMA = (1.2, 3.0)  # band-pass at the ridges' scale (working pixels)
@@ -69,9 +73,9 @@ RIDGE_ALONG = (-0.25, 0.0, 0.25)  # where each shared cell side is sampled along
 FLAT_OFF = 0.38  # off-ridge samples sit this far from the side, inside each cell (R units)
 
 
-def _working(image: np.ndarray) -> tuple[np.ndarray, float]:
+def _working(image: np.ndarray, side: int = WORK_SIDE) -> tuple[np.ndarray, float]:
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    s = min(1.0, WORK_SIDE / max(gray.shape))
+    s = min(1.0, side / max(gray.shape))
     if s < 1.0:
         gray = cv2.resize(gray, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
     return gray, s
@@ -485,16 +489,54 @@ def _upright(pose: BoardPose) -> BoardPose:
 def locate(image: np.ndarray) -> BoardPose:
     """The hex board's pose in a BGR photo; ReadError("no_board") when there is none."""
     gray, s = _working(image)
-    hexa = _plate_hexagon(gray)
-    size = (gray.shape[1], gray.shape[0])
-    model = hexagon(LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
-    H, _ = cv2.findHomography(model, hexa, 0)  # all six vertices: least squares
-    pose = _upright(_registered(gray, _grow(gray, _pose(H, size, 0.0, 0.0, 0.0))))
+    hexa = _plate_outline(image, gray, s)
+    pose = _upright(_traced(gray, hexa))
     if pose.quality < MIN_MATCH:
         raise ReadError("no_board", "no hexagonal lattice of cells was found")
     _check_placed(gray, hexa, pose)
-    full = (image.shape[1], image.shape[0])
-    return pose.scaled(full[0] / size[0]) if s < 1.0 else pose
+    return pose.scaled(image.shape[1] / gray.shape[1]) if s < 1.0 else pose
+
+
+def _plate_outline(image: np.ndarray, gray: np.ndarray, s: float) -> np.ndarray:
+    """The plate's outline (:func:`_plate_hexagon`) in the working copy ``gray`` (``image``
+    at scale ``s``). On a board far from the camera the bare lattice's ridges are so fine at
+    WORK_SIDE that they fall below the cut the pieces' bevels set, and no plate shows; then it
+    is sought on a larger copy (FAR_SIDE), and only then: that copy costs time on every photo."""
+    try:
+        return _plate_hexagon(gray)
+    except ReadError:
+        near, t = _working(image, FAR_SIDE)
+        if t <= s:
+            raise
+        return _plate_hexagon(near) * (s / t)
+
+
+def _traced(gray: np.ndarray, hexa: np.ndarray) -> BoardPose:
+    """The lattice traced and registered from the plate's outline. The outline's homography
+    through all six vertices is right when the whole plate shows; a hand over a corner cuts
+    that corner off the ridged region, one vertex lands far off and the homography is skewed
+    enough in the middle that the tracing starts astray (its ridges then hardly show where it
+    puts them, RIDGES_FAINT) or finds no cells. Only then is the lattice traced again from an
+    affine map that a robust fit puts through the vertices that agree (LMEDS: a hexagon's six
+    vertices are nearly affine in a phone photo), and the lattice whose ridges show more is kept."""
+    size = (gray.shape[1], gray.shape[0])
+    model = hexagon(LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
+    H, _ = cv2.findHomography(model, hexa, 0)  # all six vertices: least squares
+    A, _ = cv2.estimateAffine2D(model.astype(np.float32), hexa.astype(np.float32), method=cv2.LMEDS)
+    best, contrast, failure = None, -np.inf, None
+    for start in (H, None if A is None else np.vstack([A, [0.0, 0.0, 1.0]])):
+        if start is None or contrast >= RIDGES_FAINT:
+            continue
+        try:
+            pose = _registered(gray, _grow(gray, _pose(start, size, 0.0, 0.0, 0.0)))
+        except ReadError as e:
+            failure = e
+            continue
+        if (c := ridge_contrast(gray, pose)) > contrast:
+            best, contrast = pose, c
+    if best is None:
+        raise failure or ReadError("no_board", "the board's cells could not be traced")
+    return best
 
 
 def _check_placed(gray: np.ndarray, hexa: np.ndarray, pose: BoardPose) -> None:
