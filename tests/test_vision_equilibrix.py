@@ -20,6 +20,7 @@ from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_
 from vision.image_io import load_image
 from vision.synth.conditions import sample_conditions
 from vision.synth.equilibrix import EquilibrixPhoto, random_position, render_board_topdown, render_photo
+from vision.synth.phone import develop
 
 SIZE = (960, 720)
 
@@ -264,3 +265,27 @@ def test_empty_fields_in_a_hard_shadow_are_not_read_as_sure_black_tiles() -> Non
     reading = read_equilibrix(upright(p))
     assert silent_errors(p, reading) == []
     assert len(wrong(p, reading)) <= 3
+
+
+def test_wood_a_phone_tone_map_lifts_beside_black_tiles_is_not_a_sure_white() -> None:
+    """A phone's local tone map brightens the wood round the black tiles until it is as bright
+    and grey as white plastic (a halo). The wood keeps its grain, which flat plastic has not:
+    those fields are marked, none is a silent white (three were before)."""
+    p = photo("clean", 5)
+    image = develop(upright(p), "local_tone_map", np.random.default_rng(5))
+    assert silent_errors(p, read_equilibrix(image)) == []
+
+
+def test_a_shadowed_hand_over_empty_fields_is_guessed_empty_not_black() -> None:
+    """A hand's shadowed skin is dark enough to be read black by its brightness, but black
+    plastic is neutral (as blue over the wood's light as this photo's black tiles) and skin is
+    as red as the wood: the covered fields' best guess is empty, and they stay uncertain."""
+    p = photo("clean", 7)
+    image = upright(p)
+    reading = read_equilibrix(image)
+    for name in [n for n in fg.names() if n not in p.fields][:40:8]:
+        covered = image.copy()
+        centre = reading.pose.to_photo(fg.centroids()[[fg.names().index(name)]])[0]
+        cv2.circle(covered, tuple(int(v) for v in centre), 22, (50, 70, 105), -1)
+        guess = read_with_pose(covered, reading.pose)
+        assert guess.fields.get(name, ".") == "." and name in guess.uncertain

@@ -49,9 +49,17 @@ brighter and a little bluer, but it is no tile's shape).
 
 Glare: a highlight adds white light, so a black tile under it can look white or like wood in
 its mean; the darkest quarter of its middle, which the highlight misses, stays black, and the
-field is read black (not surely). Wood under a highlight turns as bright and neutral as white
-plastic but keeps its grain: a white field whose darkest tenth lies well below its middle is
-not sure.
+field is read black (not surely; for a field read white a less dark quarter will do, since
+white plastic is brighter than the wood even there). Wood under a highlight turns as bright
+and neutral as white plastic but keeps its grain: a white field whose darkest tenth lies well
+below its middle is not sure, nor is one several times rougher than the smoothest white
+fields (flat plastic) and a fair share as rough as the bare wood (a phone's tone map lifts the
+wood beside black tiles until it is as bright and grey as white plastic).
+
+Covered fields' best guess: skin and a sleeve are read black or white by their brightness,
+but plastic is neutral (bluer over the wood's light than wood or skin). A covered field (see
+Doubt) as red as the wood is guessed empty, as most fields are, and stays uncertain; for black
+only where this photo's sure black fields are clearly bluer than the wood.
 
 Doubt: a field is uncertain when its colour sits between the classes or far from its own
 class, when its middle is rough (a hand's creases, a sleeve), when it is washed out by glare
@@ -153,12 +161,17 @@ TEXTURE_RATIO, TEXTURE_FLOOR = 3.0, 6.0  # a field's middle this much rougher th
 CLIPPED = 250  # a raw channel this high is clipped
 DARK_PART = 0.25  # share of a field's middle, its darkest, that a highlight is judged to have missed
 PARTLY_BLACK = -1.0  # log brightness over the wood's below which that part is a black tile's
+PARTLY_BLACK_WHITE = -0.5  # ... in a field read white (white plastic lies about 0.45 above the wood)
 WHITE_GRAIN = 0.015  # least margin below white tiles' usual darkest tenth (share of the middle)
 NEIGHBOUR_R = 0.62  # r: a field's neighbours (5 or 6) have their centroids this close
 HIDDEN_AROUND = 0.5  # share of doubtful neighbours that makes an empty-looking field doubtful
 OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
 DRAWN_OUTLINE = 0.25  # a field whose outline shows more than this share of an empty one's is no black tile
 BLACK_OUTLINE = -0.05  # a black tile's outline is lighter than its middle by more than this share
+SKIN_SHARE = 0.25  # a covered field read black but bluer than the wood by less than this share of black's: not plastic
+BLACK_HUE_GAP = 0.3  # ... where the sure black fields are at least this much bluer than the wood
+PLASTIC_ROUGH, ROUGH_FLOOR = 2.0, 1.0  # a white field rougher than this many times white plastic's (+ grey levels) ...
+WOOD_ROUGH = 0.3  # ... and than this share of the bare wood's is not surely plastic
 VERIFY_SHARE = 0.6  # a frame whose drawing shows less than this share of the located one's: moved
 VERIFY_FLOOR = 1.2  # line contrast below which no drawing is where the pose says
 VERIFY_DEFAULT = 2.0  # the reference for a pose that carries none
@@ -1026,9 +1039,11 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # Glare: a washed-out middle may be wood under the lamp's reflection.
     conf = np.where((clipped > 0.3) & (label != 1), np.minimum(conf, 0.3), conf)
     # A black tile under a highlight: its middle's mean looks white or like wood, but the part
-    # the highlight misses stays black. Black is the reading, not a sure one.
+    # the highlight misses stays black. Black is the reading, not a sure one. White plastic is
+    # brighter than the wood, even in its darkest part, so a field read white needs a less dark
+    # part for that than one read empty (wood has dark grain).
     dark_rel = (np.log(dark + 1.0) - _design(centres) @ coef).mean(1)
-    partly_black = (label != 1) & (dark_rel < PARTLY_BLACK)
+    partly_black = (label != 1) & (dark_rel < np.where(label == 2, PARTLY_BLACK_WHITE, PARTLY_BLACK))
     label = np.where(partly_black, 1, label)
     conf = np.where(partly_black, np.minimum(conf, 0.3), conf)
     # Wood under a highlight turns as bright and neutral as white plastic but keeps its grain,
@@ -1039,6 +1054,16 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     if white.sum() >= 3:
         usual = float(np.median(grain[white]))
         conf = np.where(white & (grain < usual - max(WHITE_GRAIN, 1.0 - usual)), np.minimum(conf, 0.3), conf)
+    # White plastic is flat: in one photo its fields are about as rough as the photo's noise, and
+    # the smoothest quarter of the fields read white are plastic, however many others are read
+    # white. A field read white several times rougher than they are and at least a share of the
+    # bare wood's grain is wood made bright and grey (a phone's tone map lifts the wood beside a
+    # black tile, a highlight washes it) or plastic under an edge: not sure.
+    sure_empty = (label == 0) & (conf >= UNCERTAIN_BELOW)
+    if white.sum() >= 3 and sure_empty.sum() >= 5:
+        plastic = PLASTIC_ROUGH * np.percentile(rough[white], 25) + ROUGH_FLOOR
+        grained = white & (rough > plastic) & (rough > WOOD_ROUGH * np.median(rough[sure_empty]))
+        conf = np.where(grained, np.minimum(conf, 0.3), conf)
     # An empty field shows its drawn outline; one under a hand or a cup does not.
     empty = label == 0
     usual = np.median(outline[empty]) if empty.sum() >= 5 else 0.2
@@ -1059,6 +1084,18 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     read_black = by_colour == 1
     conf = np.where(read_black & (outline > BLACK_OUTLINE), np.minimum(conf, 0.3), conf)
     label = np.where(read_black & (outline > DRAWN_OUTLINE * usual), np.where(_wood_red(feat, means), 0, 2), label)
+    # What covers a field (a hand, a sleeve, a shadow's edge) is read by its brightness as black
+    # or white, but white plastic is neutral, far bluer over the wood's light than wood or skin,
+    # and so is black plastic where this photo's sure black fields show it (a phone's colour
+    # processing can leave black as red as the wood). A covered field as red as the wood is best
+    # guessed empty, as most fields are (still uncertain: covered fields are).
+    skin = covered & (label == 2) & _wood_red(feat, means)
+    sure_black = (label == 1) & (conf >= UNCERTAIN_BELOW)
+    if sure_black.sum() >= 3:
+        wood_hue, black_hue = means[0, 1], float(np.median(feat[sure_black, 1]))
+        if black_hue - wood_hue > BLACK_HUE_GAP:
+            skin |= covered & (label == 1) & (feat[:, 1] < wood_hue + SKIN_SHARE * (black_hue - wood_hue))
+    label = np.where(skin, 0, label)
     # The five-dot rule: a node never holds more than five fields of one colour, six with the
     # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
     # misread, and which cannot be told: all of that colour there are doubtful.
