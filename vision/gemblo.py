@@ -105,8 +105,9 @@ CLEAR_SURE = 10.0  # |score| at which the clear/empty call is fully trusted (hal
 MIX_PRIOR = ((-7.0, 1.5), (5.0, 1.5))  # (mean, spread) where empty and clear cells' scores usually lie
 MIX_PRIOR_N = 10.0  # how many cells' weight that carries
 MIX_NU = 4.0  # Student-t tails
-# When the clusters count: enough clear cells, a clear cluster on the clear side, the clusters
-# this many spreads apart, at most this many cells in doubt between them per clear cell.
+# When the clusters count: enough clear cells and the clusters this many spreads apart (then
+# they give doubtful cells' best guesses); they also decide cells when the clear cluster lies
+# on the clear side and at most this many cells per clear cell are in doubt between them.
 MIX_MIN_CLEAR, MIX_MIN_MEAN, MIX_SEPARATION, MIX_MAX_BETWEEN = 6, 1.5, 3.5, 1.5
 MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score's own side)
 RULES_BUDGET_S = 0.1  # CPU time of the reading thread for the rules prior (a reading must not depend on the load)
