@@ -19,8 +19,11 @@ def cells_of(game: str, state: Mapping[str, Any]) -> dict[Cell, str]:
     """The occupied cells of a state in the contract's form (``board`` rows, ``cells`` or
     ``fields``); ValueError naming what is wrong when it is not a board of the game.
 
-    An Equilibrix field given as empty is no piece (a reader may list the fields it saw
-    bare); any other value must be one of the game's colours.
+    An Equilibrix field given as empty is no piece: the live loop hands this a reader's
+    ``fields``, and a reader may list the fields it saw bare (tests/test_live.py). A state
+    *file* knows no such field (``equilibrix.score_state`` refuses it), so the photo review,
+    which judges a posted state as ``tableref score`` would, refuses it before asking here
+    (review.board_cells). Any other value must be one of the game's colours.
     """
     if game == "blokus":
         return blokus.parse_board(state.get("board"))

@@ -390,14 +390,17 @@ def parse_fields(fields: Mapping[str, str]) -> dict[str, int]:
     """``{"P q s d": "B", ...}`` -> a bit set of fields per colour."""
     if not isinstance(fields, dict):
         raise ValueError("an Equilibrix state needs 'fields': {\"P q s d\": \"B\"}")
-    b, own = flower.board(), {c: 0 for c in COLOURS}
+    b, own, named = flower.board(), {c: 0 for c in COLOURS}, {}
     for key, colour in fields.items():
         cell = flower.parse_field(key)
         if cell not in b.index:
             raise ValueError(f"field {key!r} lies off the board")
         if colour not in COLOURS:
             raise ValueError(f"unknown colour {colour!r} at {key} (use B or W)")
+        if cell in named:  # "P 0 0 0" and "P 0 0  0": which colour is there would be a guess
+            raise ValueError(f"fields {named[cell]!r} and {key!r} are one field")
         own[colour] |= 1 << b.index[cell]
+        named[cell] = key
     return own
 
 

@@ -216,7 +216,7 @@ def new_match(setup: Setup = Setup()) -> Match:
 def parse_cells(cells: Mapping[str, str]) -> dict[Cell, str]:
     if not isinstance(cells, dict):
         raise ValueError("a Gemblo state needs 'cells': {\"q,r\": colour}")
-    out = {}
+    out, named = {}, {}
     for key, colour in cells.items():
         try:
             q, r = (int(x) for x in str(key).split(","))
@@ -226,7 +226,9 @@ def parse_cells(cells: Mapping[str, str]) -> dict[Cell, str]:
             raise ValueError(f"cell {key} lies off the 463-cell board")
         if colour not in COLOURS:
             raise ValueError(f"unknown colour letter {colour!r} at {key} (use C R Y G B P)")
-        out[(q, r)] = colour
+        if (q, r) in named:  # "0,0" and "0, 0": which colour is there would be a guess
+            raise ValueError(f"cells {named[(q, r)]!r} and {key!r} are one cell")
+        out[(q, r)], named[(q, r)] = colour, key
     return out
 
 

@@ -434,3 +434,165 @@ def test_fields_and_tokens_set_back_to_their_reading_are_no_correction(tmp_path,
     assert corrections(url, {place: {**token, "stack": ["blue"]}}) == [place]
     assert corrections(url, {place: token}) == []
     assert "must be given as an object" in client.post(url, json={"set": {place: "red"}}).get_json()["error"]["message"]
+
+
+# --- keys in another form, the older body, tokens of the wrong kind ----------------------------
+
+def test_a_state_posted_with_keys_in_another_form_is_kept_in_the_usual_form(tmp_path, monkeypatch):
+    """The rules read "0, 0" and "P 0 0  0" as the usual "0,0" and "P 0 0 0": a whole state
+    posted so is stored keyed as the page keys its taps, so a later tap sets that cell (not a
+    second key beside it, nor nothing)."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    client = create_app(tmp_path).test_client()
+    url = f"/api/review/{gemblo_review(client)['id']}/state"
+
+    def post(doc: dict) -> dict:
+        answer = client.post(url, json=doc)
+        assert answer.status_code == 200, answer.data
+        return answer.get_json()
+
+    assert post({"game": "gemblo", "cells": {"0, 0": "R", "0,1": "R"}})["state"]["cells"] == READ
+    emptied = post({"set": {"0,0": "."}})
+    assert emptied["state"]["cells"] == {"0,1": "R"} and emptied["corrections"] == ["0,0"]
+    post({"game": "gemblo", "cells": {" 0, 0": "R", "0,1": "R"}})
+    assert post({"set": {"0,0": "Y"}})["state"]["cells"] == {"0,0": "Y", "0,1": "R"}
+    assert post({"set": {"1, 0": "C"}})["state"]["cells"] == {"0,0": "Y", "0,1": "R", "1,0": "C"}  # a tap's key too
+
+    def refused(doc: dict) -> str:
+        answer = client.post(url, json=doc)
+        assert answer.status_code == 400 and answer.get_json()["error"]["code"] == "bad_state"
+        return answer.get_json()["error"]["message"]
+
+    assert "are one cell" in refused({"game": "gemblo", "cells": {"0,0": "R", "0, 0": "Y"}})
+    assert "name one cell" in refused({"set": {"0,0": "R", "0, 0": "Y"}})
+
+    fake_reader(monkeypatch, "equilibrix", {"game": "equilibrix", "fields": {"T 0 0 +": "B"}}, [])
+    doc = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "equilibrix",
+                                           "variant": "tri-mety"}, content_type="multipart/form-data").get_json()
+    url = f"/api/review/{doc['review']['id']}/state"
+    assert post({"game": "equilibrix", "fields": {"P 0 0  0": "B", "T 0 0 +": "B"}})["state"]["fields"] == \
+        {"P 0 0 0": "B", "T 0 0 +": "B"}
+    assert post({"set": {"P 0 0 0": "."}})["state"]["fields"] == {"T 0 0 +": "B"}
+    assert "are one field" in refused({"game": "equilibrix", "fields": {"P 0 0 0": "B", "P 0 0  0": "W"}})
+    # an empty field is no colour of a state file: refused as `tableref score` refuses it
+    assert "left out of 'fields'" in refused({"game": "equilibrix", "fields": {"P 0 0 0": "."}})
+
+
+def test_the_older_state_and_confirmed_body_is_still_taken_and_an_empty_change_is_refused(tmp_path, monkeypatch):
+    """``{"state": ..., "confirmed": [cells]}`` (the README's body before taps were sent one by
+    one) replaces the board, its confirmed cells counting as tapped doubts; a body with neither
+    a state nor a ``set`` gets one line saying what is expected."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    client = create_app(tmp_path).test_client()
+    url = f"/api/review/{gemblo_review(client)['id']}/state"
+    answer = client.post(url, json={"state": {"game": "gemblo", "cells": {**READ, "0,1": "C"}}, "confirmed": ["1,0"]})
+    assert answer.status_code == 200, answer.data
+    doc = answer.get_json()
+    assert doc["state"]["cells"] == {**READ, "0,1": "C"}
+    assert doc["corrections"] == ["0,1", "1,0"] and doc["uncertain"] == []
+    assert client.post(url, json={"state": {"game": "gemblo", "cells": READ}}).get_json()["corrections"] == ["1,0"]
+
+    for body, words in (({}, 'expected {"set": {cell'), ({"set": None}, 'expected {"set": {cell'),
+                        ({"state": {"game": "gemblo", "cells": READ}, "confirmed": "1,0"}, "must list cells"),
+                        ({"state": {"game": "gemblo", "cells": READ}, "confirmed": ["9,99"]}, "9,99 is not a cell"),
+                        ({"state": {"game": "blokus"}}, "this is a blokus file")):
+        r = client.post(url, json=body)
+        assert r.status_code == 400, body
+        assert words in r.get_json()["error"]["message"] and "None" not in r.get_json()["error"]["message"]
+
+
+def test_a_token_of_the_wrong_kind_is_refused_in_words(tmp_path, monkeypatch):
+    """A shape or a stack of the wrong JSON kind is named in plain words, never in Python's."""
+    from tests.test_session_geometrius import START, camera, chips
+
+    field = camera(chips(START, Q01="red"))
+    token = next(t for t in field if t["shape"] == "Q01")
+    place = f"{token['row']},{token['col']}"
+    fake_reader(monkeypatch, "geometrius", {"game": "geometrius", "tokens": field}, [])
+    client = create_app(tmp_path).test_client()
+    doc = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "geometrius",
+                                           "variant": "standard"}, content_type="multipart/form-data").get_json()
+    url = f"/api/review/{doc['review']['id']}/state"
+
+    def message(body: dict) -> str:
+        r = client.post(url, json=body)
+        assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_state", r.data
+        return r.get_json()["error"]["message"]
+
+    for bad, words in (({"shape": ["Q01"]}, "shape as a name"), ({**token, "stack": "red"}, "stack lists chip"),
+                       ({**token, "stack": [["red"]]}, "stack lists chip")):
+        said = message({"set": {place: bad}})
+        assert words in said and "unhashable" not in said and "type" not in said
+    whole = [{**t, "shape": [t["shape"]]} if t is token else t for t in field]
+    assert "shape as a name" in message({"game": "geometrius", "tokens": whole})
+
+
+# --- saves on the page: a refused tap, a save still waiting when another review opens ------------
+
+def test_a_refused_tap_is_dropped_and_a_late_save_stays_with_its_own_review(server, browser, monkeypatch):
+    """A tap the server refuses (4xx) is undone and never sent again, while one the server failed
+    on (5xx) waits for the next save; a save still waiting when another photo is scored goes to
+    its own review, and its answer is not drawn over the new one; an older page's stored board
+    is dropped with a note."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    page, errors = open_page(browser, LANDSCAPE, 10000)
+    upload(page, server.base, blank_png(), "gemblo", "3p")
+    first = page.url.rsplit("/", 1)[1]
+    stored = f"localStorage.getItem('tableref-review-cells-{first}')"
+
+    def saved(text: str) -> None:
+        page.wait_for_function(f"document.querySelector('#review-saved').textContent.includes('{text}')")
+
+    def colour(cell: str) -> str:
+        return page.locator(f'#board .cell[data-cell="{cell}"]').get_attribute("data-colour")
+
+    def on_server(review_id: str) -> dict:
+        return page.request.get(f"{server.base}/api/review/{review_id}").json()["state"]["cells"]
+
+    # an older page's whole board under the old name: dropped once, with a note
+    page.evaluate(f"localStorage.setItem('tableref-review-{first}', JSON.stringify({{game: 'gemblo', cells: {{}}}}))")
+    page.reload()
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "older version of the page" in page.locator("#toast").inner_text()
+    assert page.evaluate(f"localStorage.getItem('tableref-review-{first}')") is None
+
+    # refused: undone on the board, gone from the tablet's storage, not sent again
+    page.route("**/state", lambda route: route.fulfill(status=400, content_type="application/json", body=json.dumps(
+        {"error": {"code": "bad_state", "message": "refused by the test"}})))
+    tap(page, "0,1", "C")
+    saved("the tap is undone: refused by the test")
+    assert colour("0,1") == "R" and page.evaluate(stored) is None
+    # failed on the server's side: kept for the next save
+    page.unroute("**/state")
+    page.route("**/state", lambda route: route.fulfill(status=500, body="boom"))
+    tap(page, "1,0", "Y")
+    saved("Not saved: the server answered 500")
+    assert colour("1,0") == "Y" and json.loads(page.evaluate(stored)) == {"1,0": "Y"}
+    page.unroute("**/state")
+    page.click("#review-again")
+    saved("1 correction saved")
+    assert on_server(first) == {**READ, "1,0": "Y"} and page.evaluate(stored) is None
+
+    # a save held back while another photo is scored on the same page
+    held = []
+    page.route(f"**/api/review/{first}/state", lambda route: held.append(route))
+    tap(page, "0,1", "C")
+    page.wait_for_function("document.querySelector('#review-saved').dataset.state === 'saving'")
+    page.select_option("#review-game", "gemblo")
+    page.select_option("#review-variant", "3p")
+    page.set_input_files("#photo", {"name": "board.png", "mimeType": "image/png", "buffer": blank_png()})
+    page.click("#review-go")
+    page.wait_for_function(f"!location.pathname.endsWith('{first}')")  # the new review's URL
+    second = page.url.rsplit("/", 1)[1]
+    page.wait_for_selector('#board .cell[data-cell="1,0"][data-colour="."]')  # the new review, as read
+    tap(page, "1,0", "C")  # waits behind the first review's save
+    assert len(held) == 1
+    held[0].continue_()
+    saved("1 correction saved")
+    assert on_server(first) == {**READ, "1,0": "Y", "0,1": "C"}  # the held tap, and only it
+    assert on_server(second) == {**READ, "1,0": "C"}
+    assert colour("0,1") == "R" and colour("1,0") == "C"  # the first review's answer was not drawn
+    assert page.url.endswith(second)
+    page.unroute(f"**/api/review/{first}/state")
+    assert errors == []
+    page.close()

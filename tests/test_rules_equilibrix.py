@@ -231,3 +231,11 @@ def test_bad_settings_are_refused_in_one_line(settings, code):
     with pytest.raises(InvalidInput) as e:
         setup_of("equilibrix", {"game": "equilibrix", "settings": settings})
     assert e.value.code == code
+
+
+def test_parse_fields_refuses_two_keys_naming_one_field():
+    """"P 0 0 0" and "P 0 0  0" (two spaces) both read as one petal: its colour would be a guess."""
+    own = eq.parse_fields({"P 0 0  0": "B"})
+    assert own["B"] == eq.parse_fields({"P 0 0 0": "B"})["B"] and own["W"] == 0
+    with pytest.raises(ValueError, match="fields 'P 0 0 0' and 'P 0 0  0' are one field"):
+        eq.parse_fields({"P 0 0 0": "B", "P 0 0  0": "W"})

@@ -246,3 +246,10 @@ def test_pinned_start_is_not_turned():
     assert gemblo.decompose(cells, Setup()).flags == ()
     pinned = Setup(starts={"R": corner})
     assert [f.code for f in gemblo.decompose(cells, pinned).flags] == ["first_not_on_start"]
+
+
+def test_parse_cells_refuses_two_keys_naming_one_cell():
+    """"0,0" and "0, 0" both read as (0, 0): which colour is there would be a guess."""
+    assert gemblo.parse_cells({"0, 0": "R", "0,1": "Y"}) == {(0, 0): "R", (0, 1): "Y"}
+    with pytest.raises(ValueError, match="cells '0,0' and '0, 0' are one cell"):
+        gemblo.parse_cells({"0,0": "R", "0, 0": "R"})

@@ -26,7 +26,8 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-/* POST to the server; resolves to its JSON, rejects with an Error carrying its message. */
+/* POST to the server; resolves to its JSON, rejects with an Error carrying its message (and
+   the answer's HTTP ``status``; none when the server could not be reached). */
 async function post(url, body) {
   const init = { method: "POST", headers: {} };
   if (body instanceof FormData) {
@@ -49,7 +50,7 @@ async function post(url, body) {
   }
   if (!response.ok) {
     const message = doc && doc.error ? doc.error.message : `the server answered ${response.status}`;
-    throw new Error(message);
+    throw Object.assign(new Error(message), { status: response.status });
   }
   return doc;
 }

@@ -119,23 +119,32 @@ function showSaved(kind, text) {
    board by the rules, scores it and saves it. Saves go one after another; until the server
    has a tap it is also kept in the tablet's storage, and a reload sends it again (see
    openReview). When no save is left waiting, the board shown is the server's: a correction
-   made meanwhile in another tab appears. */
+   made meanwhile in another tab appears. A save belongs to the review it was made on: if
+   another review is opened while it waits, it still goes to its own review, and its answer
+   is not drawn over the new one. Taps the server refuses (4xx: the rules say no) are dropped,
+   as sending them again would be refused again and hold up every later tap; only taps the
+   server never got (unreachable, 5xx) wait for the next save. */
 function save(changes, done) {
-  const url = `/api/review/${review.id}/state`;
-  const name = keptName(review.id);
-  Object.assign(unsent, changes);
-  keep(name, unsent);
+  const id = review.id, mine = unsent;  // openReview gives each review its own ``unsent``
+  const url = `/api/review/${id}/state`;
+  const name = keptName(id);
+  Object.assign(mine, changes);
+  keep(name, mine);
   pending += 1;
   showSaved("saving", "Saving…");
   saving = saving.then(async () => {
-    const sent = JSON.parse(JSON.stringify(unsent));
+    const sent = JSON.parse(JSON.stringify(mine));
+    const settle = () => {
+      for (const [k, v] of Object.entries(sent)) {
+        if (JSON.stringify(mine[k]) === JSON.stringify(v)) delete mine[k];  // not tapped again since
+      }
+      keep(name, Object.keys(mine).length ? mine : null);
+    };
     try {
       const answer = await post(url, { set: sent });
       pending -= 1;
-      for (const [k, v] of Object.entries(sent)) {
-        if (JSON.stringify(unsent[k]) === JSON.stringify(v)) delete unsent[k];  // not tapped again since
-      }
-      keep(name, Object.keys(unsent).length ? unsent : null);
+      settle();
+      if (review.id !== id) return;  // another review is on screen now
       review = answer;
       if (!pending) {
         showBoard();
@@ -146,7 +155,15 @@ function save(changes, done) {
       if (done) toast(done);
     } catch (err) {
       pending -= 1;
-      showSaved("failed", `Not saved: ${err.message}`);
+      const refused = err.status >= 400 && err.status < 500;
+      if (refused) settle();
+      if (review.id !== id) return;
+      if (refused) {
+        showBoard();  // the board as the server has it: the refused taps undone
+        showSaved("failed", `Not saved, the tap is undone: ${err.message}`);
+      } else {
+        showSaved("failed", `Not saved: ${err.message}`);
+      }
       toast(capitalise(err.message), "error");
     }
   });
@@ -165,6 +182,16 @@ function showBoard() {
 }
 
 const keptName = (id) => `tableref-review-cells-${id}`;
+
+/* An older page kept a whole board state under another name; that cannot be sent as taps
+   (it would undo corrections made since in another tab), so it is dropped, once, with a note.
+   True when there was one. */
+function dropOldKept(id) {
+  const old = `tableref-review-${id}`;
+  const body = kept(old);
+  keep(old, null);
+  return body !== null;
+}
 
 /* The tablet's copy of the taps not saved yet (storage may be off: then there is none). */
 function keep(name, body) {
@@ -225,6 +252,10 @@ function openReview(doc, scroll) {
   section.hidden = false;
   if (scroll) section.scrollIntoView({ behavior: "smooth", block: "start" });
   if (Object.keys(unsent).length) save({}, "Corrections made while the server was away are saved");
+  if (dropOldKept(doc.id)) {
+    toast("Corrections this tablet kept from an older version of the page could not be sent: "
+          + "check the board and tap them again", "error");
+  }
 }
 
 /* The reviews kept on this table, newest first, as links that reopen them. */
