@@ -12,9 +12,10 @@ import cv2
 import numpy as np
 import pytest
 
-from rules.blokus import decompose, random_game_state
+from rules.blokus import Setup, decompose, random_game_state
 from vision.blokus import (apply_rules, debug_images, locate_board, read_blokus, read_with_pose,
                            verify_pose)
+from vision.blokus_complete import _anchors, _inventory, _Patch, _starts
 from vision.errors import ReadError
 from vision.image_io import load_image
 from vision.pose import BoardPose
@@ -446,3 +447,73 @@ def test_rules_erase_loose_cells_an_occluder_lent_a_piece_colour() -> None:
         conf[r, c] = 0.98
     kept = apply_rules(read, labels, prob, conf, occluded=hand)
     assert all(kept.board[r][c] == "R" for r, c in sleeve) and kept.flags
+
+
+def test_rules_never_confirm_a_label_they_chose_against_the_photo() -> None:
+    # A lone red cell, doubtful (glare), in an open part of the board: red's chain does not
+    # reach it, so the fixes erase it; empty is then the only legal label there. The photo
+    # said red, so the rules' empty must stay doubtful, not be confirmed as if seen.
+    labels = (".", "B", "Y", "R", "G")
+    state = _cut(_cut(["." * 20] * 20, [(0, 0), (0, 1), (1, 0)], "B"), [(19, 19), (18, 19), (19, 18)], "R")
+    read = _cut(state, [(9, 9)], "R")
+    prob = _truth_probabilities(read, labels)
+    prob[9, 9] = [0.05, 0.01, 0.01, 0.92, 0.01]
+    conf = np.full((20, 20), 0.98)
+    conf[9, 9] = 0.3
+    out = apply_rules(read, labels, prob, conf)
+    assert out.board == state and out.changed == [(9, 9)]
+    assert out.confirmed == [] and out.confidence[9, 9] < 0.5
+    # A cell of a six-cell blue "piece" whose colour says blue: the one-cell fix blanks it.
+    pentomino = [(0, 0), (0, 1), (0, 2), (1, 2), (2, 2), (3, 2)]
+    read = _cut(["." * 20] * 20, pentomino, "B")
+    prob = _truth_probabilities(read, labels)
+    prob[0, 2] = [0.05, 0.92, 0.01, 0.01, 0.01]
+    conf = np.full((20, 20), 0.98)
+    conf[0, 2] = 0.3
+    out = apply_rules(read, labels, prob, conf)
+    assert out.board[0][2] == "." and (0, 2) in out.changed
+    assert out.confirmed == [] and out.confidence[0, 2] < 0.5
+
+
+@pytest.mark.parametrize("setup", [Setup(), Setup(fixed_corners=True)], ids=["any_corner", "fixed_corners"])
+def test_completion_search_judges_the_pieces_at_a_patch_as_the_rules_do(setup: Setup) -> None:
+    # The completion search re-implements piece identity, once per colour and the corner
+    # chain for speed; it must agree with the rules on every region at the patch. It sees
+    # only those: a relabelling that unchains pieces further off, or hides a colour's start
+    # piece (whose chain it cannot then follow), is left to the board-wide check in complete().
+    labels = (".", "B", "Y", "R", "G")
+    starts = _starts(setup)
+    verdicts = {True: 0, False: 0}
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        state = random_game_state(rng, n_moves=int(rng.integers(8, 60)), setup=setup)
+        for k in range(6):
+            h, w = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+            if k < 2:  # at a corner: the start cells
+                r0, c0 = int(rng.choice([0, 20 - h])), int(rng.choice([0, 20 - w]))
+            else:
+                r0, c0 = int(rng.integers(0, 21 - h)), int(rng.integers(0, 21 - w))
+            cells = [(r, c) for r in range(r0, r0 + h) for c in range(c0, c0 + w)]
+            rim = {(r + dr, c + dc) for r, c in cells for dr, dc in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))}
+            grid = [list(row) for row in state]
+            laid = _inventory(grid, rim)
+            for r, c in cells:
+                grid[r][c] = "."
+            anchors = _anchors(grid, starts)
+            started = {colour for colour, at in starts.items() if any(grid[r][c] == colour for r, c in at)}
+            patch = _Patch(grid, cells, [[(label, 0.0) for label in labels]] * len(cells), laid, anchors, starts)
+            for n in range(10):
+                truth = [state[r][c] for r, c in cells]
+                labelling = truth if n == 0 else [str(x) for x in rng.choice(labels, len(cells))]
+                board = state
+                for cell, label in zip(cells, labelling):
+                    board = _cut(board, [cell], label)
+                legal = patch.cost_of(labelling) is not None
+                flags = decompose(board, setup).flags
+                verdicts[legal] += 1
+                assert legal or flags, (seed, cells, labelling)  # never rules out a legal board
+                for f in flags if legal else ():
+                    colour = board[f.cells[0][0]][f.cells[0][1]]
+                    assert f.code in ("no_corner_contact", "first_not_in_corner"), (seed, cells, labelling, f)
+                    assert colour not in started or not rim & set(map(tuple, f.cells)), (seed, cells, labelling, f)
+    assert verdicts[True] > 50 and verdicts[False] > 200

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 import cv2
 import numpy as np
 
-from rules.blokus import EMPTY, SIZE, decompose, pieces
+from rules.blokus import EMPTY, SIZE, board, decompose, pieces
 
 from .blokus_complete import complete
 from .colour import CellColours, Palette, classify
@@ -487,7 +487,7 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     for r, c in filled:
         conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
     changed.extend(cell for cell in filled if cell not in changed)
-    confirmed = _confirm(rows, flags, labels, prob, conf, deadline)
+    confirmed = _confirm(rows, flags, labels, prob, conf, changed, deadline)
     for r, c in confirmed:
         conf[r, c] = max(conf[r, c], CONFIRMED)
     return RulesOutcome(rows, conf, list(flags), changed, confirmed)
@@ -509,19 +509,24 @@ def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarra
 
 
 def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
-             deadline: float) -> list[tuple[int, int]]:
+             changed: list[tuple[int, int]], deadline: float) -> list[tuple[int, int]]:
     """Doubtful cells whose clear colour favourite is the only label the rules allow.
 
-    Only cells whose neighbours (two cells around) were all read with confidence: a
-    deduction from guessed neighbours (under the same hand, cup or glare) proves nothing.
+    Only cells that hold the photo's favourite and that the fixes and the completion left
+    alone (``changed``): a cell the rules relabelled against its colour must stay doubtful,
+    or the reading would report the rules' guess as seen. And only cells whose neighbours
+    (two cells around) were all read with confidence: a deduction from guessed neighbours
+    (under the same hand, cup or glare) proves nothing.
     """
     base = _badness(flags)
     doubt = conf < UNCERTAIN_BELOW
     padded = np.pad(doubt, 2)
     near = sum(padded[2 + dr:2 + dr + doubt.shape[0], 2 + dc:2 + dc + doubt.shape[1]]
                for dr in range(-2, 3) for dc in range(-2, 3)) - doubt  # doubtful neighbours
+    relabelled = set(changed)
     doubtful = [(float(prob[r, c].max()), (r, c)) for r, c in np.argwhere(doubt & (near == 0))
-                if prob[r, c].max() >= CONFIRM_PROB]
+                if prob[r, c].max() >= CONFIRM_PROB and (r, c) not in relabelled
+                and labels[int(prob[r, c].argmax())] == rows[r][c]]
     confirmed = []
     for _, (r, c) in sorted(doubtful, reverse=True):
         if time.thread_time() > deadline:
@@ -580,19 +585,9 @@ def _doubtful_parts(rows: list[str], flag, doubtful: np.ndarray) -> list[list[tu
     # surely beyond a hidden link of the chain are unchained, not wrong.
     if flag.code != "no_corner_contact" or not all(doubtful[cell] for cell in cells):
         return []
-    parts = []
-    while cells:
-        todo = [cells.pop()]
-        part = set(todo)
-        while todo:
-            r, c = todo.pop()
-            for nb in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
-                if nb in cells and rows[nb[0]][nb[1]] == rows[r][c]:
-                    cells.discard(nb)
-                    part.add(nb)
-                    todo.append(nb)
-        parts.append(sorted(part))
-    return parts
+    squares = board()  # the rules' own edge-connected parts: the regions decompose() names
+    return [sorted(squares.cells_of(part)) for colour in sorted({rows[r][c] for r, c in cells})
+            for part in squares.components(squares.mask(cell for cell in cells if rows[cell[0]][cell[1]] == colour))]
 
 
 def _twins(rows: list[str], shape: set[tuple[int, int]]) -> set[tuple[int, int]]:

@@ -4,9 +4,10 @@ A patch of doubtful cells (under a hand, a cup or a blown-out glare spot) is rel
 whole: every labelling of the patch that keeps the pieces at it legal is weighed by the
 photo's odds, and the likeliest wins. Legal means what any board must be: each one-colour
 region touching the patch is one of the 21 pieces, one its colour has not laid elsewhere,
-chained corner to corner to its colour's corner (through the pieces round the patch or
-through each other). The one- and two-cell fixes of :func:`vision.blokus.apply_rules` cannot
-complete a piece cut short by three hidden cells, nor redo a patch where two pieces meet.
+chained corner to corner to one of its colour's start corners (the rules' own, per variant)
+through any of its colour's pieces. The one- and two-cell fixes of
+:func:`vision.blokus.apply_rules` cannot complete a piece cut short by three hidden cells,
+nor redo a patch where two pieces meet.
 
 Where the photo cannot tell legal labellings apart (a cell wholly hidden has no colour
 evidence), the board wins the tie: in random games a visible piece runs on into a hidden
@@ -27,7 +28,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from rules.blokus import EMPTY, SIZE, pieces
+from rules.blokus import EMPTY, SIZE, Setup, board, pieces, rules
 
 MAX_PATCH = 24  # larger doubtful patches are left to the one- and two-cell fixes
 MAX_PIECE = 5  # cells of Blokus's largest piece
@@ -37,7 +38,6 @@ HIDDEN_PIECE_CELL = 0.05  # prior cost of a doubtful cell being part of a piece:
 UNSEEN_PIECE = 1.0  # prior cost (log odds) of a piece lying wholly in the doubtful patch
 NODE_BUDGET = 4000  # search nodes per patch (some 40 ms)
 NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1))
-CORNERS = {(0, 0), (0, SIZE - 1), (SIZE - 1, 0), (SIZE - 1, SIZE - 1)}
 
 
 @lru_cache(maxsize=None)
@@ -45,9 +45,19 @@ def _piece(shape: frozenset) -> str | None:
     return pieces().identify(shape)
 
 
+def _starts(setup: Setup) -> dict[str, frozenset[tuple[int, int]]]:
+    """Per colour, the cells its chain starts from, as the rules of ``setup`` set them (any
+    board corner, or the colour's own one)."""
+    squares = board()
+    return {colour: frozenset(squares.cells_of(mask)) for colour, mask in rules(setup).starts.items()}
+
+
 def _region(grid: list[list[str]], start: tuple[int, int]) -> set[tuple[int, int]]:
     """The edge-connected cells of ``start``'s colour, cut off past a piece's size (a bigger
-    region is illegal whatever it is)."""
+    region is illegal whatever it is).
+
+    The search's own flood fill: it runs at every node on the grid being labelled, and stops
+    at six cells; the rules' :meth:`Board.components` splits a whole colour at once."""
     colour = grid[start[0]][start[1]]
     seen, todo = {start}, [start]
     while todo and len(seen) <= MAX_PIECE:
@@ -63,16 +73,14 @@ def _region(grid: list[list[str]], start: tuple[int, int]) -> set[tuple[int, int
 def _inventory(grid: list[list[str]], skip: set[tuple[int, int]]) -> dict[str, list[str | None]]:
     """Per colour, the pieces of its regions clear of ``skip`` (the patch and the cells beside
     it, whose regions the patch's labelling may still change)."""
-    done: set[tuple[int, int]] = set()
+    squares = board()
     laid: dict[str, list[str | None]] = {}
-    for r in range(SIZE):
-        for c in range(SIZE):
-            if grid[r][c] == EMPTY or (r, c) in done:
-                continue
-            region = _region(grid, (r, c))
-            done |= region
-            if not region & skip:
-                laid.setdefault(grid[r][c], []).append(_piece(_normal(region)))
+    for colour in sorted({label for row in grid for label in row} - {EMPTY}):
+        mask = squares.mask((r, c) for r in range(SIZE) for c in range(SIZE) if grid[r][c] == colour)
+        for part in squares.components(mask):
+            region = squares.cells_of(part)
+            if skip.isdisjoint(region):
+                laid.setdefault(colour, []).append(_piece(_normal(region)))
     return laid
 
 
@@ -85,9 +93,13 @@ def _normal(cells) -> frozenset:
 class _Patch:
     """One patch of doubtful cells and the search for its likeliest legal labelling."""
 
-    def __init__(self, grid, cells, options, laid, anchors):
+    def __init__(self, grid, cells, options, laid, anchors, starts):
         self.grid, self.cells, self.options, self.laid = grid, cells, options, laid
-        self.anchors = anchors  # cells of the pieces chained to their colour's corner -> colour
+        # colour -> the cells a chain may start from: its start corners, and the cells chained
+        # to one without the patch (:func:`_anchors`)
+        self.roots: dict[str, list[tuple[int, int]]] = {colour: list(at) for colour, at in starts.items()}
+        for cell, colour in anchors.items():
+            self.roots.setdefault(colour, []).append(cell)
         self.open = set(cells)  # patch cells not labelled yet
         self.inside = set(cells)
         self.nodes = 0
@@ -162,21 +174,15 @@ class _Patch:
 
     def _chained(self, regions: list[tuple[str, set[tuple[int, int]]]]) -> bool:
         """Does every region at the patch reach its colour's corner, corner to corner, through
-        the pieces round the patch or through each other?"""
-        reach = []
-        for colour, region in regions:
-            around = {(r + dr, c + dc) for r, c in region for dr in (-1, 0, 1) for dc in (-1, 0, 1)}
-            reach.append((colour, region, around))
-        anchored = [bool(region & CORNERS) or any(self.anchors.get(cell) == colour for cell in around)
-                    for colour, region, around in reach]
-        grew = True
-        while grew and not all(anchored):
-            grew = False
-            for i, (colour, region, around) in enumerate(reach):
-                if not anchored[i] and any(anchored[j] and reach[j][0] == colour and reach[j][1] & around
-                                           for j in range(len(reach))):
-                    anchored[i] = grew = True
-        return all(anchored)
+        any of its colour's pieces (those round the patch, each other, or pieces further off
+        that only the patch's labelling links)?"""
+        held = np.array(self.grid)
+        for colour in {colour for colour, _ in regions}:
+            _, parts = cv2.connectedComponents((held == colour).astype(np.uint8), connectivity=8)
+            rooted = {parts[cell] for cell in self.roots.get(colour, ())} - {0}
+            if any(parts[next(iter(region))] not in rooted for held_colour, region in regions if held_colour == colour):
+                return False
+        return True
 
     def cost_of(self, labelling: list[str]) -> float | None:
         """The cost of one labelling of the patch (its current one), or None if it breaks the
@@ -195,8 +201,8 @@ class _Patch:
 
 
 def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
-             conflicted: np.ndarray, deadline: float,
-             badness: Callable[[list[str]], int]) -> tuple[list[str], list[tuple[int, int]]]:
+             conflicted: np.ndarray, deadline: float, badness: Callable[[list[str]], int],
+             setup: Setup = Setup()) -> tuple[list[str], list[tuple[int, int]]]:
     """Relabel each patch of ``doubtful`` cells with its likeliest legal labelling.
 
     ``smooth``: (rows x cols x labels) the colour evidence as the rules weigh it (a covered
@@ -204,9 +210,11 @@ def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubt
     less likely labels are tried too. Returns the new rows and the cells that changed. A
     patch whose current labelling is already the likeliest legal one, or that has none, is
     left as it is; so is one whose new labelling makes the board's conflicts (``badness``)
-    grow: the search sees only the pieces at the patch.
+    grow: the search sees only the pieces at the patch. ``setup``: the table's rules (which
+    corners each colour starts from).
     """
     grid = [list(row) for row in rows]
+    starts = _starts(setup)
     changed: list[tuple[int, int]] = []
     bad = None
     cost = -np.log(np.maximum(smooth, 1e-300))
@@ -237,7 +245,7 @@ def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubt
         laid = _inventory(grid, {(r + dr, c + dc) for r, c in cells for dr, dc in NEIGHBOURS + ((0, 0),)})
         for r, c in cells:
             grid[r][c] = EMPTY
-        patch = _Patch(grid, cells, options, laid, _anchors(grid))
+        patch = _Patch(grid, cells, options, laid, _anchors(grid, starts), starts)
         now = patch.cost_of(current)
         best = patch.run()
         keep = current if best is None or (now is not None and now <= best[0] + 1e-9) else best[1]
@@ -256,17 +264,17 @@ def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubt
     return ["".join(row) for row in grid], changed
 
 
-def _anchors(grid: list[list[str]]) -> dict[tuple[int, int], str]:
-    """Cells whose colour reaches a board corner corner to corner (8-connected) without the
+def _anchors(grid: list[list[str]], starts: dict[str, frozenset[tuple[int, int]]]) -> dict[tuple[int, int], str]:
+    """Cells whose colour reaches one of its start corners corner to corner (8-connected) without the
     patch (its cells are blank while this runs): a piece touching one is chained.
 
     A colour none of whose cells reaches a corner has its corner piece hidden (under the
     same hand, say): its chain cannot be followed, so any of its cells anchors."""
-    board = np.array(grid)
+    held = np.array(grid)
     anchors: dict[tuple[int, int], str] = {}
-    for colour in set(board.ravel()) - {EMPTY}:
-        _, parts = cv2.connectedComponents((board == colour).astype(np.uint8), connectivity=8)
-        rooted = {parts[r, c] for r, c in CORNERS if board[r, c] == colour} or set(np.unique(parts)) - {0}
+    for colour in set(held.ravel()) - {EMPTY}:
+        _, parts = cv2.connectedComponents((held == colour).astype(np.uint8), connectivity=8)
+        rooted = {parts[r, c] for r, c in starts.get(colour, ()) if held[r, c] == colour} or set(np.unique(parts)) - {0}
         for r, c in np.argwhere(np.isin(parts, list(rooted))):
             anchors[(int(r), int(c))] = colour
     return anchors
