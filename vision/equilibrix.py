@@ -39,10 +39,11 @@ Geometry (``locate_board``), on a copy about 720 px wide:
    the Origin moves every turn and the ring empties.
 
 Colour (no palette of plastics here): every photo carries its own reference, the bare wood
-between the flower and the ring, which is never covered. Its colour over the board gives the
-light field (a smooth quadratic, refitted with the fields read as empty). A field's colour
-divided by the light there is then near 1 for bare wood, far darker for black, brighter and
-bluer (as blue as the wood is red) for white, whatever the lamp's colour. Each field is
+between the flower and the ring, which no tile covers. Its colour over the board gives the
+light field (a smooth quadratic, refitted with the fields read as empty; a hand over part of
+that wood, darker and redder than the light the rest agrees on, is left out, not averaged in).
+A field's colour divided by the light there is then near 1 for bare wood, far darker for
+black, brighter and bluer (as blue as the wood is red) for white, whatever the lamp's colour. Each field is
 sampled in its middle, away from the perforated tip dots and the drawn lines. The ring's
 white tiles, recognised by their shapes, anchor the white class (a glare spot on bare wood is
 brighter and a little bluer, but it is no tile's shape).
@@ -147,6 +148,9 @@ CORE_LINE = 0.07  # sampled pixels keep this far from a drawn line (r units)
 CORE_NODE = 0.3  # ... and from every tip (the dots sit within 0.24 of it)
 BAND_LINE = 0.045  # the outline band of a field: within this of its drawn boundary
 WOOD_BAND = (3.08, 3.22, 3.42, 3.62)  # bare wood: inside the printed circle, and outside it
+LIGHT_TRIES, LIGHT_SET = 300, 8  # random sets of wood samples a light field is fitted through first
+LIGHT_AGREE = 0.08  # log units: a wood sample this close to a light field agrees with it
+LIGHT_MAJORITY = 2 / 3  # share of the samples a consensus must hold to leave any out (see _covered_samples)
 # Class centres in (brightness, blueness) of colour / light: log units, adapted per photo.
 CENTRES = {EMPTY: (0.0, 0.0), "B": (-1.8, 0.7), "W": (0.45, 0.6)}
 SPREAD = {EMPTY: (0.06, 0.03), "B": (0.2, 0.2), "W": (0.1, 0.08)}  # smallest spreads (noise, plastic)
@@ -893,15 +897,43 @@ def _design(uv: np.ndarray) -> np.ndarray:
     return np.column_stack([np.ones_like(u), u, v, u * u, v * v, u * v])
 
 
+def _covered_samples(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    """The wood samples a hand or a sleeve lies over: those a consensus light field does not
+    follow, when it is a clear majority's (LIGHT_MAJORITY) and they are darker and redder than
+    it. A least-squares fit through every sample is pulled far down beside a dark hand (the
+    residuals there then mix wood and skin), so bare wood next to it looks brighter and bluer
+    than the light, as white plastic does. The consensus: among fields fitted through small
+    random sets of samples (a fixed draw, so a photo always reads the same), the one most
+    samples lie within LIGHT_AGREE of. What else it leaves out is the light itself and is kept:
+    a highlight is brighter, and a shadow darker but bluer (the lamp's warm light is gone, the
+    room's remains), which the fields under it share."""
+    design = _design(points)
+    none = np.zeros(len(points), bool)
+    if len(points) < 2 * LIGHT_SET:
+        return none
+    picks = np.random.default_rng(0).random((LIGHT_TRIES, len(points))).argsort(1)[:, :LIGHT_SET]
+    coefs = np.linalg.pinv(design[picks]) @ logs[picks]  # LIGHT_TRIES x 6 x 3
+    res = np.abs(design[None] @ coefs - logs[None]).max(2)
+    agree = res < LIGHT_AGREE
+    agree = agree[int(np.argmax(agree.sum(1) - 1e-3 * np.minimum(res, 1.0).mean(1)))]
+    if agree.sum() < max(12, LIGHT_MAJORITY * len(points)) or agree.all():
+        return none
+    coef, *_ = np.linalg.lstsq(design[agree], logs[agree], rcond=None)
+    off = logs[~agree] - design[~agree] @ coef  # log BGR over the consensus light
+    darker, redder = np.median(off.mean(1)) < 0, np.median(off[:, 0] - off[:, 2]) < 0
+    return ~agree if darker and redder else none
+
+
 def _light(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
     """Quadratic light field (log colour per channel) through the points, refitted without
-    outliers (glare, a hand over the rim); returns its 6 x 3 coefficients."""
-    keep = np.ones(len(points), bool)
+    outliers (glare, a hand over the rim); returns its 6 x 3 coefficients. The first fit leaves
+    out the samples a hand or a sleeve covers (:func:`_covered_samples`)."""
+    keep = ~_covered_samples(points, logs)
     coef = np.zeros((6, 3))
     for _ in range(3):
         coef, *_ = np.linalg.lstsq(_design(points[keep]), logs[keep], rcond=None)
         res = np.abs(_design(points) @ coef - logs).max(1)
-        keep = res < max(0.08, 2.5 * float(np.median(res)))
+        keep = res < max(LIGHT_AGREE, 2.5 * float(np.median(res)))
         if keep.sum() < 12:
             break
     return coef
