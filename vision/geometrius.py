@@ -570,6 +570,18 @@ OUTLINE_SHARE = 0.6  # ... a blurred one's, this share of its core's darkness
 STROKE_CORE_QUANTILE = 0.97  # the stroke's core darkness: the darkest few percent of the polygon's circle
 OUTLINE_RETRIES = (0.7, 0.5)  # fainter thresholds (shares of the first) for an outline broken somewhere
 BROKEN_REACH_MM = 3.0  # a silhouette reaching this much less than the printed polygon leaked
+# ... and one this narrow on average (2 area / perimeter) is a stretch of the stroke itself, left
+# by the opening where a blurred stroke is thick: the thinnest catalogue polygon (Q11) is 2.9 mm
+# wide on average (more with the stroke's outer half); a stroke, even blurred, under 2 mm.
+LEAKED_WIDTH_MM = 2.4
+
+
+def _ink_threshold(ink: np.ndarray) -> float:
+    """The darkness above which ``ink`` (the pixels where the polygon may be) is the outline's
+    stroke. Blur spreads a stroke's ink and lightens its core (a defocused 0.9 mm stroke peaks
+    at two thirds of its printed darkness): the outline is what is over the stroke's own core
+    darkness times OUTLINE_SHARE, but never fainter than a sharp stroke's threshold."""
+    return min(OUTLINE_INK, OUTLINE_SHARE * _quantile(ink, STROKE_CORE_QUANTILE))
 
 
 def _silhouette(ink: np.ndarray, threshold: float, beyond: np.ndarray) -> np.ndarray | None:
@@ -596,13 +608,11 @@ def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
     """The polygon's rough corners (top-down pixels) from the silhouette of its outline (the
     polygon with its outline, ticks shaved off)."""
     beyond = _beyond(ink.shape[0], half)
-    # Blur spreads a stroke's ink and lightens its core (a defocused 0.9 mm stroke peaks at
-    # two thirds of its printed darkness): the outline is what is over the stroke's own core
-    # darkness times OUTLINE_SHARE, but never fainter than a sharp stroke's threshold.
-    threshold = min(OUTLINE_INK, OUTLINE_SHARE * _quantile(ink[~beyond], STROKE_CORE_QUANTILE))
+    threshold = _ink_threshold(ink[~beyond])
     # A stretch of the stroke washed out by glare (or lost in a shadow's edge) breaks the
     # outline: the flood then leaks inside and leaves a scrap. Every polygon is printed
-    # reaching POLY_RADIUS_MM from its middle, so a scrap is known and a fainter threshold tried.
+    # reaching POLY_RADIUS_MM from its middle, so a scrap is known (too short, or too narrow:
+    # a stretch of the stroke itself) and a fainter threshold tried.
     first = None
     for share in (1.0,) + OUTLINE_RETRIES:
         c = _silhouette(ink, threshold * share, beyond)
@@ -610,7 +620,8 @@ def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
         if c is not None:
             pts = c[:, 0, :].astype(np.float64)
             if np.linalg.norm(pts - (pts.min(0) + pts.max(0)) / 2, axis=1).max() / PPM >= \
-                    POLY_RADIUS_MM - BROKEN_REACH_MM:
+                    POLY_RADIUS_MM - BROKEN_REACH_MM and \
+                    2 * cv2.contourArea(c) / cv2.arcLength(c, True) / PPM >= LEAKED_WIDTH_MM:
                 break
     else:
         c = first  # none looked whole: the first found, as a sharp outline gives it
@@ -628,7 +639,7 @@ def _centred_on_polygon(red: np.ndarray, H: np.ndarray) -> np.ndarray:
     region that does not reach the view's rim (a neighbour's frame or a stack may)."""
     half = POLY_RADIUS_MM + FRAME_SHIFT_MM
     ink = _ink(_warp(red, H, half, PPM))
-    mask = (ink > min(OUTLINE_INK, OUTLINE_SHARE * _quantile(ink.ravel(), STROKE_CORE_QUANTILE))).astype(np.uint8)
+    mask = (ink > _ink_threshold(ink.ravel())).astype(np.uint8)
     count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     n = ink.shape[0]
     x, y, w, h, area = (stats[1:, k] for k in range(5))
@@ -1129,7 +1140,12 @@ def _measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray,
     fine = _refine(_InkPoints.of(fit_ink), found)
     if fine is None:
         return None
-    mm = (fine + 0.5) / PPM - half
+    return _photo_fit((fine + 0.5) / PPM - half, photo, hide)
+
+
+def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.ndarray | None) -> PolygonFit:
+    """The polygon whose corners ``mm`` (token millimetres, y down) the top-down view gave,
+    with its sides fitted again on the photo itself (``_photo_sides``)."""
     # A side the photo shows no straight stroke along (bent at a corner merged away, or
     # spoilt) leaves the polygon in doubt; the corners found so far then stand.
     straight = 0.0
@@ -1147,6 +1163,29 @@ def _measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray,
     reach = float(np.linalg.norm(mm - (mm.min(0) + mm.max(0)) / 2, axis=1).max())
     full_size = abs(reach - POLY_RADIUS_MM) <= SIZE_TOLERANCE_MM
     return PolygonFit(mm * [1, -1], straight >= STRAIGHT_SHARE and full_size, _crowded_corners(mm, hide))
+
+
+def _shortest_side_dropped(polygon: PolygonFit, photo: tuple[np.ndarray, np.ndarray],
+                           hide: np.ndarray | None) -> PolygonFit | None:
+    """For a polygon like no catalogue shape: the same polygon with its shortest side dropped
+    and the lines of the two sides beside it met in one corner, fitted again on the photo; or
+    None. A gained corner makes such a short side: a tick's bump on the rough outline (its
+    shorter half then fitted to the next corner's arc), a sharp tip split in two by blur, or
+    a corner chamfered by a stack's clearing. The result is always in doubt (not straight)."""
+    v = polygon.vertices * [1, -1]
+    n = len(v)
+    if n < 4:
+        return None
+    i = int(np.argmin(np.linalg.norm(np.roll(v, -1, 0) - v, axis=1)))
+    before, after = v[i] - v[i - 1], v[(i + 2) % n] - v[(i + 1) % n]
+    corner = _meet(v[i], before, v[(i + 1) % n], after)
+    if corner is None:
+        return None
+    merged = np.delete(v, (i + 1) % n, axis=0)
+    merged[i if i + 1 < n else i - 1] = corner
+    if len(_interior_angles(merged)) != n - 1:
+        return None
+    return replace(_photo_fit(merged, photo, hide), straight=False)
 
 
 def _crowded_corners(v: np.ndarray, hide: np.ndarray | None) -> tuple[bool, ...]:
@@ -1605,8 +1644,13 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         view = _warp(red, Ht, half, PPM)
         polygon = _measure_polygon(view, half, (red, Ht), stack.outline)
         vertices = None if polygon is None else polygon.vertices
-        hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
         match = None if vertices is None else match_shape(vertices, catalogue.shapes, polygon.loose)
+        if match is not None and match.shape == UNKNOWN_SHAPE:  # a corner gained? (always in doubt)
+            regained = _shortest_side_dropped(polygon, (red, Ht), stack.outline)
+            again = None if regained is None else match_shape(regained.vertices, catalogue.shapes, regained.loose)
+            if again is not None and again.shape != UNKNOWN_SHAPE:
+                polygon, vertices, match = regained, regained.vertices, again
+        hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
         if match is None or not match.sure or hidden or not polygon.straight:
             uncertain.append("shape")
         vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
