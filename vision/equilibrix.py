@@ -21,6 +21,8 @@ Geometry (``locate_board``), on a copy about 720 px wide:
    a small shift. When the best match is weak (glare, shadow, a steep view), the runners-up,
    the other frames and the next circles are tried too: how well the whole drawing correlates
    does not tell a steep view's guesses apart, how many of its pieces agree (step 5) does.
+   So too when a circle nothing frames (a ring of dark tiles) matches surely after the circle
+   the board's edge frames matched less well.
 5. *Refinement*: a homography aligning the drawn lines with the photo's edges (ECC, two
    passes), then the drawing matched piece by piece round every node and along the board's
    edge, with RANSAC, which a hand or a glare spot cannot pull; of the two, the pose more
@@ -790,8 +792,8 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
                      and math.hypot(outline[0][0] - cx, outline[0][1] - cy) < 0.3 * max(c1, c2)), None)
         framed.append((edge is not None, score, edge or disc, circle))
     guesses: list[list[tuple[np.ndarray, float]]] = []
-    circles = 0
-    for _, score, disc, circle in sorted(framed, key=lambda t: (not t[0], -t[1])):
+    circles, framed_guessed = 0, False
+    for is_framed, score, disc, circle in sorted(framed, key=lambda t: (not t[0], -t[1])):
         if score < MIN_CIRCLE or circles >= CIRCLES_TRIED:
             continue
         circles += 1
@@ -804,10 +806,13 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
             if frame is None:
                 continue
             found = [(b2p, top) for b2p, top in _global_match(gray, frame, size) if top >= MIN_TRY]
-            if found and found[0][1] >= SURE_MATCH and not every:
+            # A sure match from a circle nothing frames (a ring of tiles) does not end the search
+            # when a framed circle's guesses matched too: the drawing's pieces decide (:func:`locate`).
+            if found and found[0][1] >= SURE_MATCH and not every and (is_framed or not framed_guessed):
                 return [found]
             if found:
                 guesses.append(found)
+                framed_guessed |= is_framed
     if not guesses:
         raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
     return sorted(guesses, key=lambda g: -g[0][1])
