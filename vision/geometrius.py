@@ -103,7 +103,8 @@ RUNNER_UP_GAP = 1.5
 HEIGHT_PX = 4.0  # one chip's side must be this tall in the photo to count chips
 SPOT_CARD_TOLERANCE = 0.15  # a bare chip spot is the card's colour within this (relative)
 CHIP_FOUND = 0.22  # rim contrast (card = 1) above which a chip top is there
-FAINT_CHIP = 0.4  # on a spot that is not bare card, a top this faint (share of CHIP_FOUND) is a guess
+FAINT_CHIP = 0.3  # on a spot that is not bare card, a top this faint (share of CHIP_FOUND) is a guess
+# (defocus smears a chip's dark rim into its face: a lone chip under heavy blur scored 0.35 of CHIP_FOUND)
 ARC_CLEAR_MM = 0.8  # past an arc's end the side's ink is the side's alone
 CORNER_CLEAR_MM = 0.9  # past a corner's own stroke (a right angle's mark is red: no ink)
 CARD_NEAR_MM = 3.0  # the card's brightness is taken this near each pixel
@@ -1383,6 +1384,7 @@ class _Sighting:
 
 _RING = np.linspace(0, 2 * np.pi, 32, endpoint=False)
 _CIRCLE = np.column_stack([np.cos(_RING), np.sin(_RING)])
+_FACE = np.vstack([_CIRCLE * 0.5, _CIRCLE[::2] * 0.25, [[0.0, 0.0]]])  # where a top's colour is sampled (x stone radius)
 
 
 def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera,
@@ -1436,7 +1438,10 @@ def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: 
     top = _centre_top(value, H, centre_mm, top, radius, card_v)
     cover = np.vstack([base + _CIRCLE * (r + 0.6), top + _CIRCLE * (r + 0.8)]) - centre_mm
     outline = cv2.convexHull(np.float32(cover))[:, 0, :].astype(np.float64)
-    stone = _sample(image, apply_h(H, top + _CIRCLE[::4] * STONE_RADIUS_MM * 0.5 - centre_mm)).mean(0)
+    # The face's darker half: a glint of glare on part of the top washes its colour towards
+    # white, and a shadow's edge crossing it only darkens (the hue stays).
+    face = _sample(image, apply_h(H, top + _FACE * STONE_RADIUS_MM - centre_mm))
+    stone = face[np.argsort(face.sum(1))[: len(face) // 2]].mean(0)
     colour, margin = classify_chip(stone[::-1] / card_rgb)
     return _Sighting(base, top, score, colour, margin, outline), score
 
