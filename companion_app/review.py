@@ -80,9 +80,6 @@ def board_cells(game: str, state: dict, setup: Any) -> dict[str, Any]:
     """``{cell key: what is there}`` of a state, parsed by the game's rules (ValueError,
     InvalidInput when it is not a state of the game)."""
     if game == "geometrius":
-        items = state.get("tokens")
-        for i, token in enumerate(items if isinstance(items, list) else []):  # parse_state names the rest
-            check_token(token, f"token {i}")
         tokens = geometrius.parse_state(state, setup.catalogue)
         return {cell_key(p): (t.shape, t.stack) for p, t in tokens.items()}
     fields = state.get("fields")
@@ -118,8 +115,8 @@ def usual_key(game: str, cell: Any) -> str:
 
 
 def check_token(token: Any, where: str) -> None:
-    """A Geometrius token's fields of the right kinds, so a wrong one is named in words (the
-    rules would compare a list to the catalogue's shapes and fail with Python's words)."""
+    """A tapped Geometrius token's fields of the right kinds, named in the page's words before
+    it is merged into the state (a whole posted state is checked by the rules' parser alone)."""
     if not isinstance(token, dict):
         raise ValueError(f"{where} must be given as an object")
     if not isinstance(token.get("shape"), str):

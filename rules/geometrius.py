@@ -740,6 +740,8 @@ def _state_token(raw: Any, i: int, catalogue: Catalogue) -> tuple[Pos, Token]:
         raise ValueError(f"token {i} needs integer 'row' and 'col'")
     pos = (raw["row"], raw["col"])
     shape, stack = raw.get("shape"), raw.get("stack", [])
+    if not isinstance(shape, str):  # a list or an object is no name (and cannot be looked up)
+        raise ValueError(f"the token at {where(pos)} needs its shape as a name, e.g. \"Q01\"")
     if shape not in catalogue.shapes and shape != UNKNOWN_SHAPE:
         raise ValueError(f"the token at {where(pos)} shows {shape!r}, which is not in the catalogue")
     if not isinstance(stack, list) or not all(c in COLOURS for c in stack):

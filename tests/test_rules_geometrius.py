@@ -531,3 +531,10 @@ def test_bad_setups(doc, code, words):
     with pytest.raises(InvalidInput, match=words) as e:
         geo.setup_from(doc)
     assert e.value.code == code
+
+
+def test_a_shape_that_is_no_name_is_refused_in_words():
+    """A list where the shape's name belongs is refused in one line, not with Python's words."""
+    doc = {"game": "geometrius", "tokens": [{"row": 0, "col": 0, "shape": ["Q01"], "stack": []}]}
+    with pytest.raises(ValueError, match="needs its shape as a name"):
+        geo.parse_state(doc, geo.load_catalogue())
