@@ -50,6 +50,19 @@ class ReviewError(InputError):
         self.status = status
 
 
+class ReviewConflict(ReviewError):
+    """Taps made on cells that were changed since the tab showed them (another tab or tablet
+    saved first): refused as a whole, so neither correction silently undoes the other.
+    ``current`` is ``{cell key: what is there now}``, for the page to show."""
+
+    def __init__(self, current: dict[str, Any]):
+        (first, now), more = next(iter(current.items())), len(current) - 1
+        others = f" (and {more} more cell{'s' if more > 1 else ''})" if more else ""
+        super().__init__("changed_elsewhere", f"cell {first}{others} was changed on another screen meanwhile: "
+                                              f"it is now {said(now)}; your tap was not saved", 409)
+        self.current = current
+
+
 @dataclass(frozen=True)
 class ReviewHooks:
     """What the routes need from the app."""
@@ -156,6 +169,40 @@ def with_cells(game: str, state: dict, changes: Mapping[str, Any]) -> dict:
     return out
 
 
+def content_at(game: str, state: dict, setup: Any, k: str) -> Any:
+    """What the page shows at cell ``k`` of a state (in the form a tap sets it): a colour
+    letter or "." (empty), a Geometrius token as ``{"shape", "stack"}``."""
+    if game == "geometrius":
+        token = next(t for t in state["tokens"] if cell_key((t["row"], t["col"])) == k)
+        return {"shape": token["shape"], "stack": list(token.get("stack", []))}
+    return board_cells(game, state, setup).get(k, EMPTY)
+
+
+def said(content: Any) -> str:
+    """A cell's content in words for a message: "empty", "R", "token Q01 with red, blue"."""
+    if isinstance(content, dict):
+        stack = ", ".join(content.get("stack", [])) or "no chip"
+        return f"token {content.get('shape')} with {stack}"
+    return "empty" if content == EMPTY else str(content)
+
+
+def changed_since(game: str, state: dict, setup: Any, was: Mapping[str, Any]) -> dict[str, Any]:
+    """``{cell: what is there now}`` for the cells of ``was`` (``{cell key: what the tab showed
+    there}``) whose content in ``state`` is no longer that; a token is compared by its shape
+    and stack (its place is the key's)."""
+    out = {}
+    for k, shown in was.items():
+        now = content_at(game, state, setup, k)
+        if game == "geometrius":
+            check_token(shown, f"the token the tab showed at {k}")
+            shown = {"shape": shown["shape"], "stack": list(shown.get("stack", []))}
+        elif not isinstance(shown, str):
+            raise ValueError("'was' gives each cell's colour letter as shown, or '.' for empty")
+        if shown != now:
+            out[k] = now
+    return out
+
+
 def tappable(game: str, setup: Any, cells: Mapping[str, Any]) -> set[str]:
     """The cells a user can set: every cell of the board, Geometrius' tokens on the field."""
     if game == "geometrius":
@@ -177,7 +224,10 @@ def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
     """A posted change made to the review as stored: (state, corrections, scores).
 
     ``doc`` is the page's ``{"set": {cell: what is there}}``: the cells the user tapped, set
-    on the stored state (so two tabs correcting different cells both keep theirs); or a whole
+    on the stored state (so two tabs correcting different cells both keep theirs). It may add
+    ``"was": {cell: what the tab showed there}`` for some of them: if one of those cells holds
+    something else by now (another tab set it first), :class:`ReviewConflict` refuses the whole
+    change, naming what is there, rather than let the later tap silently win. Or a whole
     contract state, which replaces the board (stored with its cells keyed as the page keys
     them), also as ``{"state": state, "confirmed": [cells]}`` (the body pages sent before
     taps were sent one by one: the confirmed cells count as tapped). The corrections are the
@@ -209,6 +259,10 @@ def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
         if wrong:
             raise ValueError(f"{wrong[0][:40]} is not a cell of this {row.game} board")
         if not whole:
+            was = shown_before(row.game, doc.get("was", {}), keys)
+            current = changed_since(row.game, state, setup, was)
+            if current:
+                raise ReviewConflict(current)
             state = with_cells(row.game, state, dict(zip(keys, doc["set"].values())))
         now = board_cells(row.game, state, setup)
         read = board_cells(row.game, row.read, setup)
@@ -223,6 +277,20 @@ def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
     return state, corrections, scores
 
 
+def shown_before(game: str, was: Any, keys: list[str]) -> dict[str, Any]:
+    """A tap body's ``"was"`` keyed as :func:`board_cells` keys cells; ValueError unless it
+    names only cells the body sets."""
+    if not isinstance(was, dict):
+        raise ValueError("'was' must map cells to what the tab showed there")
+    out = {usual_key(game, c): v for c, v in was.items()}
+    if len(out) < len(was):
+        raise ValueError("two of the cells in 'was' name one cell")
+    stray = [k for k in out if k not in keys]
+    if stray:
+        raise ValueError(f"'was' names {stray[0][:40]}, a cell the change does not set")
+    return out
+
+
 # --- the routes ---------------------------------------------------------------------------
 
 def install(app: Flask, hooks: ReviewHooks) -> None:
@@ -230,7 +298,12 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
 
     @app.errorhandler(ReviewError)
     def refused(e: ReviewError) -> Response:
-        return hooks.error(e.code, e.message, e.status)
+        response = hooks.error(e.code, e.message, e.status)
+        if isinstance(e, ReviewConflict):  # the error says what is there now, for the page to show
+            doc = response.get_json()
+            doc["error"]["current"] = e.current
+            response.set_data(json.dumps(doc))
+        return response
 
     def recent() -> list[dict]:
         return [{"id": r.id, "game": r.game, "variant": r.variant,

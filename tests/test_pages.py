@@ -150,6 +150,19 @@ def test_setup_live_alert_correction_takeback(server, browser):
     page.click('#picker .choice[data-colour="Y"]')
     page.wait_for_function("document.querySelector('#scores tr[data-player=\"Bo\"] .score').textContent === '-84'")
     assert page.locator('.cell[data-cell="0,15"]').get_attribute("data-colour") == "Y"
+    # the correction is ringed on the board (the camera still reads the cell empty), and the
+    # legend says what the ring means; set back to the camera's reading, the ring goes
+    ring = f'#board .corrected[data-of="{MISSED[0]},{MISSED[1]}"]'
+    page.wait_for_selector(ring)
+    assert page.locator("#board .corrected").count() == 1 and page.locator("#live-legend").is_visible()
+    shot(page, "live-corrected")
+    for colour, score, rings in ((".", "-85", 0), ("Y", "-84", 1)):
+        page.click(f'.cell[data-cell="{MISSED[0]},{MISSED[1]}"]')  # through the ring, onto the cell
+        page.wait_for_selector("#picker[open]")
+        page.click(f'#picker .choice[data-colour="{colour}"]')
+        page.wait_for_function("document.querySelector('#scores tr[data-player=\"Bo\"] .score').textContent"
+                               f" === '{score}'")
+        assert page.locator("#board .corrected").count() == rings
 
     # tap the illegal move in the history: take it back
     page.click("#history li[data-index='4']")
@@ -541,6 +554,9 @@ def test_geometrius_token_field_and_card_verdict_at_once(server, browser):
     page.click('#tokenfix [data-top="."]')
     page.wait_for_selector("#history li[data-index='0']", state="detached")
     assert page.locator("#board circle.stone").count() == 0
+    q01 = page.locator('#board rect.token-face[data-shape="Q01"]').get_attribute("data-cell")
+    assert page.locator("#board .corrected").count() == 1  # the camera still shows the chip: ringed
+    assert page.locator(f'#board .corrected[data-of="{q01}"]').count() == 1
     page.close()
 
 

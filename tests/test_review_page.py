@@ -596,3 +596,128 @@ def test_a_refused_tap_is_dropped_and_a_late_save_stays_with_its_own_review(serv
     page.unroute(f"**/api/review/{first}/state")
     assert errors == []
     page.close()
+
+
+# --- one cell set in two tabs: refused with what is there now, nothing lost --------------------
+
+def test_a_tap_on_a_cell_changed_since_the_tab_showed_it_is_refused_with_what_is_there(tmp_path, monkeypatch):
+    """A tap may say what the tab showed (``"was"``); when the stored cell holds something else
+    by now, the whole change is refused (409, one line naming the cell and what is there) and
+    nothing of it is applied. A body without ``"was"`` keeps the older last-write-wins."""
+    from tests.test_session_geometrius import START, camera, chips
+
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    client = create_app(tmp_path).test_client()
+    url = f"/api/review/{gemblo_review(client)['id']}/state"
+    first = client.post(url, json={"set": {"0,1": "C"}, "was": {"0,1": "R"}})  # tab A: 0,1 showed R, as stored
+    assert first.status_code == 200 and first.get_json()["state"]["cells"]["0,1"] == "C"
+
+    # tab B still showed R on 0,1; its save also sets 1,0
+    late = client.post(url, json={"set": {"0,1": "Y", "1,0": "Y"}, "was": {"0, 1": "R", "1,0": "."}})
+    assert late.status_code == 409 and late.is_json
+    error = late.get_json()["error"]
+    assert error["code"] == "changed_elsewhere" and error["current"] == {"0,1": "C"}
+    assert "cell 0,1" in error["message"] and "now C" in error["message"] and "\n" not in error["message"]
+    stored = client.get(url.rsplit("/", 1)[0]).get_json()
+    assert stored["state"]["cells"] == {**READ, "0,1": "C"} and stored["corrections"] == ["0,1"]  # 1,0 not set either
+
+    # sent again with what is there now: taken; and without "was", the later save wins as before
+    again = client.post(url, json={"set": {"0,1": "Y", "1,0": "Y"}, "was": {"0,1": "C", "1,0": "."}})
+    assert again.status_code == 200 and again.get_json()["state"]["cells"] == {"0,0": "R", "0,1": "Y", "1,0": "Y"}
+    assert client.post(url, json={"set": {"0,1": "C"}}).get_json()["state"]["cells"]["0,1"] == "C"
+
+    for body, words in (({"set": {"0,1": "R"}, "was": ["0,1"]}, "'was' must map cells"),
+                        ({"set": {"0,1": "R"}, "was": {"1,0": "."}}, "'was' names 1,0, a cell the change does not set"),
+                        ({"set": {"0,1": "R"}, "was": {"0,1": 3}}, "colour letter as shown")):
+        r = client.post(url, json=body)
+        assert r.status_code == 400 and words in r.get_json()["error"]["message"], r.data
+
+    # a Geometrius token is compared by its shape and stack, an Equilibrix field by its id in any form
+    field = camera(chips(START, Q01="red"))
+    token = next(t for t in field if t["shape"] == "Q01")
+    place = f"{token['row']},{token['col']}"
+    fake_reader(monkeypatch, "geometrius", {"game": "geometrius", "tokens": field}, [])
+    doc = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "geometrius",
+                                           "variant": "standard"}, content_type="multipart/form-data").get_json()
+    url = f"/api/review/{doc['review']['id']}/state"
+    blue = {**token, "stack": ["blue"]}
+    assert client.post(url, json={"set": {place: blue}, "was": {place: token}}).status_code == 200
+    late = client.post(url, json={"set": {place: {**token, "stack": []}}, "was": {place: token}})
+    assert late.status_code == 409
+    assert late.get_json()["error"]["current"] == {place: {"shape": "Q01", "stack": ["blue"]}}
+    assert "token Q01 with blue" in late.get_json()["error"]["message"]
+
+    fake_reader(monkeypatch, "equilibrix", {"game": "equilibrix", "fields": {"P 0 0 0": "B"}}, [])
+    doc = client.post("/api/review", data={"photo": (io.BytesIO(blank_png()), "board.png"), "game": "equilibrix",
+                                           "variant": "tri-mety"}, content_type="multipart/form-data").get_json()
+    url = f"/api/review/{doc['review']['id']}/state"
+    assert client.post(url, json={"set": {"P 0 0 0": "W"}, "was": {"P 0 0  0": "B"}}).status_code == 200
+    late = client.post(url, json={"set": {"P 0 0 0": "."}, "was": {"P 0 0 0": "B"}})
+    assert late.status_code == 409 and late.get_json()["error"]["current"] == {"P 0 0 0": "W"}
+
+
+def test_corrected_cells_are_ringed_and_a_second_tab_is_told_when_a_cell_was_set_first(server, browser, monkeypatch):
+    """The cells the user set are ringed on the board (a tap set back to the reading loses its
+    ring; a doubt confirmed keeps one). Tab B, still showing the reading, taps a cell tab A set
+    meanwhile: B's tap is refused, B shows A's value with a one-line note, and the other tap
+    B made in the same save is kept."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": READ}, ["1,0"])
+    a, errors = open_page(browser, LANDSCAPE, 10000)
+    upload(a, server.base, blank_png(), "gemblo", "3p")
+    review_id = a.url.rsplit("/", 1)[1]
+    b, errors_b = open_page(browser, LANDSCAPE, 10000)
+    b.goto(f"{server.base}/review/{review_id}")
+    b.wait_for_selector("#review-result:not([hidden])")
+
+    def ringed(page) -> list[str]:
+        return sorted(page.eval_on_selector_all("#board .corrected", "rings => rings.map((r) => r.dataset.of)"))
+
+    def saved(page, text: str) -> None:
+        page.wait_for_function(f"document.querySelector('#review-saved').textContent === '{text}'")
+
+    assert ringed(a) == [] and a.locator("#review-legend").is_visible()
+    held = []
+    a.route("**/state", lambda route: held.append(route))
+    tap(a, "0,1", "C")
+    a.wait_for_selector('#board .corrected[data-of="0,1"]', state="attached")  # at once, before the answer
+    assert ringed(a) == ["0,1"] and len(held) == 1
+    held[0].continue_()
+    a.unroute("**/state")
+    saved(a, "1 correction saved")
+    tap(a, "1,0", ".")  # the doubt confirmed: the user's word, so ringed too
+    saved(a, "2 corrections saved")
+    assert ringed(a) == ["0,1", "1,0"]
+    shot(a, "review-corrected-rings")
+    tap(a, "0,1", "R")  # back to what was read: no correction, no ring
+    saved(a, "1 correction saved")
+    assert ringed(a) == ["1,0"]
+    tap(a, "0,1", "C")  # a tap on a ringed cell reaches the cell under the ring
+    saved(a, "2 corrections saved")
+
+    # B still shows 0,1 as read (R) and 0,0 as R; its two taps wait on the tablet (server away)
+    b.route("**/state", lambda route: route.abort())
+    tap(b, "0,1", "Y")
+    tap(b, "0,0", "Y")
+    b.wait_for_selector("#review-saved[data-state=failed]")
+    b.unroute("**/state")
+    b.click("#review-again")
+    note = b.locator("#review-conflict")
+    note.wait_for()
+    assert "was set on another screen meanwhile: it is clear now, your yellow was not saved" in note.inner_text()
+    saved(b, "3 corrections saved")  # B's other tap, sent again
+    assert b.locator('#board .cell[data-cell="0,1"]').get_attribute("data-colour") == "C"
+    assert b.locator('#board .cell[data-cell="0,0"]').get_attribute("data-colour") == "Y"
+    assert ringed(b) == ["0,0", "0,1", "1,0"]
+    review = b.request.get(f"{server.base}/api/review/{review_id}").json()
+    assert review["state"]["cells"] == {"0,0": "Y", "0,1": "C"}
+    assert b.evaluate(f"localStorage.getItem('tableref-review-was-{review_id}')") is None
+    shot(b, "review-conflict", full_page=True)
+
+    # B now taps the cell again, having seen A's value: taken; the note goes
+    with b.expect_response("**/state") as answer:
+        tap(b, "0,1", "Y")
+    assert answer.value.status == 200 and note.is_hidden()
+    assert b.request.get(f"{server.base}/api/review/{review_id}").json()["state"]["cells"]["0,1"] == "Y"
+    assert errors == [] and errors_b == []
+    a.close()
+    b.close()

@@ -238,6 +238,8 @@ class CellAdapter(GameAdapter):
             "last": {"index": last.index, "colour": last.move.colour,
                      "cells": [self.cell_json(c) for c in self.move_cells(last.move)]} if last else None,
             "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | set(self.differences(derived)))],
+            # the user's corrections standing against what the camera reads (the page rings them)
+            "corrected": [self.cell_json(c) for c in sorted(self.overrides)],
         }
 
     def key(self, cell: Cell) -> str:

@@ -482,6 +482,8 @@ class GeometriusAdapter(GameAdapter):
             "last": {"index": last.index, "colour": last.move.colour,
                      "cells": [list(p) for p in self.move_cells(last.move)]} if last else None,
             "uncertain": [list(p) for p in self.uncertain],
+            # the tokens whose chips the user corrected, while the camera still shows the misread
+            "corrected": sorted(list(at[shape]) for shape in self.stack_fixes if shape in at),
             "geometrius": {
                 "waiting": False,
                 "tokens": [{"row": r, "col": c, "shape": t.shape, "stack": list(t.stack), "blocked": t.blocked}

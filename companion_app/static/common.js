@@ -50,7 +50,9 @@ async function post(url, body) {
   }
   if (!response.ok) {
     const message = doc && doc.error ? doc.error.message : `the server answered ${response.status}`;
-    throw Object.assign(new Error(message), { status: response.status });
+    // ``detail``: the whole error object, for answers that say more than a message (a 409's
+    // ``current``: what a cell holds now).
+    throw Object.assign(new Error(message), { status: response.status, detail: doc && doc.error });
   }
   return doc;
 }
@@ -215,6 +217,26 @@ function drawBoard(s) {
     if (!alert.piece_cells.length) continue;
     const d = outline(alert.piece_cells);
     marks.append(svg("path", { d, class: "illegal-halo" }), svg("path", { d, class: "illegal" }));
+  }
+}
+
+/* Ring the cells the user set themselves (``keys`` in the snapshot's cell forms): the review's
+   corrections, the live page's corrections standing against the camera. A copy of each cell's
+   own shape, drawn over it as a white ring with a dark dotted line: a shape, not a hue, so it
+   reads on every piece colour and for colour-blind eyes, and unlike the hatched "?" of a
+   doubt or the solid outline of the last move. Called after each drawBoard. */
+function markCorrected(keys) {
+  for (const old of document.querySelectorAll("#board .corrected, #board .corrected-halo")) old.remove();
+  for (const k of keys) {
+    const node = cellNodes.get(cellKey(k));
+    if (!node) continue;
+    for (const kind of ["corrected-halo", "corrected"]) {
+      const ring = node.cloneNode(false);
+      for (const name of [...ring.getAttributeNames()]) if (name.startsWith("data-")) ring.removeAttribute(name);
+      ring.setAttribute("class", kind);
+      ring.dataset.of = cellKey(k);
+      node.parentNode.append(ring);
+    }
   }
 }
 

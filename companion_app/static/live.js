@@ -73,6 +73,7 @@ function render(s) {
   state = s;
   document.body.dataset.game = s.session.game;
   drawBoard(s);
+  markCorrected(s.corrected || []);  // the user's corrections still standing against the camera
   showForGame(s.session.game);
   drawAlerts(s);
   drawTurn(s);

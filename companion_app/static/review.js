@@ -4,7 +4,9 @@
    Every tap is saved on the server at once (with the new scores), so a reload or a restart
    of the server keeps it; /review/<id> reopens a review. Only the cells tapped are sent, and
    the server sets them on the review as it has it: two tabs correcting one review both keep
-   their corrections. */
+   their corrections. Each tap also says what the tab showed on that cell; if another tab has
+   set the cell since, the server refuses it (409), and the page shows what is there now with a
+   one-line note, instead of the later tap silently winning. Cells the user set are ringed. */
 "use strict";
 
 const reviewForm = document.getElementById("review");
@@ -17,6 +19,7 @@ let state = null;      // the board as the board scripts read it (see common.js'
 let board = null;      // the contract state on screen: the server's, with the taps it has not answered yet
 let unsure = new Set();  // keys of the cells still in doubt
 let unsent = {};       // {cell key: what is there} tapped and not saved yet (sent with the next save)
+let shown = {};        // {cell key: what the server had there as this tab showed it} for the cells in ``unsent``
 let saving = Promise.resolve();
 let pending = 0;       // saves not answered yet
 
@@ -63,6 +66,45 @@ function snapshot() {
 function drawReading() {
   state = snapshot();
   drawBoard(state);
+  markCorrected(userSet());
+}
+
+/* What a contract state has on cell ``k``, in the form a tap sets it (a colour letter or ".",
+   a Geometrius token as {shape, stack}): as review.py's content_at. */
+function contentAt(s, k) {
+  const game = review.game;
+  if (game === "geometrius") {
+    const t = s.tokens.find((x) => cellKey([x.row, x.col]) === k);
+    return t ? { shape: t.shape, stack: t.stack || [] } : null;
+  }
+  if (game === "blokus") {
+    const [r, c] = cellValue(k);
+    return s.board[r][c];
+  }
+  return (game === "equilibrix" ? s.fields : s.cells)[k] || ".";
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/* The cells the user set: the server's corrections, with the taps it has not answered yet (a
+   cell differing from the reading, or a doubted one; one set back to a confident reading is
+   none, as review.py's ``corrected`` decides). */
+function userSet() {
+  const out = new Set(review.corrections);
+  const doubted = new Set(review.read_uncertain.map(cellKey));
+  for (const k of Object.keys(unsent)) {
+    if (doubted.has(k) || !same(contentAt(review.read, k), contentAt(board, k))) out.add(k); else out.delete(k);
+  }
+  return [...out];
+}
+
+/* A cell's content in the page's words, to go inside a sentence: "red", "empty",
+   "Q01 with red, blue". */
+function contentName(content) {
+  if (content && typeof content === "object") {
+    return `${content.shape} with ${content.stack.length ? content.stack.join(", ") : "no chip"}`;
+  }
+  return colourName(content).toLowerCase();
 }
 
 /* ---- corrections ------------------------------------------------------------------- */
@@ -87,10 +129,12 @@ function correct(doc, done) {
       content.stack = token.stack.length ? [...token.stack.slice(0, -1), doc.top] : [doc.top];
     }
   }
+  if (!(k in unsent)) shown[k] = contentAt(board, k);  // a cell tapped again keeps what the server had
+  document.getElementById("review-conflict").hidden = true;
   setCell(board, k, content);
   unsure.delete(k);
-  drawReading();
   save({ [k]: content }, done);
+  drawReading();  // the tap is among the unsent ones now: ringed at once
 }
 
 /* A cell of a contract state set to what is there (a colour letter or "."; a Geometrius
@@ -123,27 +167,37 @@ function showSaved(kind, text) {
    another review is opened while it waits, it still goes to its own review, and its answer
    is not drawn over the new one. Taps the server refuses (4xx: the rules say no) are dropped,
    as sending them again would be refused again and hold up every later tap; only taps the
-   server never got (unreachable, 5xx) wait for the next save. */
+   server never got (unreachable, 5xx) wait for the next save. A tap on a cell another tab set
+   meanwhile is refused with what is there now (409): that cell shows it, with a note, and the
+   other taps of the save are sent again. */
 function save(changes, done) {
-  const id = review.id, mine = unsent;  // openReview gives each review its own ``unsent``
+  const id = review.id, mine = unsent, was = shown;  // openReview gives each review its own
   const url = `/api/review/${id}/state`;
-  const name = keptName(id);
+  const name = keptName(id), wasName = keptWasName(id);
   Object.assign(mine, changes);
   keep(name, mine);
+  keep(wasName, Object.keys(was).length ? was : null);
   pending += 1;
   showSaved("saving", "Saving…");
   saving = saving.then(async () => {
     const sent = JSON.parse(JSON.stringify(mine));
-    const settle = () => {
-      for (const [k, v] of Object.entries(sent)) {
-        if (JSON.stringify(mine[k]) === JSON.stringify(v)) delete mine[k];  // not tapped again since
-      }
+    const sentWas = Object.fromEntries(Object.keys(sent).filter((k) => k in was).map((k) => [k, was[k]]));
+    const remember = () => {
       keep(name, Object.keys(mine).length ? mine : null);
+      keep(wasName, Object.keys(was).length ? was : null);
+    };
+    /* The sent taps done with: dropped unless tapped again since; a cell tapped again is now
+       expected to hold what was sent, if the server took it. */
+    const settle = (taken, cells) => {
+      for (const k of cells) {
+        if (same(mine[k], sent[k])) { delete mine[k]; delete was[k]; } else if (taken) was[k] = sent[k];
+      }
+      remember();
     };
     try {
-      const answer = await post(url, { set: sent });
+      const answer = await post(url, Object.keys(sentWas).length ? { set: sent, was: sentWas } : { set: sent });
       pending -= 1;
-      settle();
+      settle(true, Object.keys(sent));
       if (review.id !== id) return;  // another review is on screen now
       review = answer;
       if (!pending) {
@@ -155,8 +209,19 @@ function save(changes, done) {
       if (done) toast(done);
     } catch (err) {
       pending -= 1;
+      const current = err.status === 409 && err.detail && err.detail.current;
+      if (current) {
+        // Made on the old content, so dropped (even if tapped again since); the other taps stay.
+        for (const k of Object.keys(current)) { delete mine[k]; delete was[k]; }
+        remember();
+        if (review.id !== id) return;  // the other taps are sent when this review is opened again
+        for (const [k, now] of Object.entries(current)) setCell(review.state, k, now);
+        showConflict(current, sent);
+        save({});  // the other taps again, and the review as it is now
+        return;
+      }
       const refused = err.status >= 400 && err.status < 500;
-      if (refused) settle();
+      if (refused) settle(false, Object.keys(sent));
       if (review.id !== id) return;
       if (refused) {
         showBoard();  // the board as the server has it: the refused taps undone
@@ -168,6 +233,16 @@ function save(changes, done) {
     }
   });
   return saving;
+}
+
+/* The note for cells another tab set first: where, what is there now, what was not saved. */
+function showConflict(current, sent) {
+  const box = document.getElementById("review-conflict");
+  box.textContent = Object.entries(current).map(([k, now]) =>
+    `${capitalise(cellName(cellValue(k)))} was set on another screen meanwhile: it is ${contentName(now)} now, `
+    + `your ${contentName(sent[k])} was not saved (tap it again to change it).`).join(" ");
+  box.hidden = false;
+  showBoard();
 }
 
 /* The review's board as the server has it, with the taps it does not have yet. */
@@ -182,6 +257,7 @@ function showBoard() {
 }
 
 const keptName = (id) => `tableref-review-cells-${id}`;
+const keptWasName = (id) => `tableref-review-was-${id}`;
 
 /* An older page kept a whole board state under another name; that cannot be sent as taps
    (it would undo corrections made since in another tab), so it is dropped, once, with a note.
@@ -240,6 +316,8 @@ function showImages() {
 function openReview(doc, scroll) {
   review = doc;
   unsent = kept(keptName(doc.id)) || {};  // taps the server never got (it was unreachable)
+  shown = kept(keptWasName(doc.id)) || {};
+  document.getElementById("review-conflict").hidden = true;
   document.body.dataset.game = doc.game;  // the game's colour names and columns
   builtFor = null;  // a new board: built afresh even for the same game
   showBoard();
