@@ -110,7 +110,7 @@ def score_cell(page, name: str):
 def test_setup_live_alert_correction_takeback(server, browser):
     base = server.base
     page = browser.new_page(viewport=LANDSCAPE)
-    page.set_default_timeout(5000)
+    page.set_default_timeout(20000)  # generous: the suite may run beside a busy machine
     page.goto(base + "/")
     assert page.url.endswith("/review")  # no camera, no game: the photo review page
     page.goto(base + "/setup")
@@ -182,7 +182,7 @@ def test_setup_live_alert_correction_takeback(server, browser):
 def setup_page(browser, base, game):
     """The setup page in landscape with ``game`` chosen."""
     page = browser.new_page(viewport=LANDSCAPE)
-    page.set_default_timeout(5000)
+    page.set_default_timeout(20000)  # generous: the suite may run beside a busy machine
     page.goto(base + "/setup")
     page.select_option("#game", game)
     return page
