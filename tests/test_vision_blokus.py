@@ -285,6 +285,42 @@ def test_clipped_channels_cut_a_pieces_chroma_off_at_the_headroom() -> None:
     assert np.argmax(match[1]) == 0 and match[1, 0] >= 0.9 * match[1].sum()
 
 
+def test_a_glare_cell_is_read_from_its_pixels_clipped_in_no_channel() -> None:
+    # A blue piece under a lamp: in the middle blue and green clip, and what is left (cyan)
+    # fits blue and green alike. At the spot's soft rim a few pixels clip in no channel;
+    # their white-free colour is the plastic's whole chroma and names blue.
+    from vision.blokus import BLOWN, _chroma_match
+    refs = {0: np.array([0.02, 0.02, 0.0]), 1: np.array([0.45, 0.2, 0.0]), 4: np.array([0.16, 0.29, 0.0])}
+    pixels = np.concatenate([np.tile([1.0, 1.0, 0.8], (60, 1)), np.tile([0.9, 0.6, 0.45], (12, 1))])[None]
+    dullest, brightest = pixels.min(-1), pixels.max(-1)
+    args = (pixels - dullest[..., None],)
+    every = _chroma_match(*args, dullest < BLOWN, 1.0 - dullest, refs, 5)[0]
+    unclipped = _chroma_match(*args, brightest < BLOWN, 1.0 - dullest, refs, 5)[0]
+    assert every[1] < 0.9 * every.sum()  # blue or green: the clipped middle cannot tell
+    assert np.argmax(unclipped) == 1 and unclipped[1] >= 0.9 * unclipped.sum()
+
+
+def test_a_tinted_reflection_on_the_grey_is_read_as_the_grey() -> None:
+    # A cool lamp (or a camera's white-balance error) tints everything it lights, its
+    # reflection too: the board's grey shows a faint blue cast, and a glare spot on the grey
+    # adds that cast in proportion to the light it adds, a dim blue four times the grey's own.
+    # Scaling the grey's chroma with the light cannot reach it; the cast per unit of added
+    # light does. A blue piece under a weaker reflection of the same lamp stays blue.
+    from vision.blokus import _chroma_match
+    cast = np.array([0.15, 0.1, 0.0])  # BGR white-free colour per unit of light
+    refs = {0: 0.2 * cast, 1: np.array([0.45, 0.2, 0.0]), 4: np.array([0.16, 0.29, 0.0])}
+    levels = {0: 0.2, 1: 0.15, 4: 0.06}
+    grey = 0.8 + 0.8 * cast  # the grey at four times its light
+    blue = 0.45 + refs[1] + 0.3 * cast  # blue (dullest 0.15) plus 0.3 of the lamp's light
+    pixels = np.stack([np.tile(grey, (40, 1)), np.tile(blue, (40, 1))]).astype(np.float32)
+    dullest = pixels.min(-1)
+    args = (pixels - dullest[..., None], dullest < 0.96, 1.0 - dullest, refs, 5)
+    match = _chroma_match(*args, levels)
+    assert np.argmax(match[0]) == 0 and match[0, 0] >= 0.8 * match[0].sum()
+    assert np.argmax(match[1]) == 1 and match[1, 1] >= 0.8 * match[1].sum()
+    assert np.argmax(_chroma_match(*args)[0]) != 0  # the light's colour left out: a dim blue
+
+
 def test_reading_json_matches_the_contract_and_debug_images() -> None:
     p = photo("clean", 51, typical=True)
     reading = read_blokus(upright(p))

@@ -14,7 +14,9 @@ Glare adds the same white to every channel, so what it leaves unclipped keeps th
 chroma, and where a channel clips, the chroma is only cut off at the pixel's headroom: cells
 a glare spot touches are re-read from their white-free colour (out to the pieces' bevels,
 where the gloss is lower), and a doubtful cell whose chroma confirms its colour reading is
-read. Where nothing but white is left, the rules complete the pieces. A phone's tone map may
+read. A cell keeping pixels clipped in no channel is read from those (they hold the whole
+chroma), and a reflection is taken to carry the light's own cast, the one the board's grey
+shows. Where nothing but white is left, the rules complete the pieces. A phone's tone map may
 pull a reflection below clipping, to any grey: it is still found, as a blob with less colour
 than even the board's grey, and its cells stay doubtful.
 
@@ -82,6 +84,7 @@ CLIPPED_SHARE = 0.25  # share of a cell's pixels clipped in some channel: glare 
 DOUBTED = 0.3  # confidence of a glare-touched cell whose chroma names another label than its colour
 LIGHT_STEPS = 9  # light levels tried across LIGHT_RANGE when matching a chroma
 MIN_CHROMA_PIXELS = 5  # pixels with headroom needed to read a glare-touched cell's chroma
+UNCLIPPED_PIXELS = 8  # pixels clipped in no channel enough to read a glare-touched cell's chroma from
 LIGHT_RANGE = (0.4, 2.5)  # how much brighter or dimmer the light may be than at the class's cells
 CHROMA_SPREAD = 0.2  # relative chroma mismatch at which a class becomes unlikely
 WITNESS_UNCLIPPED = 0.6  # share of a doubtful cell's pixels with headroom for its chroma to confirm it
@@ -217,7 +220,9 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
     red and green are clipped still shows as much yellow as the headroom lets it, more than
     the board's grey could have (:func:`_chroma_match`). Only pixels clipped in every channel
     say nothing at all. A cell is compared with the photo's own classes (the median
-    white-free colour of its confidently read cells), allowing for brighter or dimmer light.
+    white-free colour of its confidently read cells), allowing for brighter or dimmer light
+    and for the cast a tinted reflection adds. A cell with enough pixels clipped in no
+    channel (a spot's soft rim, a bevel) is read from those alone.
 
     - A cell touched by glare (blown-out pixels, a quarter of its pixels clipped in some
       channel, or no usable colour at all) that the colour reading doubts, or whose chroma
@@ -255,9 +260,16 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
             if (best[clear] == j).sum() >= 3}
     if len(refs) < 2:
         return colours
+    levels = {j: float(np.median(np.median(dullest[clear][best[clear] == j], axis=-1))) for j in refs}
     cells = np.argwhere(todo)
-    match = _chroma_match(window[todo] - dullest[todo][..., None], usable[todo], 1.0 - dullest[todo], refs,
-                          len(colours.labels))
+    # a cell with enough pixels clipped in no channel (the glare spot's soft rim, the bevel) is
+    # read from those alone: their white-free colour is the plastic's whole chroma, while a
+    # pixel clipped in two channels shows blue, green and a cool-lit grey as the same cyan
+    unclipped = usable & (brightest < BLOWN)
+    rich = unclipped.sum(-1) >= UNCLIPPED_PIXELS
+    pixels = np.where(rich[..., None], unclipped, usable)
+    match = _chroma_match(window[todo] - dullest[todo][..., None], pixels[todo], 1.0 - dullest[todo], refs,
+                          len(colours.labels), levels)
     posterior, confidence = colours.posterior.copy(), colours.confidence.copy()
     for (r, c), m in zip(cells, match):
         if m.max() < 1e-3:
@@ -341,22 +353,36 @@ def _channel_extremes(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _chroma_match(white_free: np.ndarray, usable: np.ndarray, headroom: np.ndarray,
-                  refs: Mapping[int, np.ndarray], k: int) -> np.ndarray:
+                  refs: Mapping[int, np.ndarray], k: int, levels: Mapping[int, float] | None = None) -> np.ndarray:
     """(cells x k) how well each cell's white-free pixels fit each class's, under a brighter
     or dimmer light, once clipping has cut every pixel's chroma off at its headroom.
 
     ``white_free``, ``headroom``: (cells x pixels x 3) and (cells x pixels); ``usable``: the
     pixels with any headroom. A class predicts ``min(scale * ref, headroom)`` per pixel; the
     cell's median observed and predicted colours are compared, relative to their size.
+
+    ``levels``: each class's typical dullest channel, given with the board's grey (class 0)
+    among ``refs``. Glare is the light's own colour, not pure white: under a tinted lamp or a
+    camera's white-balance error the board's grey shows a faint cast, and a reflection adds
+    that cast in proportion to the light it adds (a cool-lit glare spot on the grey turns a
+    dim blue, a warm one a dim yellow). The added light is what the cell's dullest channel
+    rose above the class's own, and the prediction grows by the grey's cast per unit of it.
     """
     scales = np.geomspace(*LIGHT_RANGE, LIGHT_STEPS)
     q = _masked_median(white_free, usable)  # cells x 3
-    room = np.where(usable, headroom, np.nan)
+    room = np.nan_to_num(np.nanmedian(np.where(usable, headroom, np.nan), axis=1))  # cells
+    cast = None
+    if levels is not None and 0 in refs:
+        cast = refs[0] / max(levels[0], 0.02)  # the grey's white-free colour per unit of light
     match = np.zeros((len(q), k))
     for j, ref in refs.items():
         # min(s * ref, headroom) per channel is monotone in the headroom: its median over the
         # pixels is min(s * ref, the median headroom)
-        pm = np.minimum(scales[:, None, None] * ref, np.nan_to_num(np.nanmedian(room, axis=1))[None, :, None])
+        expected = scales[:, None, None] * ref  # scales x 1 x 3
+        if cast is not None:
+            added = np.maximum((1.0 - room)[None, :] - scales[:, None] * levels[j], 0.0)  # scales x cells
+            expected = expected + added[..., None] * cast
+        pm = np.minimum(expected, room[None, :, None])
         miss = np.linalg.norm(q[None] - pm, axis=-1) / np.maximum(
             np.maximum(np.linalg.norm(q, axis=-1)[None], np.linalg.norm(pm, axis=-1)), 0.02)
         match[:, j] = np.exp(-0.5 * (miss.min(0) / CHROMA_SPREAD) ** 2)
