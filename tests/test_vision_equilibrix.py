@@ -16,8 +16,10 @@ import pytest
 from rules import equilibrix
 from tableref.cli import main
 from vision import flowergrid as fg
-from vision.equilibrix import (_covered_samples, _design, _light, debug_images, locate_board, read_equilibrix,
-                               read_with_pose, verify_pose)
+from vision.equilibrix import (_covered_samples, _design, _light, _locate_in, _working, debug_images, locate_board,
+                               read_equilibrix, read_with_pose, verify_pose)
+from vision.equilibrix_outlines import paired_ellipses, smooth_arcs
+from vision.errors import ReadError
 from vision.image_io import load_image
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.equilibrix import EquilibrixPhoto, random_position, render_board_topdown, render_photo
@@ -337,3 +339,48 @@ def test_a_sure_match_on_a_ring_of_tiles_does_not_hide_the_framed_printed_circle
     reading = read_equilibrix(upright(p))
     assert reading.pose.quality > 0.6
     assert wrong(p, reading) == []
+
+
+def test_a_board_on_a_busy_cloth_is_found_from_its_edges_smooth_arcs() -> None:
+    """On this photo (the bench's seed 43, `patterned_table` photo 0, at its 1600×1200) the
+    cloth's blobs touch the board's edge all round: every edge curve along the board runs into
+    the cloth, no curve's ellipse was the board, and the plainly visible board was refused
+    (`no_board`). Cut where they turn sharply, the curves give the edge's smooth arcs, and an
+    ellipse through two of them is the board's edge."""
+    rng = np.random.default_rng([43, list(CONDITIONS).index("patterned_table"), 0])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions("patterned_table", rng), (1600, 1200), position)
+    gray, lab, _ = _working(upright(p))
+    with pytest.raises(ReadError):
+        _locate_in(gray, lab, (gray.shape[1], gray.shape[0]))  # the whole curves alone
+    reading = read_equilibrix(upright(p))
+    assert reading.pose.quality > 0.4
+    assert wrong(p, reading) == []
+
+
+def test_smooth_arcs_are_cut_where_a_curve_turns_sharply() -> None:
+    # A circle's outline joined to a straight stripe at a right angle, as one curve: the arc is
+    # kept, the stripe (straight) is not, and the ellipse through the arc is the circle.
+    t = np.linspace(0.0, np.pi, 400)
+    arc = np.column_stack([300 + 150 * np.cos(t), 300 + 150 * np.sin(t)])
+    stripe = np.column_stack([np.linspace(150, 10, 200), np.full(200, 300.0)])
+    curve = np.round(np.vstack([arc, stripe, stripe[::-1], arc[::-1]])).astype(np.int32)[:, None, :]
+    arcs = smooth_arcs([curve], 540)
+    assert arcs and all(np.hypot(*(a - 300).T).min() > 145 for a in arcs)
+    (cx, cy), (d1, d2), _ = paired_ellipses(arcs[:1])[0]
+    assert abs(cx - 300) < 2 and abs(cy - 300) < 2 and abs(d1 - 300) < 3 and abs(d2 - 300) < 3
+
+
+def test_wood_a_highlight_partly_clips_is_guessed_empty_by_its_darkest_part() -> None:
+    """A window's reflection across two empty fields (the bench's seed 53, `glare` photo 0, at
+    its 1600×1200) washes their middles to white, but the darkest quarter, which the highlight
+    misses, keeps the wood's red hue: their best guess is empty (they were read white), and
+    they stay uncertain."""
+    rng = np.random.default_rng([53, list(CONDITIONS).index("glare"), 0])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions("glare", rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    for name in ("T 2 -1 -", "P 2 0 0"):
+        assert p.fields.get(name, ".") == "."
+        assert reading.fields.get(name, ".") == "." and name in reading.uncertain
+    assert [n for n in wrong(p, reading) if n not in p.occluded] == []

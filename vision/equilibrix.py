@@ -5,7 +5,10 @@ Geometry (``locate_board``), on a copy about 720 px wide:
 
 1. *Round outlines*: long edge curves whose ellipse is covered by edges nearly all round: the
    board's edge, the printed circle round the flower, sometimes a cup's rim. A hand or a cup
-   that joins an outline to its own is cut away by fitting stretches of each curve too.
+   that joins an outline to its own is cut away by fitting stretches of each curve too. When
+   that finds no board, a busy table's pattern may touch the board's edge all round: the
+   curves are cut where they turn sharply, and ellipses through pairs of the smooth arcs left,
+   covered all round by edges running along them, are tried (``vision.equilibrix_outlines``).
 2. *The printed circle*: in the view that makes a candidate disc round, a ring template (a
    thin dark line with bare wood on both sides) over radii and shifts; then, along rays, the
    thin line nearest it. It must have the same wood on both sides (the board's edge has the
@@ -53,7 +56,9 @@ brighter and a little bluer, but it is no tile's shape).
 Glare: a highlight adds white light, so a black tile under it can look white or like wood in
 its mean; the darkest quarter of its middle, which the highlight misses, stays black, and the
 field is read black (not surely; for a field read white a less dark quarter will do, since
-white plastic is brighter than the wood even there). Wood under a highlight turns as bright
+white plastic is brighter than the wood even there). Added light moves the wood's colour towards the
+lamp's, never beyond, so where a highlight partly clips a doubtful white field whose darkest
+quarter keeps the wood's red hue and about its brightness, the best guess is empty. Wood under a highlight turns as bright
 and neutral as white plastic but keeps its grain: a white field whose darkest tenth lies well
 below its middle is not sure, nor is one several times rougher than the smoothest white
 fields (flat plastic) and a fair share as rough as the bare wood (a phone's tone map lifts the
@@ -87,7 +92,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Mapping
 
 import cv2
@@ -97,6 +102,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
+from .equilibrix_outlines import SNAPPED, OrientedEdges, paired_ellipses, smooth_arcs
 from .errors import ReadError
 from .image_io import as_bgr
 from .matching import correlation_peak, fit_with_lens, gradient_at
@@ -165,6 +171,7 @@ WHITE_DRIFT = np.array([0.35, 0.5])
 OUTLIER = 3.0  # spreads from its class beyond which a field's colour is not that class's
 TEXTURE_RATIO, TEXTURE_FLOOR = 3.0, 6.0  # a field's middle this much rougher than the usual: not a tile or wood
 CLIPPED = 250  # a raw channel this high is clipped
+GLARE_PART = 0.3  # share of a field's middle with a clipped channel from which a highlight lies across it
 DARK_PART = 0.25  # share of a field's middle, its darkest, that a highlight is judged to have missed
 PARTLY_BLACK = -1.0  # log brightness over the wood's below which that part is a black tile's
 PARTLY_BLACK_WHITE = -0.5  # ... in a field read white (white plastic lies about 0.45 above the wood)
@@ -285,11 +292,13 @@ def _working(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), lab, s
 
 
-def _round_outlines(gray: np.ndarray) -> list[tuple[float, tuple]]:
+def _round_outlines(gray: np.ndarray, arcs: bool = False) -> list[tuple[float, tuple]]:
     """Ellipses that may be the board's edge or its printed circle, best first: of the long
     edge curves in the photo, those whose ellipse is well covered by edges all round (a cup or
     a hand breaks an outline into pieces, each of which still gives its ellipse; a patterned
-    table gives short curves)."""
+    table gives short curves). ``arcs``: also the ellipses through the curves' smooth arcs,
+    alone and in pairs (:mod:`vision.equilibrix_outlines`: a busy table's pattern runs into
+    the board's edge all round, so no curve is the edge alone)."""
     h, w = gray.shape
     blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
     grad = cv2.magnitude(cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1))
@@ -309,18 +318,28 @@ def _round_outlines(gray: np.ndarray) -> list[tuple[float, tuple]]:
         if len(contour) >= 3 * shortest:
             step = len(contour) // max(2, len(contour) // (2 * shortest))
             pieces += [contour[k:k + 2 * step] for k in range(0, len(contour) - step, step)]
-    for contour in pieces:
-        ellipse = cv2.fitEllipse(contour)
+
+    def plausible(ellipse) -> bool:
         _, (d1, d2), _ = ellipse
-        if not (MIN_DISC * min(h, w) <= max(d1, d2) <= 1.6 * max(h, w)) or min(d1, d2) < 0.35 * max(d1, d2):
-            continue
+        return MIN_DISC * min(h, w) <= max(d1, d2) <= 1.6 * max(h, w) and min(d1, d2) >= 0.35 * max(d1, d2)
+
+    def cover(ellipse) -> float:
         xs, ys = np.round(_ellipse_points(ellipse, t)).astype(int).T
         inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-        if inside.mean() < 0.6:
-            continue
-        cover = near[ys[inside], xs[inside]].mean() * inside.mean()
-        if cover >= EDGE_COVER:
-            found.append((float(cover), ellipse))
+        return near[ys[inside], xs[inside]].mean() * inside.mean() if inside.mean() >= 0.6 else 0.0
+
+    ellipses = [e for e in (cv2.fitEllipse(contour) for contour in pieces) if plausible(e)]
+    if arcs:
+        # Edges across an ellipse (a stripe it crosses) do not cover it.
+        oriented = OrientedEdges(blur, edges)
+        cover = partial(oriented.cover, t=t)
+        rough = [e for e in paired_ellipses(smooth_arcs(contours, min(h, w))) if plausible(e)]
+        rough = sorted(rough, key=cover, reverse=True)[:SNAPPED]
+        ellipses += [e for e in map(oriented.snap, rough) if plausible(e)]
+    for ellipse in ellipses:
+        score = cover(ellipse)
+        if score >= EDGE_COVER:
+            found.append((float(score), ellipse))
     if not found:
         raise ReadError("no_board", "no round board's edge was found")
     return sorted(found, key=lambda f: -f[0])
@@ -748,7 +767,7 @@ def _upright(pose: BoardPose, reference: BoardPose | None = None) -> BoardPose:
 
 
 def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
-                 every: bool = False) -> list[list[tuple[np.ndarray, float]]]:
+                 every: bool = False, arcs: bool = False) -> list[list[tuple[np.ndarray, float]]]:
     """Board -> photo maps and how well the drawing matches at each, from the board's round
     outlines and the drawing's turn (:func:`_global_match`): one list per first guess of the
     frame, best turn first; a single list when the drawing matched surely.
@@ -761,8 +780,9 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
     sure, the guesses of the next circles are gathered too: how well the whole drawing
     correlates does not tell a steep view's guesses apart, how many of its pieces agree does
     (:func:`locate`). ``every``: gather every guess, even after a sure match (which the
-    drawing's pieces then did not confirm)."""
-    outlines = _round_outlines(gray)
+    drawing's pieces then did not confirm). ``arcs``: outlines from smooth arcs too (a busy table,
+    see :func:`_round_outlines`)."""
+    outlines = _round_outlines(gray, arcs)
     ratio = fg.DISC / fg.OUTER_LINE
     tries, distinct = [], []
     for _, first in outlines:
@@ -840,7 +860,20 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     when the board lies near a tie of the top side (:func:`_upright`)."""
     gray, lab, s = _working(image)
     size = (gray.shape[1], gray.shape[0])
-    guesses = _first_frame(gray, lab, size)
+    try:
+        pose = _locate_in(gray, lab, size)
+    except ReadError:
+        # On a busy table (a patterned cloth, stripes) the pattern's edges run into the board's
+        # edge all round, and no whole curve gives its ellipse: the curves' smooth arcs do.
+        pose = _locate_in(gray, lab, size, arcs=True)
+    full = (image.shape[1], image.shape[0])
+    return _upright(pose.scaled(full[0] / size[0]) if s < 1.0 else pose, reference)
+
+
+def _locate_in(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], arcs: bool = False) -> BoardPose:
+    """The board's pose in the working copy (see :func:`locate`), its quality the share of the
+    drawing's pieces that agree with it. ``arcs``: see :func:`_round_outlines`."""
+    guesses = _first_frame(gray, lab, size, arcs=arcs)
     # Glare or shadow can favour a wrong turn by a little: then the runners-up are aligned
     # too, and the pose most of the drawing's pieces agree with wins.
     sure = len(guesses) == 1 and guesses[0][0][1] >= SURE_MATCH
@@ -857,7 +890,7 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
             break
         # A sure match the drawing's pieces do not confirm (a steep view's affine guess can
         # correlate well and still be off): every other guess is fitted too.
-        tried = [g for found in _first_frame(gray, lab, size, every=True) for g in found[:TURNS_TRIED]]
+        tried = [g for found in _first_frame(gray, lab, size, every=True, arcs=arcs) for g in found[:TURNS_TRIED]]
     if agree[0] < SURE_VOTES * len(_anchors()):
         # A steep view's first guess is off by more than a piece may move: matched again
         # where the first fit puts them, more pieces are found.
@@ -871,9 +904,7 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     if bent_votes[1] > agree[1] + LENS_GAIN and abs(bent.distortion) >= LENS_MIN:
         best, agree = bent, bent_votes
     # How much of the drawing confirms the pose: a pose it does not confirm is not trusted.
-    pose = replace(best, quality=agree[0] / len(_anchors()))
-    full = (image.shape[1], image.shape[0])
-    return _upright(pose.scaled(full[0] / size[0]) if s < 1.0 else pose, reference)
+    return replace(best, quality=agree[0] / len(_anchors()))
 
 
 # --- reading the fields --------------------------------------------------------------------
@@ -1079,7 +1110,8 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # the highlight misses stays black. Black is the reading, not a sure one. White plastic is
     # brighter than the wood, even in its darkest part, so a field read white needs a less dark
     # part for that than one read empty (wood has dark grain).
-    dark_rel = (np.log(dark + 1.0) - _design(centres) @ coef).mean(1)
+    dark_log = np.log(dark + 1.0) - _design(centres) @ coef
+    dark_rel = dark_log.mean(1)
     partly_black = (label != 1) & (dark_rel < np.where(label == 2, PARTLY_BLACK_WHITE, PARTLY_BLACK))
     label = np.where(partly_black, 1, label)
     conf = np.where(partly_black, np.minimum(conf, 0.3), conf)
@@ -1133,6 +1165,16 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
         if black_hue - wood_hue > BLACK_HUE_GAP:
             skin |= covered & (label == 1) & (feat[:, 1] < wood_hue + SKIN_SHARE * (black_hue - wood_hue))
     label = np.where(skin, 0, label)
+    # A highlight across a field leaves its darkest part least changed, and added white light
+    # moves the wood's colour towards the lamp's, never beyond: wood there stays redder than
+    # white plastic, which (like a black tile under white light) is neutral. A doubtful field
+    # read white whose middle a highlight partly clips, but whose darkest part is as red as the
+    # wood and nearer the wood's brightness than white's, is best guessed empty (still doubtful).
+    glared_part = np.array([np.mean(pix[c].max(1) >= CLIPPED) if len(c) else 0.0 for c in cores]) >= GLARE_PART
+    dark_feat = np.column_stack([dark_rel, dark_log[:, 0] - dark_log[:, 2]])
+    washed_wood = (glared_part & (label == 2) & (conf < UNCERTAIN_BELOW) & _wood_red(dark_feat, means)
+                   & (dark_rel < 0.5 * (means[LABELS.index(EMPTY), 0] + means[LABELS.index("W"), 0])))
+    label = np.where(washed_wood, 0, label)
     # The five-dot rule: a node never holds more than five fields of one colour, six with the
     # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
     # misread, and which cannot be told: all of that colour there are doubtful.
