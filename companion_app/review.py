@@ -169,15 +169,6 @@ def with_cells(game: str, state: dict, changes: Mapping[str, Any]) -> dict:
     return out
 
 
-def content_at(game: str, state: dict, setup: Any, k: str) -> Any:
-    """What the page shows at cell ``k`` of a state (in the form a tap sets it): a colour
-    letter or "." (empty), a Geometrius token as ``{"shape", "stack"}``."""
-    if game == "geometrius":
-        token = next(t for t in state["tokens"] if cell_key((t["row"], t["col"])) == k)
-        return {"shape": token["shape"], "stack": list(token.get("stack", []))}
-    return board_cells(game, state, setup).get(k, EMPTY)
-
-
 def said(content: Any) -> str:
     """A cell's content in words for a message: "empty", "R", "token Q01 with red, blue"."""
     if isinstance(content, dict):
@@ -186,20 +177,21 @@ def said(content: Any) -> str:
     return "empty" if content == EMPTY else str(content)
 
 
-def changed_since(game: str, state: dict, setup: Any, was: Mapping[str, Any]) -> dict[str, Any]:
-    """``{cell: what is there now}`` for the cells of ``was`` (``{cell key: what the tab showed
-    there}``) whose content in ``state`` is no longer that; a token is compared by its shape
-    and stack (its place is the key's)."""
+def changed_since(game: str, state: dict, setup: Any, was: Mapping[str, Any],
+                  sets: Mapping[str, Any]) -> dict[str, Any]:
+    """``{cell: what is there now}`` (as a tap sets it) for the cells of ``was`` (``{cell key:
+    what the tab showed there}``) whose content in ``state`` is no longer that, a token compared
+    by its shape and stack. A cell that already holds what the tap ``sets`` is no conflict: it is
+    the tap's own save, sent again because its answer was lost. What ``was`` gives is parsed by
+    the rules like a tap (ValueError for a colour or token the board cannot hold)."""
+    now = board_cells(game, state, setup)
+    shown = board_cells(game, with_cells(game, state, was), setup)
+    wanted = board_cells(game, with_cells(game, state, {k: sets[k] for k in was}), setup)
     out = {}
-    for k, shown in was.items():
-        now = content_at(game, state, setup, k)
-        if game == "geometrius":
-            check_token(shown, f"the token the tab showed at {k}")
-            shown = {"shape": shown["shape"], "stack": list(shown.get("stack", []))}
-        elif not isinstance(shown, str):
-            raise ValueError("'was' gives each cell's colour letter as shown, or '.' for empty")
-        if shown != now:
-            out[k] = now
+    for k in was:
+        there = now.get(k, EMPTY)
+        if shown.get(k, EMPTY) != there and wanted.get(k, EMPTY) != there:
+            out[k] = {"shape": there[0], "stack": list(there[1])} if game == "geometrius" else there
     return out
 
 
@@ -259,11 +251,11 @@ def corrected(row: ReviewRow, doc: Any) -> tuple[dict, list, dict]:
         if wrong:
             raise ValueError(f"{wrong[0][:40]} is not a cell of this {row.game} board")
         if not whole:
-            was = shown_before(row.game, doc.get("was", {}), keys)
-            current = changed_since(row.game, state, setup, was)
+            sets = dict(zip(keys, doc["set"].values()))
+            current = changed_since(row.game, state, setup, shown_before(row.game, doc.get("was", {}), keys), sets)
             if current:
                 raise ReviewConflict(current)
-            state = with_cells(row.game, state, dict(zip(keys, doc["set"].values())))
+            state = with_cells(row.game, state, sets)
         now = board_cells(row.game, state, setup)
         read = board_cells(row.game, row.read, setup)
         changed = {k for k in now.keys() | read.keys() if now.get(k) != read.get(k)}
@@ -288,6 +280,8 @@ def shown_before(game: str, was: Any, keys: list[str]) -> dict[str, Any]:
     stray = [k for k in out if k not in keys]
     if stray:
         raise ValueError(f"'was' names {stray[0][:40]}, a cell the change does not set")
+    if game != "geometrius" and not all(isinstance(v, str) for v in out.values()):
+        raise ValueError("'was' gives each cell's colour letter as shown, or '.' for empty")
     return out
 
 

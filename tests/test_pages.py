@@ -529,6 +529,9 @@ def test_geometrius_token_field_and_card_verdict_at_once(server, browser):
     session.observe(camera(chips(START, Q01="red")), [], 1.0)
     page.wait_for_selector("#history li[data-index='0']")
     assert page.locator("#board circle.stone").count() == 1
+    # the shape the user named for the unread starting token is the user's word: ringed
+    page.wait_for_selector("#board .corrected", state="attached")
+    assert page.locator("#board .corrected").count() == 1
 
     # the player taps the card played: the verdict shows at once, then the turn is judged
     page.click(".tap-card")

@@ -207,6 +207,10 @@ class GeometriusAdapter(GameAdapter):
         if was in self.stack_fixes:
             self.stack_fixes[now] = self.stack_fixes.pop(was)
 
+    def corrected_shapes(self) -> set[str]:
+        """The tokens (by the game's names) the user's word stands for against the camera."""
+        return set(self.stack_fixes) | set(self.renames.values()) | set(self.start_fixes.values())
+
     def turn_events(self, derived: Derived, index: int) -> list[int]:
         return list(derived.entries[index].move.events)
 
@@ -482,8 +486,9 @@ class GeometriusAdapter(GameAdapter):
             "last": {"index": last.index, "colour": last.move.colour,
                      "cells": [list(p) for p in self.move_cells(last.move)]} if last else None,
             "uncertain": [list(p) for p in self.uncertain],
-            # the tokens whose chips the user corrected, while the camera still shows the misread
-            "corrected": sorted(list(at[shape]) for shape in self.stack_fixes if shape in at),
+            # the tokens the user corrected while the camera still shows the misread: their chips,
+            # their shape (renamed, or named where the starting field could not be read)
+            "corrected": sorted(list(at[shape]) for shape in self.corrected_shapes() if shape in at),
             "geometrius": {
                 "waiting": False,
                 "tokens": [{"row": r, "col": c, "shape": t.shape, "stack": list(t.stack), "blocked": t.blocked}
