@@ -172,6 +172,34 @@ def test_photo_without_a_board_is_refused() -> None:
         assert err.value.code == "no_board"
 
 
+def test_a_grid_a_cell_off_the_board_is_moved_onto_it_not_read() -> None:
+    # A steep, lens-bent photo on a cloth: the comb fit put its 21 lines a cell or two along
+    # the board, and the best one-cell neighbour was still off by one cell each way. Its grid
+    # scored well on the 19 rows it shares with the board, and the reading came out 237 cells
+    # wrong with 11 marked. Its edge lay on the board's last cells, where the grooves run on.
+    p = photo("hard", 300)
+    reading = read_blokus(upright(p))
+    assert corner_error_cells(p, reading.pose) < 0.2
+    assert confident_errors(p, reading.board, reading.uncertain) == []
+
+
+def test_a_grid_whose_lines_run_on_past_its_edge_is_off_and_settles_onto_the_board() -> None:
+    from vision.grid import RUNS_ON, _pose, _settle, _shifted, evidence, overrun, working_image
+    from vision.pose import apply_h, corner_points
+    image = upright(photo("clean", 52, typical=True))
+    gray, factor = working_image(image)
+    size, pose = gray.shape[::-1], locate_board(image).scaled(factor)
+    assert overrun(gray, pose).max() <= RUNS_ON  # the board's grooves stop at its rim
+    on_board, k = np.linalg.inv(pose.homography), pose.distortion
+    corners = apply_h(on_board, corner_points((20, 20)))
+    for dx, dy in ((1, 0), (-1, 1)):  # a cell off: the grooves run on past one or two edges
+        off = _shifted(on_board, dx, dy)
+        assert overrun(gray, _pose(off, size, 20, k)).max() > RUNS_ON
+        (settled, _, _, _), runs_on = _settle(gray, (off, k, evidence(gray, _pose(off, size, 20, k)), 0.1), 20)
+        assert runs_on <= RUNS_ON
+        assert np.abs(apply_h(settled, corner_points((20, 20))) - corners).max() < 0.2 * pose.cell_size_px()
+
+
 def test_garbage_bytes_are_refused_before_reading() -> None:
     with pytest.raises(ReadError) as err:
         load_image(b"\xff\xd8\xff\xe0 this is not really a jpeg" * 10)
@@ -298,6 +326,37 @@ def test_a_glare_cell_is_read_from_its_pixels_clipped_in_no_channel() -> None:
     unclipped = _chroma_match(*args, brightest < BLOWN, 1.0 - dullest, refs, 5)[0]
     assert every[1] < 0.9 * every.sum()  # blue or green: the clipped middle cannot tell
     assert np.argmax(unclipped) == 1 and unclipped[1] >= 0.9 * unclipped.sum()
+
+
+def test_a_few_unclipped_pixels_relabel_a_glare_cell_but_never_confirm_it_alone() -> None:
+    # Doubtful cells under a lamp, read blue by their colour, on a small board whose clear
+    # cells give the grey, blue and green classes. Most of each cell clips in some channel;
+    # 12 pixels at its rim clip in none and name blue. (1) The clipped middle leans green
+    # (its red is far below blue's, as a green piece's): the few rim pixels may be a blue
+    # neighbour's bevel, so blue stays its best label but doubtful. (2) The clipped middle
+    # is a cyan that leans blue: both witnesses favour blue, and it is read. (3) Most pixels
+    # clip in no channel: their blue is the cell's own, and it is read.
+    from vision.blokus import _glare_chroma
+    from vision.colour import CellColours
+    n, pixels = 4, 72
+    window = np.full((n, n, pixels, 3), [0.55, 0.56, 0.57], np.float32)  # the board's grey (BGR)
+    best = np.zeros((n, n), int)
+    for col in (1, 2, 3):
+        window[0, col], best[0, col] = [0.5, 0.3, 0.2], 1  # blue
+        window[1, col], best[1, col] = [0.3, 0.5, 0.2], 4  # green
+    rim = [0.9, 0.6, 0.45]
+    for col, middle, unclipped in ((0, [0.85, 1.0, 0.6], 12), (1, [1.0, 1.0, 0.6], 12), (2, [1.0, 1.0, 0.6], 50)):
+        window[3, col, :unclipped], window[3, col, unclipped:] = rim, middle
+        best[3, col] = 1
+    posterior = np.full((n, n, 5), 0.01)
+    posterior[np.arange(n)[:, None], np.arange(n), best] = 0.96
+    confidence = np.full((n, n), 0.95)
+    confidence[3, :3] = 0.3
+    colours = CellColours((".", "B", "Y", "R", "G"), posterior / posterior.sum(-1, keepdims=True), confidence)
+    out = _glare_chroma(window, colours, np.zeros((n, n), bool), window.min(-1) >= 0.96)
+    assert list(out.best()[3, :3]) == [1, 1, 1]
+    assert out.confidence[3, 0] < 0.5  # blue, still doubtful
+    assert out.confidence[3, 1] >= 0.5 and out.confidence[3, 2] >= 0.5  # blue, read
 
 
 def test_a_tinted_reflection_on_the_grey_is_read_as_the_grey() -> None:

@@ -89,6 +89,7 @@ LIGHT_RANGE = (0.4, 2.5)  # how much brighter or dimmer the light may be than at
 CHROMA_SPREAD = 0.2  # relative chroma mismatch at which a class becomes unlikely
 WITNESS_UNCLIPPED = 0.6  # share of a doubtful cell's pixels with headroom for its chroma to confirm it
 WITNESS_MATCH = 0.9  # share of the chroma's match its label must hold to confirm the reading
+WITNESS_AGREES = 0.5  # share of the whole cell's chroma match a few unclipped pixels' label must hold
 WITNESSED = 0.6  # confidence of a cell whose chroma confirms its colour reading
 CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertain" line)
 
@@ -232,7 +233,10 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
       colour reading saw clipped pixels.
     - A doubtful cell with most of its pixels left some headroom is a second witness: when
       its chroma clearly names the label the colour reading chose, it is read (a piece there
-      could not have lost its chroma without clipping everywhere).
+      could not have lost its chroma without clipping everywhere). A chroma read from a few
+      pixels clipped in no channel does not witness alone (those darkest pixels are often a
+      groove or a neighbour's bevel): the match over all its usable pixels must favour the
+      same label, unless the unclipped pixels are most of the cell.
     - A phone's tone map pulls a clipped spot below the clipping level (``lost`` also holds
       the pixels :func:`_chroma_lost` finds colourless): the cells of such a spot and its rim
       (:func:`_glare_spot`), and piece cells whose colour white has thinned
@@ -268,14 +272,24 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
     unclipped = usable & (brightest < BLOWN)
     rich = unclipped.sum(-1) >= UNCLIPPED_PIXELS
     pixels = np.where(rich[..., None], unclipped, usable)
-    match = _chroma_match(window[todo] - dullest[todo][..., None], pixels[todo], 1.0 - dullest[todo], refs,
-                          len(colours.labels), levels)
+    white_free, headroom = window[todo] - dullest[todo][..., None], 1.0 - dullest[todo]
+    match = _chroma_match(white_free, pixels[todo], headroom, refs, len(colours.labels), levels)
+    # The few darkest pixels of a glare cell may be a groove or a neighbour's bevel: read
+    # alone they may relabel the cell, but confirm it only when the match over every usable
+    # pixel favours the same label (clipping may leave it unable to tell two colours apart,
+    # not to prefer the wrong one), or when they are most of the cell.
+    whole = match.copy()
+    few = rich[todo] & (unclipped[todo].mean(-1) < WITNESS_UNCLIPPED)
+    if few.any():
+        whole[few] = _chroma_match(white_free[few], usable[todo][few], headroom[few], refs, len(colours.labels),
+                                   levels)
     posterior, confidence = colours.posterior.copy(), colours.confidence.copy()
-    for (r, c), m in zip(cells, match):
+    for (r, c), m, w in zip(cells, match, whole):
         if m.max() < 1e-3:
             continue
         named = int(np.argmax(m))
         clearly = m.max() >= WITNESS_MATCH * m.sum()
+        witness = clearly and int(np.argmax(w)) == named and w.max() > WITNESS_AGREES * w.sum()
         if glared[r, c] and (doubtful[r, c] or (clearly and named != best[r, c])):
             # a chroma that cannot tell the labels apart leaves the colour reading its say
             weigh = 1.0 if clearly else 0.5 * posterior[r, c] + 0.5 / len(m)
@@ -284,7 +298,7 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
         elif glared[r, c] and named != best[r, c]:  # read from clipped pixels; the chroma leans elsewhere
             confidence[r, c] = min(confidence[r, c], DOUBTED)
         if doubtful[r, c] and not faded[r, c] and usable[r, c].mean() >= WITNESS_UNCLIPPED and named == best[r, c] \
-                and clearly:
+                and witness:
             confidence[r, c] = max(confidence[r, c], WITNESSED)
     return replace(colours, posterior=posterior, confidence=confidence)
 

@@ -16,6 +16,9 @@ How, and why this way:
 5. *Refinement*: the position of every cell border is measured in the top-down view, taken
    back to the photo, and one homography plus one radial lens coefficient is fitted to all of
    them (robust least squares). Iterated, so a lens-bent grid converges from a straight guess.
+6. *Settling*: a board's grooves stop at its rim. A grid whose lines run on past one of its
+   edges lies a cell or more off the board; it is moved by whole cells while that shows the
+   grid more clearly, and refused if it still runs on (never read a cell off).
 """
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ REFINED = 3  # at most this many candidates are refined
 PHONE_FOCAL = 1.2  # a phone main camera's focal length in half-diagonals (about 80 degrees diagonal)
 MIN_CROSSED = 25  # crossing segments per family before their tilt is believed
 COARSER = (2,)  # multiples of the lines' strongest period tried when it shows no grid
+RUNS_ON = 0.5  # a grid whose lines run on past an edge at this share of their contrast inside is off
+MAX_SETTLE = 3  # whole-cell moves tried on a grid whose edge lies on the board
 LENS_SEARCH = 0.1  # refinement searches the lens coefficient this far around the line-based guess
 
 
@@ -271,6 +276,32 @@ def _border_contrast(rect: np.ndarray, px: int, cells: int) -> np.ndarray:
     return np.stack(out)
 
 
+def overrun(gray: np.ndarray, pose: BoardPose, px: int = 16) -> np.ndarray:
+    """(2 x 2) how strongly the grid's lines run on past each of its four edges, as a share of
+    their mean contrast inside: [family, end] (family 0: the lines x = k, past y < 0 and
+    y > n; family 1: the lines y = k, past x < 0 and x > n).
+
+    A board's grooves stop at its rim; a grid placed a cell off has one edge on the board's
+    last row of cells, where every groove carries on. Lines whose outside band lies beyond
+    the photo are not counted (the top-down view repeats the photo's last pixels there), and
+    an edge with fewer than half its lines in the photo says nothing (0).
+    """
+    cells = int(round(pose.extent[0]))
+    contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
+    inside = float(contrast[:, :, 1:-1].mean())
+    h, w = gray.shape[:2]
+    line = np.arange(cells + 1, dtype=np.float64)
+    out = np.zeros((2, 2))
+    for family in (0, 1):
+        for end, at in enumerate((-0.5, cells + 0.5)):
+            pts = np.column_stack([line, np.full_like(line, at)])
+            photo = pose.to_photo(pts if family == 0 else pts[:, ::-1])
+            seen = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
+            if seen.mean() >= 0.5:
+                out[family, end] = float(contrast[family, seen, 0 if end == 0 else -1].mean()) / max(inside, 1e-6)
+    return out
+
+
 def evidence(gray: np.ndarray, pose: BoardPose, px: int = 16) -> float:
     """How clearly a board's grid of cells shows at ``pose``, 0-1.
 
@@ -459,6 +490,11 @@ def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = N
                 best = (to_photo, k, ev, rms)
             if ev >= CLEAR_EVIDENCE:
                 break
+    if best is not None and best[2] >= MIN_EVIDENCE:
+        best, runs_on = _settle(gray, best, cells)
+        if runs_on > RUNS_ON:  # no whole-cell move lines it up with the board: not located
+            raise ReadError("no_board", "the grid's lines run on past its edge: the board's outline is not "
+                            "clear; take the photo again from above with the whole board and its rim in the frame")
     if (best is None or best[2] < MIN_EVIDENCE) and tilt is not None and tilt > MAX_VIEW_ANGLE_DEG:
         # A crossing grid of lines is there, too oblique to resolve into cells.
         raise ReadError("impossible_angle", f"the board seems to be seen about {tilt:.0f} degrees from "
@@ -469,6 +505,43 @@ def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = N
     to_photo, k, ev, rms = best
     to_full = np.array([[1 / factor, 0, 0.5 / factor - 0.5], [0, 1 / factor, 0.5 / factor - 0.5], [0, 0, 1]])
     return GridFit(to_full @ to_photo, k, ev, rms)
+
+
+def _shifted(to_photo: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """The same grid moved by whole cells: board point (x, y) lands where (x + dx, y + dy) did."""
+    return to_photo @ np.array([[1.0, 0, dx], [0, 1.0, dy], [0, 0, 1.0]])
+
+
+def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
+    """A refined grid moved by whole cells while that shows the grid more clearly, and how
+    strongly its lines still run on past its edges (:func:`overrun`, the largest).
+
+    The comb fit may put its window of n + 1 lines a cell or two along the lines it saw
+    (a rim, a row of loose pieces, a lens-bent edge look like more grid lines), and only
+    its one-cell neighbours are tried. A grid off by a cell still scores well on the rows it
+    shares with the board; what gives it away is its edge lying on the board's last cells,
+    where the grooves run on (:func:`overrun`). Only such a grid is moved: to the neighbour,
+    one cell in either or both directions, whose evidence is higher (the board's missing
+    row shows borders, the rim row does not), refined there.
+    """
+    to_photo, k, ev, rms = fit
+    h, w = gray.shape
+    runs_on = float(overrun(gray, _pose(to_photo, (w, h), cells, k)).max())
+    for _ in range(MAX_SETTLE):
+        if runs_on <= RUNS_ON:
+            break
+        moves = [(evidence(gray, _pose(_shifted(to_photo, dx, dy), (w, h), cells, k)), dx, dy)
+                 for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+        top, dx, dy = max(moves)
+        if top <= ev:
+            break
+        moved, k_moved, rms_moved = refine(gray, _shifted(to_photo, dx, dy), cells, k)
+        ev_moved = evidence(gray, _pose(moved, (w, h), cells, k_moved))
+        if ev_moved <= ev:
+            break
+        to_photo, k, ev, rms = moved, k_moved, ev_moved, rms_moved
+        runs_on = float(overrun(gray, _pose(to_photo, (w, h), cells, k)).max())
+    return (to_photo, k, ev, rms), runs_on
 
 
 def quick_contrast(gray: np.ndarray, pose: BoardPose) -> float:
