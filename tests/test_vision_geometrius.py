@@ -533,3 +533,54 @@ def test_bench_accepts_the_other_turn_only_at_a_genuine_tie() -> None:
     matched = [sum((n.row, n.col) == labels[t.field_pos] for t, n in pairs(p, r)) for labels in alternatives]
     assert max(matched) == len(p.tokens)
     assert len(tied_labels(photo("clean", 11).tokens)) == 1
+
+
+def test_a_blurred_frame_line_is_placed_by_its_printed_profile() -> None:
+    """Blur runs the frame line, the card beyond it and a dark gap together: the darkest
+    point of the profile moves into the gap, the fitted printed profile stays on the line."""
+    from vision.geometrius import FRAME_EDGES_MM
+    from vision.geometrius_frame import frame_line
+
+    fine = np.arange(-8.0, 8.0, 0.01)
+    printed = np.where(fine < FRAME_EDGES_MM[0], 200.0, 0)
+    printed += np.where((fine >= FRAME_EDGES_MM[0]) & (fine < FRAME_EDGES_MM[1]), 60.0, 0)
+    printed += np.where((fine >= FRAME_EDGES_MM[1]) & (fine < FRAME_EDGES_MM[2]), 200.0, 0)
+    printed += np.where((fine >= FRAME_EDGES_MM[2]) & (fine < FRAME_EDGES_MM[3]), 25.0, 0)
+    printed += np.where(fine >= FRAME_EDGES_MM[3], 190.0, 0)
+    # 1.1 mm: defocus and a streak across the line (the ends repeated, as the card and table go on)
+    blurred = cv2.GaussianBlur(printed[None, :], (0, 0), 1.1 / 0.01, borderType=cv2.BORDER_REPLICATE)[0]
+    s = np.arange(-5.0, 5.0 + 1e-9, 0.25)
+    profile = np.interp(s, fine, blurred)
+    assert s[np.argmin(profile)] > 1.0  # the darkest point went into the gap
+    at = frame_line(profile, s, 2.8, FRAME_EDGES_MM)
+    assert at is not None and abs(at) <= 0.1
+
+
+def test_a_side_s_direction_rests_on_each_edge_s_own_line() -> None:
+    """With the stroke's width wrong by 0.3 mm, the outer edge seen at the side's ends and
+    the inner one only in its middle lie on two parallel lines: the two-edge fit keeps the
+    direction, and its offset is the edges' mean (the width's error cancels)."""
+    from vision.geometrius import _parallel_edges
+
+    t_out = np.concatenate([np.arange(0.0, 3.0, 0.15), np.arange(9.0, 12.0, 0.15)])
+    t_in = np.arange(4.5, 7.5, 0.15)
+    t = np.concatenate([t_out, t_in])
+    c = np.concatenate([np.full(len(t_out), 0.15), np.full(len(t_in), -0.15)]) + 0.02 * t
+    outer = np.arange(len(t)) < len(t_out)
+    slope, offset = _parallel_edges(t, c, outer, 0.12)
+    assert abs(slope - 0.02) < 1e-6 and abs(offset) < 1e-6
+
+
+def test_a_side_whose_inner_edge_shows_at_a_few_points_keeps_the_single_line() -> None:
+    """An edge of a few points with its own offset free would leave the direction to the
+    other edge alone (near a short side's corners, shifted by the next side's blurred ink):
+    the two-edge fit declines, and the single line through both edges stands."""
+    from vision.geometrius import PARALLEL_EDGE_OWN, _parallel_edges
+
+    t_out = np.arange(1.0, 4.0, 0.15)
+    t_in = np.arange(2.2, 2.2 + 0.15 * (PARALLEL_EDGE_OWN - 1), 0.15)[:PARALLEL_EDGE_OWN - 1]
+    t = np.concatenate([t_out, t_in])
+    c = 0.02 * t
+    outer = np.arange(len(t)) < len(t_out)
+    assert _parallel_edges(t, c, outer, 0.12) is None
+    assert _parallel_edges(t[outer], c[outer], outer[outer], 0.12) is None  # one edge only: the single line too

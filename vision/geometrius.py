@@ -67,6 +67,7 @@ from rules.geometrius import UNKNOWN_SHAPE, load_catalogue
 from rules.polygon import CAMERA, Polygon, Shape
 
 from .errors import ReadError
+from .geometrius_frame import frame_line
 from .image_io import as_bgr
 from .pose import BoardPose, apply_h
 
@@ -97,6 +98,12 @@ REFERENCES = 120  # frames tried as the grid's reference, the most token-like fi
 WORK_WIDTH = 1400  # token search runs on the photo shrunk to this width
 PPM = 6.0  # top-down pixels per millimetre for the polygon
 FRAME_PPM = 4.0  # for fitting the frame
+FRAME_VIEW_MM = 6.0  # the frame's view reaches this far past the frame line
+FRAME_PROFILE_MM = 5.0  # a frame line's profile reaches this far either way (past the gap to the next token)
+TOKEN_HALF_MM = 25.0  # the card's edge (tokens are 50 mm squares)
+GAP_MM = PITCH_MM - 2 * TOKEN_HALF_MM  # the gap between neighbouring tokens
+# The printed strips across a frame line, from its centre outwards: the line's two edges, the card's edge, the gap's.
+FRAME_EDGES_MM = (-FRAME_WIDTH_MM / 2, FRAME_WIDTH_MM / 2, TOKEN_HALF_MM - FRAME_MM, TOKEN_HALF_MM - FRAME_MM + GAP_MM)
 MATCH_LIMIT = 12.0  # nearest catalogue shape within this many camera tolerances, else "unknown"
 SURE_MATCH = 2.0  # beyond this (or with a close runner-up) the shape is reported uncertain
 RUNNER_UP_GAP = 1.5
@@ -481,9 +488,60 @@ def _robust_line(a: np.ndarray, p: np.ndarray, tol: float = 0.7) -> tuple[float,
     return m_, float(y.mean() - m_ * x.mean())
 
 
-def _fit_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
-    """Refit one token's frame in its top-down view; the token's own homography, or None."""
-    half = FRAME_MM + 4.0
+def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
+                    ) -> tuple[float, float] | None:
+    """A side's centre line c = m t + b from its stroke's edges at ``t`` along it, ``c``
+    across it, each moved by half the stroke's width towards the centre (``outer``: the
+    outer edge's points, else the inner's): (m, b), or None. Each edge keeps its own offset because the width is
+    only an estimate: motion blur widens a stroke by how far the streak runs across it, and
+    a side with few profiles showing both edges takes its width from the token's other
+    sides, so its two edges' points lie on two parallel lines. One line through both leaned
+    wherever one edge showed at the side's ends and the other only in its middle (a hexagon's
+    short sides read 3 degrees out). The direction, and so every angle, rests on each edge's
+    own run of points; the offset is the two edges' mean where both show enough (the width
+    then cancels), else the one edge's. RANSAC over pairs of points on one edge, then least
+    squares. (The single line through all the points still says whether the side is
+    straight: a bent side shows as one edge's points leaving it.)
+    None too when either edge has fewer than PARALLEL_EDGE_OWN points: with its own offset
+    free, a few points on a short stretch add next to nothing to the direction, which would
+    then rest on the other edge alone, and on a short side that edge's profiles all lie near
+    a corner, where the next side's blurred ink shifts them (a P08's 5 mm side beside its
+    reflex corner, 2.8 px/mm: outwards by 0.05 mm at one end, inwards by 0.07 at the other,
+    its inner edge's 7 points only in its middle). Tied to that edge by the stroke's width,
+    the few points pull the single line less far (that corner read 1.8 degrees out, not 2.0)."""
+    n = len(t)
+    if n < 8 or min(outer.sum(), (~outer).sum()) < PARALLEL_EDGE_OWN:
+        return None
+    i, j = _pairs(n)
+    good = (outer[i] == outer[j]) & (np.abs(t[i] - t[j]) > 0.25 * (t.max() - t.min()))
+    if not good.any():
+        return None
+    i, j = i[good], j[good]
+    m = (c[j] - c[i]) / (t[j] - t[i])
+    rest = c[None, :] - m[:, None] * t[None, :]  # each hypothesis's offsets
+    offsets = np.zeros_like(rest)
+    for edge in (True, False):
+        own = outer == edge
+        if own.any():
+            offsets[:, own] = np.median(rest[:, own], axis=1)[:, None]
+    counts = (np.abs(rest - offsets) < tol).sum(1)
+    best = int(np.argmax(counts))
+    keep = np.abs(rest[best] - offsets[best]) < tol
+    if keep.sum() < max(8, n // 3):
+        return None
+    edges = [e for e in (True, False) if (keep & (outer == e)).sum() >= 2]
+    design = np.column_stack([t[keep]] + [(outer[keep] == e).astype(np.float64) for e in edges])
+    solved, *_ = np.linalg.lstsq(design, c[keep], rcond=None)
+    own_offset = dict(zip(edges, solved[1:]))
+    seen = [e for e in edges if (keep & (outer == e)).sum() >= PARALLEL_EDGE_LEAST]
+    return float(solved[0]), float(np.mean([own_offset[e] for e in (seen or edges)]))
+
+
+def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
+    """Refit one token's frame in its top-down view; the token's own homography, or None.
+    ``blurred``: each line placed by the blurred printed frame's profile (the polygon is
+    measured through this homography; finding the field's tokens needs no such care)."""
+    half = FRAME_MM + FRAME_VIEW_MM
     view = _warp(gray, H, half, FRAME_PPM).astype(np.float32)
     view = cv2.GaussianBlur(view, (0, 0), 0.6)
     n = view.shape[0]
@@ -520,7 +578,7 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
             fitted = _robust_line(along[ok].astype(np.float64), pos[ok])
             if fitted is None:
                 return None
-            lines.append((axis, *fitted))
+            lines.append((axis, *(_blurred_frame_line(view, axis, sign, along[ok], *fitted) if blurred else fitted)))
     # Corners: intersect x-lines (axis 1: x = m y + b) with y-lines (axis 0: y = m x + b).
     (_, mt, bt), (_, mb, bb), (_, ml, bl), (_, mr, br) = lines
 
@@ -536,13 +594,36 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
     return H @ _homography(_square(FRAME_MM), corners_mm)
 
 
-def _token_frame(gray: np.ndarray, H: np.ndarray) -> np.ndarray | None:
+def _blurred_frame_line(view: np.ndarray, axis: int, sign: int, along: np.ndarray, m: float, b: float
+                        ) -> tuple[float, float]:
+    """A frame line (``axis`` 0: y = m x + b, 1: x = m y + b, pixels of the frame's top-down
+    ``view``; ``sign``: which way is outwards) moved to where the printed frame, blurred,
+    fits the profile across it best (``geometrius_frame``): blur running the line, the card
+    beyond it and the dark gap together moves the darkest point outwards, up to the gap."""
+    s = np.arange(-FRAME_PROFILE_MM, FRAME_PROFILE_MM + 1e-9, 1 / FRAME_PPM)
+    across = m * along[None, :] + b + sign * s[:, None] * FRAME_PPM
+    n = view.shape[0]
+    if (across < 0).any() or (across > n - 1).any():  # the line is far from where the view expected it
+        return m, b
+    lo = np.clip(np.floor(across).astype(int), 0, n - 2)
+    frac = np.clip(across - lo, 0, 1)
+    cols = np.broadcast_to(along[None, :], lo.shape)
+    if axis == 0:
+        values = view[lo, cols] * (1 - frac) + view[lo + 1, cols] * frac
+    else:
+        values = view[cols, lo] * (1 - frac) + view[cols, lo + 1] * frac
+    profile = np.median(values, axis=1)  # a chip or a hand over part of the line is outvoted
+    at = frame_line(profile, s, FRAME_PROFILE_MM - FRAME_EDGES_MM[-1] / 2, FRAME_EDGES_MM)
+    return (m, b) if at is None else (m, b + sign * at * FRAME_PPM)
+
+
+def _token_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
     """A token's own homography: its frame fitted where the grid puts it, then fitted again
     where the first fit found it (the grid may be millimetres off at a far corner)."""
     first = _fit_frame(gray, H)
     if first is None:
         return None
-    second = _fit_frame(gray, first)
+    second = _fit_frame(gray, first, blurred)
     return first if second is None else second
 
 
@@ -883,6 +964,8 @@ TICK_WIDER_MM = 0.35  # a profile this much wider than the stroke crosses a tick
 EDGE_CONTRAST = 0.2  # the stroke's core must be this much darker than the card beside it (relative)
 CORNER_NEAR_MM = 2.0  # a profile this near a corner may see the other side's ink in its core
 PHOTO_FIT_MOVE_MM = 2.0  # a corner moving farther than this was not refined but lost
+PARALLEL_EDGE_LEAST = 5  # an edge with this many points on its line places the centre line
+PARALLEL_EDGE_OWN = 8  # each edge needs this many points for the side's direction to rest on its own line
 PHOTO_FIT_SETTLED_MM = 0.05  # corners moving less than this leave every profile's clearance as it was
 HIDDEN_STRETCH_MM = 3.0  # a stack hiding this much of the outline may hide a short side and its corners
 CROWDED_SHARE = 0.5  # a side this much of which lies too near a stack to be fitted is crowded
@@ -1083,6 +1166,12 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
             if end.sum() >= 3 and abs(_quantile(residual[end], 0.5)) > EDGE_TOLERANCE_MM:
                 on_line = 0.0
         straight = min(straight, on_line)
+        # The side's direction from its two edges' own lines (``_parallel_edges``); the
+        # single line above says whether the side is straight, and gives the direction
+        # only where an edge shows at too few points to have a line of its own.
+        parallel = _parallel_edges(t, c, np.arange(len(t)) < out_ok.sum(), EDGE_TOLERANCE_MM)
+        if parallel is not None:
+            slope, offset = parallel
         direction = u[i] + slope * normal[i]
         lines.append((a[i] + offset * normal[i], direction / np.linalg.norm(direction)))
     corners = [_meet(*lines[i - 1], *lines[i]) for i in range(n)]
@@ -1622,12 +1711,12 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         centre_mm = np.array([pos[1] * PITCH_MM, pos[0] * PITCH_MM])
         on_grid = H @ np.array([[1, 0, centre_mm[0]], [0, 1, centre_mm[1]], [0, 0, 1]])
         H0 = located.local.get(pos)
-        Ht = _token_frame(gray, on_grid) if H0 is None else _fit_frame(gray, H0)
+        Ht = _token_frame(gray, on_grid, blurred=True) if H0 is None else _fit_frame(gray, H0, blurred=True)
         if Ht is None and H0 is not None:
             # The search's own quad was not refined into a frame: a chip or blur had bent it,
             # so it may be sheared. The field's homography, fitted through every other
             # token's frame, places it, and the frame is sought again from there.
-            Ht = _token_frame(gray, on_grid)
+            Ht = _token_frame(gray, on_grid, blurred=True)
         if Ht is None:
             H0 = _centred_on_polygon(red, on_grid)
         card_patch = _warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)

@@ -1,0 +1,81 @@
+"""Where a Geometrius token's printed frame line lies across a blurred profile.
+
+The frame is a dark line FRAME_WIDTH_MM wide printed FRAME_MM from the token's centre; the
+card goes on CARD_BEYOND_MM past it to the token's edge, then comes the gap to the next
+token (or the table). Sharp, the line is the darkest point of a profile across it. Blurred
+(defocus, and a shaking phone's streak running across the line), the line, the strip of card
+beyond it and the dark gap run together, and the darkest point moves into the gap: a whole
+field read with every frame 2.9 mm too wide across the streak, its polygons sheared by
+several degrees. Since the printed profile is known, the blurred one is fitted instead: the
+printed strips, each blurred by a Gaussian of a width to be found, their levels by least
+squares, the line's place where the fit is closest. The gap's and the far side's levels are
+free (a light or dark table, a neighbour's card), so is the blur: it is measured, not assumed
+(a Gaussian stands in for defocus and streak together: both are symmetric, so a width that
+is somewhat off spreads the strips evenly and hardly moves the line).
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+BLUR_MM = np.array([0.2, 0.4, 0.7, 1.0, 1.4])  # Gaussian widths tried (defocus and streak together)
+STEP_MM = 0.05  # the line's place is tried on this grid (the profile's samples must lie on it too)
+COARSE = 5  # first every COARSE-th place, then every one round the best
+REACH_MM = 12.0  # the strips are tabulated this far either side of the line
+LINE_CONTRAST = 0.08  # the fitted line must be this much darker than the card (relative) to count
+
+
+def _normal_cdf(z: np.ndarray) -> np.ndarray:
+    """The standard normal's cumulative share below ``z`` (numpy has no erf; the strips'
+    table is built once per frame geometry, so the scalar one will do)."""
+    return 0.5 * (1.0 + np.vectorize(math.erf)(np.asarray(z, np.float64) / math.sqrt(2.0)))
+
+
+@lru_cache(maxsize=4)
+def _strips(edges: tuple[float, ...]) -> np.ndarray:
+    """Blur widths x places x 4: at each place (STEP_MM apart, from -REACH_MM, relative to
+    the line's centre) the share of the blurred card inside, line, gap beyond the card's
+    edge and far side past the gap (the card's two strips share one level). ``edges``: the
+    printed strips' edges from the line's centre outwards (the line's two, the card's, the gap's)."""
+    u = np.arange(-REACH_MM, REACH_MM + 1e-9, STEP_MM)
+    past = _normal_cdf((u[None, :, None] - np.array(edges)[None, None, :]) / BLUR_MM[:, None, None])  # share past each edge
+    card = 1 - past[..., 0] + past[..., 1] - past[..., 2]
+    return np.stack([card, past[..., 0] - past[..., 1], past[..., 2] - past[..., 3], past[..., 3]], axis=-1)
+
+
+def _fit(profile: np.ndarray, s: np.ndarray, at: np.ndarray, blur: np.ndarray, edges: tuple[float, ...]
+         ) -> np.ndarray:
+    """Each hypothesis's (line centre ``at``, blur index ``blur``) squared residual; infinite
+    where the fitted line is not darker than the card."""
+    table = _strips(edges)
+    k = np.rint((s[None, :] - at[:, None] + REACH_MM) / STEP_MM).astype(int)
+    A = table[blur[:, None], np.clip(k, 0, table.shape[1] - 1)]  # hypotheses x samples x 4
+    At = A.transpose(0, 2, 1)
+    Atb = At @ profile
+    levels = np.linalg.solve(At @ A + 1e-6 * np.eye(4), Atb[..., None])[..., 0]
+    residual = profile @ profile - (levels * Atb).sum(1)  # at the least-squares levels
+    dark = levels[:, 1] < levels[:, 0] * (1 - LINE_CONTRAST)
+    return np.where(dark, residual, np.inf)
+
+
+def frame_line(profile: np.ndarray, s: np.ndarray, reach: float, edges: tuple[float, ...]) -> float | None:
+    """The frame line's centre (mm, on the axis ``s`` of ``profile``, which runs from the card
+    inside outwards, its samples on the STEP_MM grid) within ``reach`` of 0, or None when no
+    blurred frame fits. ``edges``: the printed strips' edges from the line's centre outwards
+    (the line's two, the card's edge, the gap's far edge)."""
+    places = np.arange(-round(reach / STEP_MM), round(reach / STEP_MM) + 1)
+    coarse = places[places % COARSE == 0]
+    at, blur = (g.ravel() for g in np.meshgrid(coarse, np.arange(len(BLUR_MM)), indexing="ij"))
+    err = _fit(profile, s, at * STEP_MM, blur, edges)
+    if not np.isfinite(err).any():
+        return None
+    best = int(np.argmin(err))
+    fine = at[best] + np.arange(-COARSE + 1, COARSE)
+    near = np.arange(max(blur[best] - 1, 0), min(blur[best] + 2, len(BLUR_MM)))
+    at, blur = (g.ravel() for g in np.meshgrid(fine, near, indexing="ij"))
+    err = _fit(profile, s, at * STEP_MM, blur, edges)
+    if not np.isfinite(err).any():
+        return None
+    return float(at[int(np.argmin(err))] * STEP_MM)
