@@ -30,6 +30,7 @@ from calibration import Calibration
 from calibration.colours import ColourProfile, empty_samples, renormalise
 from rules import blokus, flower, gemblo
 from rules.observe import as_cell
+from vision import reproducible
 from vision.errors import ReadError
 from vision.pose import BoardPose
 
@@ -365,6 +366,7 @@ class LiveReferee:
         return self._thread is not None and self._thread.is_alive()
 
     def _run(self) -> None:
+        reproducible()  # this thread reads the frames
         for t, frame in self.source.frames(self._report):
             if self._stop.is_set():
                 return

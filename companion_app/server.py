@@ -25,6 +25,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from calibration import Calibration, CalibrationError, load_calibration
 from rules.errors import InputError
+from vision import reproducible
 from rules import blokus, geometrius
 from rules.records import GAME_RULES, GAMES
 
@@ -203,6 +204,8 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         if not isinstance(doc, dict):
             raise SessionError("expected a JSON object")
         return doc
+
+    app.before_request(reproducible)  # a request's thread may read a photo (review, calibration)
 
     @app.before_request
     def same_origin() -> Response | None:

@@ -386,12 +386,21 @@ def test_wood_a_highlight_partly_clips_is_guessed_empty_by_its_darkest_part() ->
     assert [n for n in wrong(p, reading) if n not in p.occluded] == []
 
 
-def test_a_photo_read_twice_reads_the_same() -> None:
+def test_a_photo_read_twice_reads_the_same(tmp_path) -> None:
     """OpenCV's IPP paths (off for every reader, `vision/__init__.py`) made a read depend on
     where buffers lay in memory: a glared board's pose came out 0.67 on one read and 0.71 on
     the next. Every read of one photo must give the same pose, fields and doubts."""
     assert not cv2.ipp.useIPP()
     image = upright(photo("glare", 7))
+    # OpenCV keeps the switch per thread: the tablet's server and the live referee read in threads of their own
+    from companion_app.server import create_app
+    from threading import Thread
+    seen = []
+    app = create_app(tmp_path)
+    worker = Thread(target=lambda: (app.test_client().get("/setup"), seen.append(cv2.ipp.useIPP())))
+    worker.start()
+    worker.join()
+    assert seen == [False]
     first, again = read_equilibrix(image), read_equilibrix(image.copy())
     assert first.pose.quality == again.pose.quality
     assert np.array_equal(first.pose.corners, again.pose.corners)

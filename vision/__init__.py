@@ -8,4 +8,12 @@ labels fell either way. Without them every read of a photo is the same, at no co
 """
 import cv2
 
-cv2.ipp.setUseIPP(False)
+
+def reproducible() -> None:
+    """Switch IPP off in the calling thread. OpenCV keeps this switch per thread, so every thread
+    that reads photos calls this first: the live referee's thread, each request of the tablet's
+    server; importing ``vision`` does it for the importing thread (the command line, the benches)."""
+    cv2.ipp.setUseIPP(False)
+
+
+reproducible()

@@ -102,7 +102,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
-from .equilibrix_outlines import SNAPPED, OrientedEdges, paired_ellipses, smooth_arcs
+from .equilibrix_outlines import SNAPPED, OrientedEdges, ellipse_points, ellipse_radius, paired_ellipses, smooth_arcs
 from .errors import ReadError
 from .image_io import as_bgr
 from .matching import correlation_peak, fit_with_lens, gradient_at
@@ -301,7 +301,8 @@ def _round_outlines(gray: np.ndarray, arcs: bool = False) -> list[tuple[float, t
     the board's edge all round, so no curve is the edge alone)."""
     h, w = gray.shape
     blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
-    grad = cv2.magnitude(cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1))
+    gx, gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
+    grad = cv2.magnitude(gx, gy)
     high = max(float(np.percentile(grad, 90)), 8.0)  # the photo's own contrast sets the cut
     edges = cv2.Canny(blur, 0.4 * high, high)
     near = cv2.dilate(edges, np.ones((5, 5), np.uint8)) > 0
@@ -324,20 +325,22 @@ def _round_outlines(gray: np.ndarray, arcs: bool = False) -> list[tuple[float, t
         return MIN_DISC * min(h, w) <= max(d1, d2) <= 1.6 * max(h, w) and min(d1, d2) >= 0.35 * max(d1, d2)
 
     def cover(ellipse) -> float:
-        xs, ys = np.round(_ellipse_points(ellipse, t)).astype(int).T
+        xs, ys = np.round(ellipse_points(ellipse, t)).astype(int).T
         inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
         return near[ys[inside], xs[inside]].mean() * inside.mean() if inside.mean() >= 0.6 else 0.0
 
     ellipses = [e for e in (cv2.fitEllipse(contour) for contour in pieces) if plausible(e)]
+    score_of = cover
     if arcs:
-        # Edges across an ellipse (a stripe it crosses) do not cover it.
-        oriented = OrientedEdges(blur, edges)
-        cover = partial(oriented.cover, t=t)
+        # Edges across an ellipse (a stripe it crosses) do not cover it: every ellipse, the
+        # whole curves' too, is scored by the edges running along it.
+        oriented = OrientedEdges(gx, gy, edges)
+        score_of = partial(oriented.cover, t=t)
         rough = [e for e in paired_ellipses(smooth_arcs(contours, min(h, w))) if plausible(e)]
-        rough = sorted(rough, key=cover, reverse=True)[:SNAPPED]
+        rough = sorted(rough, key=score_of, reverse=True)[:SNAPPED]
         ellipses += [e for e in map(oriented.snap, rough) if plausible(e)]
     for ellipse in ellipses:
-        score = cover(ellipse)
+        score = score_of(ellipse)
         if score >= EDGE_COVER:
             found.append((float(score), ellipse))
     if not found:
@@ -415,7 +418,7 @@ def _disc_ellipse(gray: np.ndarray, guess) -> tuple[tuple[float, float], tuple[f
     t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
     k = np.linspace(EDGE_RANGE[0], EDGE_RANGE[1], 64)
     centre = np.array(guess[0])
-    rays = centre + k[None, :, None] * (_ellipse_points(guess, t) - centre)[:, None, :]
+    rays = centre + k[None, :, None] * (ellipse_points(guess, t) - centre)[:, None, :]
     xs, ys = rays[..., 0].astype(np.float32), rays[..., 1].astype(np.float32)
     blur = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.5)
     prof = cv2.remap(blur, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -473,7 +476,7 @@ def _sides_differ(lab: np.ndarray, ellipse) -> float:
     t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
     out = []
     for k in (0.95, 1.05):
-        pts = _ellipse_points(ellipse, t, k).astype(np.float32)[None]
+        pts = ellipse_points(ellipse, t, k).astype(np.float32)[None]
         out.append(cv2.remap(lab, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0])
     return float(np.median(np.linalg.norm(out[0] - out[1], axis=1)))
 
@@ -486,7 +489,7 @@ def _robust_ellipse(pts: np.ndarray):
         if keep.sum() < 12:
             return ellipse
         ellipse = cv2.fitEllipse(pts[keep].astype(np.float32))
-        rad = _ellipse_radius(ellipse, pts)
+        rad = ellipse_radius(ellipse, pts)
         keep = np.abs(rad - 1) < max(0.015, 2.5 * np.median(np.abs(rad[keep] - 1)))
     return ellipse
 
@@ -513,7 +516,7 @@ def _flattened_frame(to_flat: np.ndarray, ellipse, size: tuple[int, int], scale:
     """Board -> photo map given ``to_flat`` (photo -> a view where the table is seen straight,
     up to an affine map): the ellipse, carried there, is made round as the circle at ``scale``
     times the board's edge."""
-    flat = apply_h(to_flat, _ellipse_points(ellipse, np.linspace(0, 2 * np.pi, 90, endpoint=False)))
+    flat = apply_h(to_flat, ellipse_points(ellipse, np.linspace(0, 2 * np.pi, 90, endpoint=False)))
     blow = 1000.0  # fitEllipse wants pixel-sized numbers
     affine = _ellipse_pose(cv2.fitEllipse((flat * blow).astype(np.float32)), size, scale)
     return np.linalg.inv(to_flat) @ np.diag([1 / blow, 1 / blow, 1.0]) @ affine
@@ -530,7 +533,7 @@ def _horizon_frame(gray: np.ndarray, circle, size: tuple[int, int]) -> np.ndarra
     blur = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.5)
     gx, gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
     t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
-    ring = _ellipse_points(circle, t)
+    ring = ellipse_points(circle, t)
     w, h = size
 
     def edge_at(line: np.ndarray) -> tuple[float, np.ndarray | None]:
@@ -580,24 +583,6 @@ def _perspective_frame(disc, circle, size: tuple[int, int]) -> np.ndarray | None
         return None
     hp = np.array([[1, 0, 0], [0, 1, 0], [line[0], line[1], 1.0]])
     return _flattened_frame(hp @ norm, disc, size, 1.0)
-
-
-def _ellipse_points(ellipse, t: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    """Points (N x 2) of an OpenCV ellipse, scaled about its centre, at parameter angles ``t``."""
-    (cx, cy), (d1, d2), angle = ellipse
-    a = math.radians(angle)
-    ex, ey = scale * d1 / 2 * np.cos(t), scale * d2 / 2 * np.sin(t)
-    return np.column_stack([cx + ex * math.cos(a) - ey * math.sin(a), cy + ex * math.sin(a) + ey * math.cos(a)])
-
-
-def _ellipse_radius(ellipse, pts: np.ndarray) -> np.ndarray:
-    """How far out points lie relative to the ellipse (1 on it)."""
-    (cx, cy), (d1, d2), angle = ellipse
-    a = math.radians(angle)
-    x, y = pts[:, 0] - cx, pts[:, 1] - cy
-    u = x * math.cos(a) + y * math.sin(a)
-    v = -x * math.sin(a) + y * math.cos(a)
-    return np.hypot(u / (d1 / 2), v / (d2 / 2))
 
 
 def _align(gray: np.ndarray, board_to_photo: np.ndarray, size: tuple[int, int], ppu: float, margin: float,

@@ -86,9 +86,8 @@ class OrientedEdges:
     it. A stripe that an ellipse crosses is an edge near it but across it, and a busy table
     puts such edges under almost any big ellipse."""
 
-    def __init__(self, blur: np.ndarray, edges: np.ndarray):
-        gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0)
-        gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1)
+    def __init__(self, gx: np.ndarray, gy: np.ndarray, edges: np.ndarray):
+        """``gx``, ``gy``: the photo's gradient; ``edges``: its edge pixels (non-zero)."""
         self.shape = edges.shape
         ys, xs = np.nonzero(edges)
         self.points = np.column_stack([xs, ys]).astype(np.float64)
@@ -117,15 +116,11 @@ class OrientedEdges:
         way), without those that lie off the refit: an ellipse through two short arcs is only
         roughly the outline they belong to."""
         for _ in range(SNAP_ROUNDS):
-            (cx, cy), (d1, d2), angle = ellipse
+            _, (d1, d2), _ = ellipse
             if min(d1, d2) < 4 * SNAP_PX:
                 return ellipse
-            a = math.radians(angle)
-            x, y = self.points[:, 0] - cx, self.points[:, 1] - cy
-            u = (x * math.cos(a) + y * math.sin(a)) / (d1 / 2)
-            v = (-x * math.sin(a) + y * math.cos(a)) / (d2 / 2)
-            rad = np.hypot(u, v)
-            close = np.abs(rad - 1) * min(d1, d2) / 2 < SNAP_PX
+            u, v = ellipse_frame(ellipse, self.points)
+            close = np.abs(np.hypot(u, v) - 1) * min(d1, d2) / 2 < SNAP_PX
             if close.sum() < 12:
                 return ellipse
             _, normal = _points_normals(ellipse, np.arctan2(v[close], u[close]))
@@ -142,13 +137,33 @@ def _bin(direction: np.ndarray) -> np.ndarray:
     return (np.round(np.asarray(direction) / (np.pi / ORIENT_BINS)).astype(int)) % ORIENT_BINS
 
 
-def _points_normals(ellipse, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Points of an OpenCV ellipse at parameters ``t`` and the direction of its normal there."""
+def ellipse_points(ellipse, t: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """Points (N x 2) of an OpenCV ellipse, scaled about its centre, at parameter angles ``t``."""
     (cx, cy), (d1, d2), angle = ellipse
     a = math.radians(angle)
+    ex, ey = scale * d1 / 2 * np.cos(t), scale * d2 / 2 * np.sin(t)
+    return np.column_stack([cx + ex * math.cos(a) - ey * math.sin(a), cy + ex * math.sin(a) + ey * math.cos(a)])
+
+
+def ellipse_frame(ellipse, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points (N x 2) in the ellipse's own unit frame (u, v): ``hypot(u, v)`` is 1 on the
+    ellipse and ``arctan2(v, u)`` the parameter angle there."""
+    (cx, cy), (d1, d2), angle = ellipse
+    a = math.radians(angle)
+    x, y = pts[:, 0] - cx, pts[:, 1] - cy
+    return (x * math.cos(a) + y * math.sin(a)) / (d1 / 2), (-x * math.sin(a) + y * math.cos(a)) / (d2 / 2)
+
+
+def ellipse_radius(ellipse, pts: np.ndarray) -> np.ndarray:
+    """How far out points lie relative to the ellipse (1 on it)."""
+    return np.hypot(*ellipse_frame(ellipse, pts))
+
+
+def _points_normals(ellipse, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points of an OpenCV ellipse at parameters ``t`` and the direction of its normal there."""
+    _, (d1, d2), angle = ellipse
+    a = math.radians(angle)
     ca, sa = math.cos(a), math.sin(a)
-    ex, ey = d1 / 2 * np.cos(t), d2 / 2 * np.sin(t)
-    pts = np.column_stack([cx + ex * ca - ey * sa, cy + ex * sa + ey * ca])
     # The normal of (x/a)^2 + (y/b)^2 = 1 at (a cos t, b sin t) is (cos t / a, sin t / b).
     nx, ny = np.cos(t) / (d1 / 2), np.sin(t) / (d2 / 2)
-    return pts, np.arctan2(nx * sa + ny * ca, nx * ca - ny * sa)
+    return ellipse_points(ellipse, t), np.arctan2(nx * sa + ny * ca, nx * ca - ny * sa)
