@@ -405,3 +405,16 @@ def test_a_photo_read_twice_reads_the_same(tmp_path) -> None:
     assert first.pose.quality == again.pose.quality
     assert np.array_equal(first.pose.corners, again.pose.corners)
     assert first.fields == again.fields and first.uncertain == again.uncertain
+
+
+@pytest.mark.parametrize("seed", [11, 13])
+def test_a_busy_table_without_a_round_board_is_still_refused(seed: int) -> None:
+    """The busy-cloth search (ellipses through smooth arcs) must not make a board of a cloth's
+    blobs or another game's plate: a Gemblo board on a patterned table is no Equilibrix board."""
+    from vision.synth.gemblo import render_photo as render_gemblo
+
+    rng = np.random.default_rng(seed)
+    image = render_gemblo({}, sample_conditions("patterned_table", rng), rng, SIZE).image
+    with pytest.raises(ReadError) as refused:
+        locate_board(image)
+    assert refused.value.code == "no_board"
