@@ -584,3 +584,72 @@ def test_a_side_whose_inner_edge_shows_at_a_few_points_keeps_the_single_line() -
     outer = np.arange(len(t)) < len(t_out)
     assert _parallel_edges(t, c, outer, 0.12) is None
     assert _parallel_edges(t[outer], c[outer], outer[outer], 0.12) is None  # one edge only: the single line too
+
+
+def _printed_frame_profile(u: np.ndarray, blur_mm: float) -> np.ndarray:
+    """Brightness across a frame line printed at u = 0 (mm, outwards): card, line, card, a
+    dark gap, a neighbour's card; blurred by a Gaussian ``blur_mm`` wide (ends repeated)."""
+    from vision.geometrius import FRAME_EDGES_MM
+
+    fine = np.arange(-12.0, 12.0, 0.01)
+    levels = np.array([200.0, 60.0, 200.0, 25.0, 190.0])
+    printed = levels[np.searchsorted(np.array(FRAME_EDGES_MM), fine, side="right")]
+    blurred = cv2.GaussianBlur(printed[None, :], (0, 0), blur_mm / 0.01, borderType=cv2.BORDER_REPLICATE)[0]
+    return np.interp(u, fine, blurred)
+
+
+def test_a_frame_line_is_placed_within_its_reach() -> None:
+    """A line printed just past the reach: the fine search round the best coarse place at the
+    reach's end stays within the reach (it tried places up to 0.15 mm beyond it)."""
+    from vision.geometrius import FRAME_EDGES_MM
+    from vision.geometrius_frame import frame_line
+
+    s = np.arange(-5.0, 5.0 + 1e-9, 0.25)
+    for beyond in (3.0, -3.0):
+        at = frame_line(_printed_frame_profile(s - beyond, 0.3), s, 2.8, FRAME_EDGES_MM)
+        assert at is None or abs(at) <= 2.8 + 1e-9
+
+
+def test_a_frame_line_whose_profile_the_photo_s_edge_cuts_keeps_its_plain_fit() -> None:
+    """The top-down view repeats the photo's last pixels past its edge: a profile running off
+    the photo is not fitted (the line would move by up to a millimetre, the frame sheared);
+    the same profile whole in the photo is, and puts the line on the printed one."""
+    from vision.geometrius import FRAME_MM, FRAME_PPM, FRAME_VIEW_MM, _blurred_frame_line, _view_to_photo, _warp
+
+    ppm, origin = 4.0, 40.0  # the photo: 4 px/mm, the token's centre 40 mm from its top left corner
+    H = np.array([[ppm, 0, ppm * origin], [0, ppm, ppm * origin], [0, 0, 1]])
+    x_mm = np.arange(int(2 * origin * ppm)) / ppm - origin  # pixel i's centre is at i
+    row = _printed_frame_profile(x_mm - FRAME_MM, 1.1)  # the token's right-hand frame line, blurred
+    whole = np.clip(np.rint(np.tile(row, (len(x_mm), 1))), 0, 255).astype(np.uint8)
+    half = FRAME_MM + FRAME_VIEW_MM
+    to_px = lambda mm: (mm + half) * FRAME_PPM - 0.5  # noqa: E731
+    along = np.arange(to_px(-FRAME_MM + 3), to_px(FRAME_MM - 3), 1.0).astype(int)
+    plain = (0.0, to_px(FRAME_MM + 0.6))  # the darkest point, moved outwards by the blur
+
+    def placed(gray: np.ndarray) -> tuple[float, float]:
+        view = cv2.GaussianBlur(_warp(gray, H, half, FRAME_PPM).astype(np.float32), (0, 0), 0.6)
+        return _blurred_frame_line(view, (_view_to_photo(H, half, FRAME_PPM), gray.shape), 1, 1, along, *plain)
+
+    m, b = placed(whole)
+    assert m == 0.0 and abs(b - to_px(FRAME_MM)) <= 0.1 * FRAME_PPM
+    cut = whole[:, :int(ppm * (origin + FRAME_MM + 2.0))]  # the photo ends 2 mm past the line
+    assert placed(cut) == plain
+
+
+def test_a_side_whose_inner_edge_keeps_a_few_points_on_its_line_keeps_the_single_line() -> None:
+    """Enough inner-edge points given, but only a few on the line RANSAC finds, the rest
+    scattered off it (a tick, a chip's shadow): the edge keeps too few of its own for the
+    direction, and the two-edge fit declines."""
+    from vision.geometrius import PARALLEL_EDGE_OWN, _parallel_edges
+
+    t_out = np.arange(0.0, 12.0, 0.15)
+    on = PARALLEL_EDGE_OWN - 1
+    scatter = np.array([0.4, -0.4, 0.5, -0.5, 0.6, -0.6, 0.7, -0.7])
+    t_in = 3.0 + 0.3 * np.arange(on + len(scatter))
+    t = np.concatenate([t_out, t_in])
+    outer = np.arange(len(t)) < len(t_out)
+    c = 0.02 * t + np.concatenate([np.zeros(len(t_out) + on), scatter])
+    assert _parallel_edges(t, c, outer, 0.12) is None
+    c[-1] = 0.02 * t[-1]  # one more on the line: the two edges' lines decide
+    slope, offset = _parallel_edges(t, c, outer, 0.12)
+    assert abs(slope - 0.02) < 1e-6 and abs(offset) < 1e-6

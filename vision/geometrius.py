@@ -221,13 +221,17 @@ def _homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return cv2.getPerspectiveTransform(np.float32(src), np.float32(dst)).astype(np.float64)
 
 
+def _view_to_photo(H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
+    """The homography from a top-down view's pixels (``_warp``'s) to photo pixels."""
+    return H @ np.array([[1 / ppm, 0, 0.5 / ppm - half_mm], [0, 1 / ppm, 0.5 / ppm - half_mm], [0, 0, 1]])
+
+
 def _warp(image: np.ndarray, H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
     """Top-down view of the token plane around the origin: ``half_mm`` each way, ``ppm``.
     ``H`` maps token millimetres to photo pixels."""
     n = int(round(2 * half_mm * ppm))
-    to_mm = np.array([[1 / ppm, 0, 0.5 / ppm - half_mm], [0, 1 / ppm, 0.5 / ppm - half_mm], [0, 0, 1]])
-    return cv2.warpPerspective(image, H @ to_mm, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                               borderMode=cv2.BORDER_REPLICATE)
+    return cv2.warpPerspective(image, _view_to_photo(H, half_mm, ppm), (n, n),
+                               flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
 
 
 def _sample(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -498,17 +502,18 @@ def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
     sides, so its two edges' points lie on two parallel lines. One line through both leaned
     wherever one edge showed at the side's ends and the other only in its middle (a hexagon's
     short sides read 3 degrees out). The direction, and so every angle, rests on each edge's
-    own run of points; the offset is the two edges' mean where both show enough (the width
-    then cancels), else the one edge's. RANSAC over pairs of points on one edge, then least
-    squares. (The single line through all the points still says whether the side is
-    straight: a bent side shows as one edge's points leaving it.)
-    None too when either edge has fewer than PARALLEL_EDGE_OWN points: with its own offset
-    free, a few points on a short stretch add next to nothing to the direction, which would
-    then rest on the other edge alone, and on a short side that edge's profiles all lie near
-    a corner, where the next side's blurred ink shifts them (a P08's 5 mm side beside its
-    reflex corner, 2.8 px/mm: outwards by 0.05 mm at one end, inwards by 0.07 at the other,
-    its inner edge's 7 points only in its middle). Tied to that edge by the stroke's width,
-    the few points pull the single line less far (that corner read 1.8 degrees out, not 2.0)."""
+    own run of points; the offset is the two edges' mean (the width then cancels). RANSAC
+    over pairs of points on one edge, then least squares. (The single line through all the
+    points still says whether the side is straight: a bent side shows as one edge's points
+    leaving it.)
+    None too when either edge has fewer than PARALLEL_EDGE_OWN points, given or kept on the
+    line RANSAC finds: with its own offset free, a few points on a short stretch add next to
+    nothing to the direction, which would then rest on the other edge alone, and on a short
+    side that edge's profiles all lie near a corner, where the next side's blurred ink shifts
+    them (a P08's 5 mm side beside its reflex corner, 2.8 px/mm: outwards by 0.05 mm at one
+    end, inwards by 0.07 at the other, its inner edge's 7 points only in its middle). Tied
+    to that edge by the stroke's width, the few points pull the single line less far (that
+    corner read 1.8 degrees out, not 2.0)."""
     n = len(t)
     if n < 8 or min(outer.sum(), (~outer).sum()) < PARALLEL_EDGE_OWN:
         return None
@@ -527,14 +532,11 @@ def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
     counts = (np.abs(rest - offsets) < tol).sum(1)
     best = int(np.argmax(counts))
     keep = np.abs(rest[best] - offsets[best]) < tol
-    if keep.sum() < max(8, n // 3):
-        return None
-    edges = [e for e in (True, False) if (keep & (outer == e)).sum() >= 2]
-    design = np.column_stack([t[keep]] + [(outer[keep] == e).astype(np.float64) for e in edges])
-    solved, *_ = np.linalg.lstsq(design, c[keep], rcond=None)
-    own_offset = dict(zip(edges, solved[1:]))
-    seen = [e for e in edges if (keep & (outer == e)).sum() >= PARALLEL_EDGE_LEAST]
-    return float(solved[0]), float(np.mean([own_offset[e] for e in (seen or edges)]))
+    if keep.sum() < max(8, n // 3) or min((keep & outer).sum(), (keep & ~outer).sum()) < PARALLEL_EDGE_OWN:
+        return None  # the guard above holds for the points each edge keeps on its line too
+    design = np.column_stack([t[keep], outer[keep], ~outer[keep]]).astype(np.float64)
+    (slope, outer_offset, inner_offset), *_ = np.linalg.lstsq(design, c[keep], rcond=None)
+    return float(slope), float((outer_offset + inner_offset) / 2)
 
 
 def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
@@ -544,6 +546,7 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.nda
     half = FRAME_MM + FRAME_VIEW_MM
     view = _warp(gray, H, half, FRAME_PPM).astype(np.float32)
     view = cv2.GaussianBlur(view, (0, 0), 0.6)
+    to_photo = _view_to_photo(H, half, FRAME_PPM)
     n = view.shape[0]
     to_px = lambda mm: (mm + half) * FRAME_PPM - 0.5  # noqa: E731
     lines = []
@@ -578,7 +581,9 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.nda
             fitted = _robust_line(along[ok].astype(np.float64), pos[ok])
             if fitted is None:
                 return None
-            lines.append((axis, *(_blurred_frame_line(view, axis, sign, along[ok], *fitted) if blurred else fitted)))
+            if blurred:
+                fitted = _blurred_frame_line(view, (to_photo, gray.shape), axis, sign, along[ok], *fitted)
+            lines.append((axis, *fitted))
     # Corners: intersect x-lines (axis 1: x = m y + b) with y-lines (axis 0: y = m x + b).
     (_, mt, bt), (_, mb, bb), (_, ml, bl), (_, mr, br) = lines
 
@@ -594,20 +599,28 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.nda
     return H @ _homography(_square(FRAME_MM), corners_mm)
 
 
-def _blurred_frame_line(view: np.ndarray, axis: int, sign: int, along: np.ndarray, m: float, b: float
-                        ) -> tuple[float, float]:
+def _blurred_frame_line(view: np.ndarray, photo: tuple[np.ndarray, tuple[int, ...]], axis: int, sign: int,
+                        along: np.ndarray, m: float, b: float) -> tuple[float, float]:
     """A frame line (``axis`` 0: y = m x + b, 1: x = m y + b, pixels of the frame's top-down
     ``view``; ``sign``: which way is outwards) moved to where the printed frame, blurred,
     fits the profile across it best (``geometrius_frame``): blur running the line, the card
-    beyond it and the dark gap together moves the darkest point outwards, up to the gap."""
+    beyond it and the dark gap together moves the darkest point outwards, up to the gap.
+    ``photo``: the view's pixels -> photo pixels homography and the photo's shape. A profile
+    the photo's edge cuts keeps the line as found: the view repeats the photo's last pixels
+    past its edge, a flat run no printed profile fits (the line moved by over a millimetre,
+    the token's frame sheared, its angles a degree off)."""
     s = np.arange(-FRAME_PROFILE_MM, FRAME_PROFILE_MM + 1e-9, 1 / FRAME_PPM)
     across = m * along[None, :] + b + sign * s[:, None] * FRAME_PPM
     n = view.shape[0]
     if (across < 0).any() or (across > n - 1).any():  # the line is far from where the view expected it
         return m, b
+    to_photo, shape = photo
+    cols = np.broadcast_to(along[None, :], across.shape)
+    at_px = apply_h(to_photo, np.stack([cols, across] if axis == 0 else [across, cols], axis=-1))
+    if (at_px < 0).any() or (at_px > [shape[1] - 1, shape[0] - 1]).any():
+        return m, b
     lo = np.clip(np.floor(across).astype(int), 0, n - 2)
     frac = np.clip(across - lo, 0, 1)
-    cols = np.broadcast_to(along[None, :], lo.shape)
     if axis == 0:
         values = view[lo, cols] * (1 - frac) + view[lo + 1, cols] * frac
     else:
@@ -619,7 +632,10 @@ def _blurred_frame_line(view: np.ndarray, axis: int, sign: int, along: np.ndarra
 
 def _token_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
     """A token's own homography: its frame fitted where the grid puts it, then fitted again
-    where the first fit found it (the grid may be millimetres off at a far corner)."""
+    where the first fit found it (the grid may be millimetres off at a far corner).
+    ``blurred``: the second fit places each line by the blurred printed frame's profile
+    (``_blurred_frame_line``), for a token whose polygon is to be measured; the first
+    only needs to land near the frame."""
     first = _fit_frame(gray, H)
     if first is None:
         return None
@@ -964,7 +980,6 @@ TICK_WIDER_MM = 0.35  # a profile this much wider than the stroke crosses a tick
 EDGE_CONTRAST = 0.2  # the stroke's core must be this much darker than the card beside it (relative)
 CORNER_NEAR_MM = 2.0  # a profile this near a corner may see the other side's ink in its core
 PHOTO_FIT_MOVE_MM = 2.0  # a corner moving farther than this was not refined but lost
-PARALLEL_EDGE_LEAST = 5  # an edge with this many points on its line places the centre line
 PARALLEL_EDGE_OWN = 8  # each edge needs this many points for the side's direction to rest on its own line
 PHOTO_FIT_SETTLED_MM = 0.05  # corners moving less than this leave every profile's clearance as it was
 HIDDEN_STRETCH_MM = 3.0  # a stack hiding this much of the outline may hide a short side and its corners
