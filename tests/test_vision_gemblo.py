@@ -234,19 +234,19 @@ def test_a_lattice_many_cells_off_is_caught_at_the_rim_and_registered(step: tupl
 
 
 def test_a_lattice_nothing_places_on_the_board_is_refused() -> None:
-    # A lattice traced astray: cells off the plate's outline, the board not ending at its rim,
-    # and half a cell off the ridges too. Nothing says which cell is which: it is not read.
+    # A lattice whole cells off, or traced astray half a cell off the ridges too: the plate's
+    # edges do not lie all round at one distance beyond its cells, and the board does not end
+    # at its rim. Nothing says which cell is which: it is not read.
     rng = np.random.default_rng(7)
     image = upright(render_photo(game(rng, True), sample_conditions("perspective", rng), rng, size=(1600, 1200)))
     gray, s = hexpose._working(image)
-    hexa = hexpose._plate_hexagon(gray)
     pose = locate_board(image).scaled(s)
-    hexpose._check_placed(gray, hexa, pose)  # the right lattice passes
-    with pytest.raises(reader.ReadError) as refused:
-        hexpose._check_placed(gray, hexa, moved(pose, 1.5 * -3 + 0.75, np.sqrt(3) / 2 * (-3 + 12)))
-    assert refused.value.code == "no_board" and "cells off the board's outline" in refused.value.message
-    # Whole cells off, the ridges still show: the registration's job (tests above), not refused here.
-    hexpose._check_placed(gray, hexa, moved(pose, 1.5 * -3, np.sqrt(3) / 2 * (-3 + 12)))
+    hexpose._check_placed(gray, pose)  # the right lattice passes
+    for dx, dy in [(1.5 * -3 + 0.75, np.sqrt(3) / 2 * (-3 + 12)), (1.5 * -3, np.sqrt(3) / 2 * (-3 + 12)),
+                   (1.5 * 2, np.sqrt(3) / 2 * (2 - 2))]:
+        with pytest.raises(reader.ReadError) as refused:
+            hexpose._check_placed(gray, moved(pose, dx, dy))
+        assert refused.value.code == "no_board" and "which cell is which is unknown" in refused.value.message
 
 
 @pytest.mark.parametrize("condition, vertex, share", [("clean", 2, 0.6), ("perspective", 5, 0.45)])
@@ -365,19 +365,18 @@ def test_a_board_washed_out_to_white_is_refused_as_over_exposed() -> None:
     assert "over-exposed" in refused.value.message and "\n" not in refused.value.message
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed (README 'Small photos'): under a cup and a steep `hard` view "
-                                       "the lattice is registered two cells off the plate and read without a doubt")
-def test_a_lattice_two_cells_off_the_plate_is_never_read_silently() -> None:
-    """Found by a sweep at 1280×720 (seed 701, `hard` photo 6): a board located wrongly must be
-    refused or read with its cells in doubt, never read as if sure."""
+@pytest.mark.parametrize("seed, i, size", [(701, 6, (1280, 720)), (701, 1, (1600, 1200)), (700, 7, (1600, 1200))])
+def test_a_lattice_two_cells_off_the_plate_is_never_read_silently(seed: int, i: int, size: tuple[int, int]) -> None:
+    """Found by a sweep at small sizes (`hard` photos under a cup or a hand, a steep view): the
+    lattice was registered two cells off the plate, its cells all read as if sure. The plate's
+    edges, seen on four sides or more, now place it; a board located wrongly would have to be
+    refused or read with its cells in doubt, never read as if sure. (A lattice cells off reads
+    hundreds of cells wrong; the odd cell misread where it stands is the bench's figure.)"""
     from bench.gemblo_bench import BENCH
 
-    rng = np.random.default_rng([701, list(CONDITIONS).index("hard"), 6])
-    image, truth = BENCH.render(rng, "hard", (1280, 720))
-    try:
-        labels, uncertain = BENCH.read(image)
-    except reader.ReadError:
-        return  # refused: no silent guess
+    rng = np.random.default_rng([seed, list(CONDITIONS).index("hard"), i])
+    image, truth = BENCH.render(rng, "hard", size)
+    labels, uncertain = BENCH.read(image)
     silent = [c for c, v in truth.labels.items()
               if labels.get(c, ".") != v and c not in uncertain and c not in truth.occluded]
-    assert silent == []
+    assert len(silent) <= 2, silent

@@ -59,14 +59,14 @@ PLATE_SEARCH = (19.3, 25.0)  # R: apothems where the plate's edge is looked for 
 PLATE_APOTHEMS = np.arange(13.0, 31.0, 0.1)  # R: where plate edges are measured, steps included
 PLATE_OFF = 0.5  # R: a plate middle this far off the lattice's at the best step is no evidence
 PLATE_MISFIT = 0.3  # R: RMS misfit of the plate's edges beyond which they are not trusted
+PLATE_SIDES = 4  # sides whose edges must place the lattice (three fix the middle and the rim, a fourth checks)
+EDGE_SEEN = 0.15  # a side whose strongest edge is below this share of the strongest side's shows none
+EDGE_FLOOR = 10.0  # grey levels: an edge weaker than this is no plate's edge
 REGISTER_STEPS = 3  # the traced lattice may be off by up to this many cells
 WIDE_STEPS = 8  # ... and by this many when the plate's outline was far off
 RIM_SUSPECT = 0.35  # the board's outer cells' walls over the ring beyond's (share of the cells'), below which
 # the registration is sought again further out ...
 RIM_GAIN = 0.0  # ... and the wider step taken unless the board ends there less plainly
-# A lattice nothing places on the board (see _check_placed):
-OUTLINE_OFF = 2.5  # R: the plate's outline (step 1) centred this far off the lattice's middle disagrees
-# with it (good photos: mostly below 1.2, up to 3.3 for a white board on a light table)
 RIDGES_FAINT = 2.0  # ridge contrast (:func:`ridge_contrast`) below which the ridges hardly show where the
 # lattice puts them (good photos: mostly 2.1 and up, 1.9 over-sharpened; a lattice traced astray: about 1.3)
 RIDGE_ALONG = (-0.25, 0.0, 0.25)  # where each shared cell side is sampled along it (R units)
@@ -322,16 +322,14 @@ def _rim_cells() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 def _register(gray: np.ndarray, pose: BoardPose) -> BoardPose:
     """Which lattice step puts the board's cells where they are: the traced lattice may be
     off by whole cells (up to REGISTER_STEPS). At the right step the plate's edges lie all
-    round at one distance beyond the cells (its middle is the lattice's). Where no step makes
-    them agree (a hand or a cup over them), each step is scored by the cellness of the board's
-    cells minus that of the ring just beyond them (flat rim in the right place); the interior
-    is the same for every step."""
+    round at one distance beyond the cells (:class:`_Plate`). Where no step makes them agree
+    (a hand or a cup over them), each step is scored by the cellness of the board's cells
+    minus that of the ring just beyond them (flat rim in the right place); the interior is
+    the same for every step."""
     steps = _steps(REGISTER_STEPS)
-    edges = _plate_edges(gray, pose)
-    plates = {step: _plate_centre(edges, _shift(step)) for step in steps}
-    best = min(steps, key=lambda step: float(np.hypot(*plates[step][0])) + plates[step][1])
-    middle, misfit = plates[best]
-    if misfit > PLATE_MISFIT or np.hypot(*middle) > PLATE_OFF:
+    plate = _Plate(gray, pose)
+    best = plate.best(steps)
+    if not plate.agrees(best):
         best = max(steps, key=_Cellness(gray, pose, REGISTER_STEPS + 1).score)
     return _moved(pose, best)
 
@@ -348,22 +346,28 @@ def _refit(gray: np.ndarray, pose: BoardPose) -> BoardPose:
 
 
 def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
-    """The traced lattice registered (:func:`_register`) and refitted. Where the board then
-    ends only faintly at its rim (RIM_SUSPECT), the plate's outline may have been far off (a
-    white board on a light table, a tilted photo whose bare half hardly shows its ridges) and
-    the step more than REGISTER_STEPS cells: it is sought again by cellness alone out to
-    WIDE_STEPS, refitted there, registered once more from that closer lattice, and taken
-    unless the board ends there less plainly (RIM_GAIN; it is the same step when the first was
-    right). A board read whole cells off would be wrong
-    everywhere, silently."""
+    """The traced lattice registered (:func:`_register`) and refitted. Where the plate's edges
+    do not place it and the board ends only faintly at its rim (RIM_SUSPECT), the plate's
+    outline may have been far off (a white board on a light table, a tilted photo whose bare
+    half hardly shows its ridges) and the step more than REGISTER_STEPS cells: it is sought
+    again by cellness alone out to WIDE_STEPS, refitted there, registered once more from that
+    closer lattice, and taken when the plate's edges place it or the board ends there more
+    plainly (RIM_GAIN; it is the same step when the first was right). A board read whole
+    cells off would be wrong everywhere, silently."""
     pose = _refit(gray, _register(gray, grown))
+    if _Plate(gray, pose).agrees():
+        return pose
     contrast = _rim_contrast(gray, pose)
     if contrast < RIM_SUSPECT:
         step = max(_steps(WIDE_STEPS), key=_Cellness(gray, grown, WIDE_STEPS + 1).score)
         other = _refit(gray, _register(gray, _refit(gray, _moved(grown, step))))
-        if _rim_contrast(gray, other) > contrast + RIM_GAIN:
+        if _Plate(gray, other).agrees() or _rim_contrast(gray, other) > contrast + RIM_GAIN:
             return other
     return pose
+
+
+_NORMALS = np.column_stack([np.cos(np.radians(np.arange(6) * 60.0 - 90.0)),
+                            np.sin(np.radians(np.arange(6) * 60.0 - 90.0))])  # outward, side 0 at the top
 
 
 def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
@@ -371,40 +375,64 @@ def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
     pose's board frame (the median along the side's middle: the plate's edge is straight and
     steps the same way all along, a table's pattern or a ridge's zig-zag does not)."""
     along = np.linspace(-0.4, 0.4, 33) * LATTICE_RADIUS
-    ang = np.radians(np.arange(6) * 60.0 - 90.0)
-    normals = np.column_stack([np.cos(ang), np.sin(ang)])
-    tangents = np.column_stack([-normals[:, 1], normals[:, 0]])
-    pts = (np.array(EXTENT) / 2 + PLATE_APOTHEMS[None, :, None, None] * normals[:, None, None]
+    tangents = np.column_stack([-_NORMALS[:, 1], _NORMALS[:, 0]])
+    pts = (np.array(EXTENT) / 2 + PLATE_APOTHEMS[None, :, None, None] * _NORMALS[:, None, None]
            + along[None, None, :, None] * tangents[:, None, None])
-    probe = np.stack([pts - 0.12 * normals[:, None, None], pts + 0.12 * normals[:, None, None]])
+    probe = np.stack([pts - 0.12 * _NORMALS[:, None, None], pts + 0.12 * _NORMALS[:, None, None]])
     photo = pose.to_photo(probe.reshape(-1, 2)).astype(np.float32).reshape(-1, len(along), 2)
     vals = cv2.remap(gray, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     vals = vals.astype(np.float32).reshape(2, 6, len(PLATE_APOTHEMS), len(along))
     return np.abs(np.median(vals[1] - vals[0], axis=2))
 
 
-def _plate_centre(edges: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, float]:
-    """Where the plate's middle lies (R units from the lattice's) with the lattice moved by
-    ``offset``, and the RMS misfit: each side's edge is its strongest step within
-    PLATE_SEARCH beyond the cells, and opposite sides put the middle half-way. The rim's
-    width is not needed, only that the lattice sits in the middle of its plate. A side
-    hidden by a hand is dropped."""
-    ang = np.radians(np.arange(6) * 60.0 - 90.0)
-    normals = np.column_stack([np.cos(ang), np.sin(ang)])
-    d = np.zeros(6)
-    for k, n in enumerate(normals):
-        rel = PLATE_APOTHEMS - float(offset @ n)  # apothems seen from the moved lattice
-        window = (rel >= PLATE_SEARCH[0]) & (rel <= PLATE_SEARCH[1])
-        d[k] = rel[window][int(np.argmax(edges[k][window]))]
-    A = np.column_stack([np.ones(6), normals])
-    keep = np.ones(6, bool)
-    for _ in range(2):
-        sol, *_ = np.linalg.lstsq(A[keep], d[keep], rcond=None)
-        res = np.abs(A @ sol - d)
-        if res[keep].max() < 0.4 or keep.sum() <= 4:
-            break
-        keep[np.argmax(np.where(keep, res, -1))] = False
-    return sol[1:], float(np.sqrt(np.mean(res[keep] ** 2)))
+class _Plate:
+    """Where the plate's edges lie around a traced lattice (:func:`_plate_edges`), and which
+    lattice steps they agree with. A side *shows* the plate's edge when its strongest step
+    is at least EDGE_SEEN of the strongest side's (a side under a hand, or where the plate
+    matches the table, shows none and is left out). At a step, a side's edge is its
+    strongest step within PLATE_SEARCH beyond the moved lattice's cells; it is *placed* when
+    that is the side's strongest step anywhere. The step agrees when every showing side but
+    one is placed, at least PLATE_SIDES are, and the placed sides put the plate's middle on
+    the lattice's (PLATE_OFF) at one distance all round (PLATE_MISFIT). The rim's width is
+    not needed, only that the lattice sits in the middle of its plate. A lattice whole cells
+    off moves the edge out of some sides' search (those are then not placed) and the middle
+    off the lattice's on the others."""
+
+    def __init__(self, gray: np.ndarray, pose: BoardPose):
+        self.edges = _plate_edges(gray, pose)
+        self.strongest = self.edges.max(axis=1)
+        self.shows = (self.strongest >= EDGE_SEEN * self.strongest.max()) & (self.strongest >= EDGE_FLOOR)
+
+    def centre(self, step: tuple[int, int]) -> tuple[np.ndarray, float, int]:
+        """The plate's middle (R units from the lattice moved by ``step``), the RMS misfit of
+        the placed sides' edges, and how many sides are placed."""
+        offset = _shift(step)
+        d, placed = np.zeros(6), np.zeros(6, bool)
+        for k, n in enumerate(_NORMALS):
+            rel = PLATE_APOTHEMS - float(offset @ n)  # apothems seen from the moved lattice
+            window = (rel >= PLATE_SEARCH[0]) & (rel <= PLATE_SEARCH[1])
+            j = int(np.argmax(self.edges[k][window]))
+            d[k] = rel[window][j]
+            placed[k] = self.shows[k] and self.edges[k][window][j] >= self.strongest[k]
+        if placed.sum() < 3:
+            return np.full(2, np.inf), np.inf, int(placed.sum())
+        A = np.column_stack([np.ones(6), _NORMALS])
+        sol, *_ = np.linalg.lstsq(A[placed], d[placed], rcond=None)
+        res = (A @ sol - d)[placed]
+        return sol[1:], float(np.sqrt(np.mean(res ** 2))), int(placed.sum())
+
+    def best(self, steps: list[tuple[int, int]]) -> tuple[int, int]:
+        """The step with the most sides placed, then the plate's middle nearest and fitting best."""
+        def rank(step: tuple[int, int]) -> tuple[int, float]:
+            middle, misfit, placed = self.centre(step)
+            return -placed, float(np.hypot(*middle)) + misfit
+        return min(steps, key=rank)
+
+    def agrees(self, step: tuple[int, int] = (0, 0)) -> bool:
+        """Do the plate's edges place the lattice moved by ``step``?"""
+        middle, misfit, placed = self.centre(step)
+        return (placed >= PLATE_SIDES and placed >= int(self.shows.sum()) - 1
+                and misfit <= PLATE_MISFIT and float(np.hypot(*middle)) <= PLATE_OFF)
 
 
 def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADIUS - 1.5,
@@ -493,7 +521,7 @@ def locate(image: np.ndarray) -> BoardPose:
     pose = _upright(_traced(gray, hexa))
     if pose.quality < MIN_MATCH:
         raise ReadError("no_board", "no hexagonal lattice of cells was found")
-    _check_placed(gray, hexa, pose)
+    _check_placed(gray, pose)
     return pose.scaled(image.shape[1] / gray.shape[1]) if s < 1.0 else pose
 
 
@@ -518,39 +546,38 @@ def _traced(gray: np.ndarray, hexa: np.ndarray) -> BoardPose:
     enough in the middle that the tracing starts astray (its ridges then hardly show where it
     puts them, RIDGES_FAINT) or finds no cells. Only then is the lattice traced again from an
     affine map that a robust fit puts through the vertices that agree (LMEDS: a hexagon's six
-    vertices are nearly affine in a phone photo), and the lattice whose ridges show more is kept."""
+    vertices are nearly affine in a phone photo), and the lattice the plate's edges place
+    (:class:`_Plate`) is kept, else the one whose ridges show more."""
     size = (gray.shape[1], gray.shape[0])
     model = hexagon(LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
     H, _ = cv2.findHomography(model, hexa, 0)  # all six vertices: least squares
     A, _ = cv2.estimateAffine2D(model.astype(np.float32), hexa.astype(np.float32), method=cv2.LMEDS)
-    best, contrast, failure = None, -np.inf, None
+    best, rank, failure = None, (False, -np.inf), None
     for start in (H, None if A is None else np.vstack([A, [0.0, 0.0, 1.0]])):
-        if start is None or contrast >= RIDGES_FAINT:
+        if start is None or rank[1] >= RIDGES_FAINT:
             continue
         try:
             pose = _registered(gray, _grow(gray, _pose(start, size, 0.0, 0.0, 0.0)))
         except ReadError as e:
             failure = e
             continue
-        if (c := ridge_contrast(gray, pose)) > contrast:
-            best, contrast = pose, c
+        if (r := (_Plate(gray, pose).agrees(), ridge_contrast(gray, pose))) > rank:
+            best, rank = pose, r
     if best is None:
         raise failure or ReadError("no_board", "the board's cells could not be traced")
     return best
 
 
-def _check_placed(gray: np.ndarray, hexa: np.ndarray, pose: BoardPose) -> None:
-    """ReadError("no_board") when nothing places the lattice on the board: its ridges hardly
-    show where it puts them (RIDGES_FAINT), the plate's outline found in step 1 is not centred
-    on it (OUTLINE_OFF) and the board does not end plainly at its rim (RIM_SUSPECT). A faint
-    lattice (a shadow, a lens's colour fringes) can be traced astray and registered cells off,
-    where every cell would be read from another's place, silently. A good photo loses one of
-    the three at a time (a hand bends the outline, a light table hides it, a cup covers the rim,
-    a dim or sharpened photo fades the ridges), so each alone is no verdict."""
-    off = float(np.hypot(*(pose.to_board(hexa).mean(axis=0) - np.array(EXTENT) / 2)))
-    if off > OUTLINE_OFF and _rim_contrast(gray, pose) < RIM_SUSPECT and ridge_contrast(gray, pose) < RIDGES_FAINT:
-        raise ReadError("no_board", f"the cells found hardly show and lie about {off / np.sqrt(3):.0f} cells off the "
-                        "board's outline, which does not end where they do: which cell is which is unknown")
+def _check_placed(gray: np.ndarray, pose: BoardPose) -> None:
+    """ReadError("no_board") when nothing tells which cell is which: the plate's edges do not
+    place the lattice (:class:`_Plate`) and the board does not end plainly at its rim
+    (RIM_SUSPECT). Such a lattice (a faint one under a shadow or a lens's colour fringes, or a
+    board with a hand or a cup over its edges) may be registered whole cells off, where every
+    cell would be read from another's place, silently."""
+    if not _Plate(gray, pose).agrees() and (contrast := _rim_contrast(gray, pose)) < RIM_SUSPECT:
+        raise ReadError("no_board", "the board's edge does not show round enough of the board, nor do its outer "
+                        f"cells end plainly at its rim (contrast {contrast:.2f}): which cell is which is unknown; "
+                        "show the whole board, its edge clear of hands and things")
 
 
 # --- a cheap check that a pose still fits a frame -------------------------------------------
