@@ -42,7 +42,7 @@ from .matching import correlation_peak, fit_with_lens, gradient_at
 from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
-FAR_SIDE = 1080  # ... or this large, when no plate shows at WORK_SIDE (a board far off, its cells small)
+FAR_SIDE = 1080  # ... or this large, when no board is found at WORK_SIDE (a board far off, its cells small)
 FIT_PPU = 7.0  # top-down pixels per R while snapping to the ridges
 ENERGY_SHARE = 0.6  # share of the Otsu cut that still counts as ridged
 BAND_SIGMA = (1.2, 3.0)  # band-pass at the ridges' scale (working pixels)
@@ -346,7 +346,9 @@ def _refit(gray: np.ndarray, pose: BoardPose) -> BoardPose:
 
 
 def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
-    """The traced lattice registered (:func:`_register`) and refitted. Where the plate's edges
+    """The traced lattice registered (:func:`_register`) and refitted, and registered once more
+    by the plate's edges around the refitted lattice (they fall more sharply on its sides than
+    on the traced one's, which has no lens yet). Where the plate's edges
     do not place it and the board ends only faintly at its rim (RIM_SUSPECT), the plate's
     outline may have been far off (a white board on a light table, a tilted photo whose bare
     half hardly shows its ridges) and the step more than REGISTER_STEPS cells: it is sought
@@ -355,8 +357,12 @@ def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
     plainly (RIM_GAIN; it is the same step when the first was right). A board read whole
     cells off would be wrong everywhere, silently."""
     pose = _refit(gray, _register(gray, grown))
-    if _Plate(gray, pose).agrees():
+    plate = _Plate(gray, pose)
+    if plate.agrees():
         return pose
+    step = plate.best(_steps(REGISTER_STEPS))  # the refitted lattice's plate edges are sharper
+    if plate.agrees(step):
+        return _refit(gray, _moved(pose, step))
     contrast = _rim_contrast(gray, pose)
     if contrast < RIM_SUSPECT:
         step = max(_steps(WIDE_STEPS), key=_Cellness(gray, grown, WIDE_STEPS + 1).score)
@@ -515,28 +521,30 @@ def _upright(pose: BoardPose) -> BoardPose:
 
 
 def locate(image: np.ndarray) -> BoardPose:
-    """The hex board's pose in a BGR photo; ReadError("no_board") when there is none."""
+    """The hex board's pose in a BGR photo; ReadError("no_board") when there is none.
+
+    A board far from the camera has cells so small at WORK_SIDE that its bare ridges fall
+    below the cut the pieces' bevels set (no plate shows), or a busy table's pattern outdoes
+    them (the outline found is the table's), or blur and JPEG leave too little of them to
+    trace: then, and only then, it is sought again on a larger copy (FAR_SIDE), which costs
+    time on every photo it is tried on."""
     gray, s = _working(image)
-    hexa = _plate_outline(image, gray, s)
-    pose = _upright(_traced(gray, hexa))
-    if pose.quality < MIN_MATCH:
-        raise ReadError("no_board", "no hexagonal lattice of cells was found")
-    _check_placed(gray, pose)
-    return pose.scaled(image.shape[1] / gray.shape[1]) if s < 1.0 else pose
-
-
-def _plate_outline(image: np.ndarray, gray: np.ndarray, s: float) -> np.ndarray:
-    """The plate's outline (:func:`_plate_hexagon`) in the working copy ``gray`` (``image``
-    at scale ``s``). On a board far from the camera the bare lattice's ridges are so fine at
-    WORK_SIDE that they fall below the cut the pieces' bevels set, and no plate shows; then it
-    is sought on a larger copy (FAR_SIDE), and only then: that copy costs time on every photo."""
     try:
-        return _plate_hexagon(gray)
+        return _located(image, gray, s)
     except ReadError:
         near, t = _working(image, FAR_SIDE)
         if t <= s:
             raise
-        return _plate_hexagon(near) * (s / t)
+        return _located(image, near, t)
+
+
+def _located(image: np.ndarray, gray: np.ndarray, s: float) -> BoardPose:
+    """:func:`locate` on the working copy ``gray`` (``image`` at scale ``s``)."""
+    pose = _upright(_traced(gray, _plate_hexagon(gray)))
+    if pose.quality < MIN_MATCH:
+        raise ReadError("no_board", "no hexagonal lattice of cells was found")
+    _check_placed(gray, pose)
+    return pose.scaled(image.shape[1] / gray.shape[1]) if s < 1.0 else pose
 
 
 def _traced(gray: np.ndarray, hexa: np.ndarray) -> BoardPose:
