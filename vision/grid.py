@@ -41,7 +41,8 @@ PHONE_FOCAL = 1.2  # a phone main camera's focal length in half-diagonals (about
 MIN_CROSSED = 25  # crossing segments per family before their tilt is believed
 COARSER = (2,)  # multiples of the lines' strongest period tried when it shows no grid
 RUNS_ON = 0.5  # a grid whose lines run on past an edge at this share of their contrast inside is off
-MAX_SETTLE = 3  # whole-cell moves tried on a grid whose edge lies on the board
+ON_RIM = 0.45  # a grid whose own edge row shows its lines at under this share of their contrast inside lies on the rim
+MAX_SETTLE = 3  # whole-cell moves tried on a grid whose edge lies on the board or on its rim
 LENS_SEARCH = 0.1  # refinement searches the lens coefficient this far around the line-based guess
 
 
@@ -286,19 +287,38 @@ def overrun(gray: np.ndarray, pose: BoardPose, px: int = 16) -> np.ndarray:
     the photo are not counted (the top-down view repeats the photo's last pixels there), and
     an edge with fewer than half its lines in the photo says nothing (0).
     """
+    return _edge_bands(gray, pose, px, outside=True)
+
+
+def edge_rows(gray: np.ndarray, pose: BoardPose, px: int = 16) -> np.ndarray:
+    """(2 x 2) how strongly the grid's lines show across its own outermost rows and columns,
+    as a share of their mean contrast inside (laid out as :func:`overrun`; 1 where an edge says
+    nothing: under half of it in the photo).
+
+    The mirror of :func:`overrun`: a grid placed a cell off the other way has its last row on
+    the board's rim or the table, where no groove crosses. That is the only sign of it when
+    the board's other edge is cut off by the photo's edge (a tightly framed photo), where
+    nothing can run on past it."""
+    return _edge_bands(gray, pose, px, outside=False)
+
+
+def _edge_bands(gray: np.ndarray, pose: BoardPose, px: int, outside: bool) -> np.ndarray:
+    """:func:`overrun` (``outside``: the bands just beyond the grid) or :func:`edge_rows` (the
+    grid's own outermost bands)."""
     cells = int(round(pose.extent[0]))
     contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
     inside = float(contrast[:, :, 1:-1].mean())
     h, w = gray.shape[:2]
     line = np.arange(cells + 1, dtype=np.float64)
-    out = np.zeros((2, 2))
+    out = np.zeros((2, 2)) if outside else np.ones((2, 2))
+    ends = ((-0.5, 0), (cells + 0.5, -1)) if outside else ((0.5, 1), (cells - 0.5, -2))
     for family in (0, 1):
-        for end, at in enumerate((-0.5, cells + 0.5)):
+        for end, (at, band) in enumerate(ends):
             pts = np.column_stack([line, np.full_like(line, at)])
             photo = pose.to_photo(pts if family == 0 else pts[:, ::-1])
             seen = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
             if seen.mean() >= 0.5:
-                out[family, end] = float(contrast[family, seen, 0 if end == 0 else -1].mean()) / max(inside, 1e-6)
+                out[family, end] = float(contrast[family, seen, band].mean()) / max(inside, 1e-6)
     return out
 
 
@@ -520,7 +540,9 @@ def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
     (a rim, a row of loose pieces, a lens-bent edge look like more grid lines), and only
     its one-cell neighbours are tried. A grid off by a cell still scores well on the rows it
     shares with the board; what gives it away is its edge lying on the board's last cells,
-    where the grooves run on (:func:`overrun`). Only such a grid is moved: to the neighbour,
+    where the grooves run on (:func:`overrun`), or, where the board's far edge is cut off by
+    the photo's, its other edge lying on the rim (:func:`edge_rows`, ON_RIM). Only such a grid
+    is moved: to the neighbour,
     one cell in either or both directions, whose evidence is higher (the board's missing
     row shows borders, the rim row does not), refined there.
     """
@@ -528,7 +550,7 @@ def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
     h, w = gray.shape
     runs_on = float(overrun(gray, _pose(to_photo, (w, h), cells, k)).max())
     for _ in range(MAX_SETTLE):
-        if runs_on <= RUNS_ON:
+        if runs_on <= RUNS_ON and float(edge_rows(gray, _pose(to_photo, (w, h), cells, k)).min()) >= ON_RIM:
             break
         moves = [(evidence(gray, _pose(_shifted(to_photo, dx, dy), (w, h), cells, k)), dx, dy)
                  for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
