@@ -203,6 +203,45 @@ def moved(pose: BoardPose, dx: float, dy: float) -> BoardPose:
     return replace(pose, homography=np.array([[1, 0, -dx], [0, 1, -dy], [0, 0, 1.0]]) @ pose.homography)
 
 
+def plate_with_edges(apothems: list[float], strength: list[float]) -> "hexpose._Plate":
+    """A _Plate whose six sides each show one straight step at the given apothem (R, from the
+    traced lattice's middle) and strength (grey levels), over a faint background."""
+    plate = object.__new__(hexpose._Plate)
+    edges = np.full((6, len(hexpose.PLATE_APOTHEMS)), 1.0)
+    for k, (a, v) in enumerate(zip(apothems, strength)):
+        edges[k, int(np.argmin(np.abs(hexpose.PLATE_APOTHEMS - a)))] = v
+    plate.edges, plate.strongest = edges, edges.max(axis=1)
+    plate.shows = (plate.strongest >= hexpose.EDGE_SEEN * plate.strongest.max()) & (plate.strongest >= hexpose.EDGE_FLOOR)
+    plate._centres = {}
+    return plate
+
+
+def test_each_plate_side_votes_with_its_strongest_edge_only() -> None:
+    # The plate at 19.9 R all round: the lattice is centred, step (0, 0) agrees.
+    assert hexpose._Plate.best(plate_with_edges([19.9] * 6, [50] * 6), hexpose._steps(3)) == (0, 0)
+    # A lattice two cells off along side 0's normal: side 0's edge at 19.9 - 2 * sqrt(3) lies
+    # beyond the search of step (0, 0), side 3's beyond it. Weak steps inside the windows (a
+    # bevel, a stripe) must not place it; the step that brings every edge home does.
+    shift = np.sqrt(3)
+    apothems = [19.9 - 2 * shift, 19.9 - shift, 19.9 + shift, 19.9 + 2 * shift, 19.9 + shift, 19.9 - shift]
+    plate = plate_with_edges(apothems, [60, 55, 50, 45, 50, 55])
+    plate.edges[:, np.abs(hexpose.PLATE_APOTHEMS - 19.9) < 0.05] = 12  # weaker steps where the plate would be
+    assert not plate.agrees((0, 0))
+    step = plate.best(hexpose._steps(3))
+    assert plate.agrees(step) and np.allclose(hexpose._shift(step), [0, 2 * shift])
+    # A box along one side outdoes that side's plate edge: that side is left out, the others place it.
+    plate = plate_with_edges([19.9, 22.6, 19.9, 19.9, 19.9, 19.9], [50, 120, 50, 50, 50, 50])
+    assert plate.agrees((0, 0)) and plate.centre((0, 0))[2] == 5
+    # Two hands hide two sides, their edges far stronger: four sides still place it.
+    plate = plate_with_edges([19.9, 15.0, 19.9, 19.9, 24.0, 19.9], [50, 150, 50, 50, 150, 50])
+    assert plate.agrees((0, 0))
+    # Three sides only (the rest of the board under the photo's edge or a cloth): no verdict.
+    plate = plate_with_edges([19.9, 19.9, 19.9, 0.0, 0.0, 0.0], [50, 50, 50, 0, 0, 0])
+    assert not any(plate.agrees(step) for step in hexpose._steps(3))
+    # A step so far off that some sides' search leaves the measured apothems: no crash, no verdict.
+    assert not plate_with_edges([19.9] * 6, [50] * 6).agrees((8, 0))
+
+
 @pytest.mark.parametrize("step", [(1, 0), (0, -1), (-1, 2)])
 def test_a_lattice_off_by_whole_cells_is_registered_by_the_plate(step: tuple[int, int]) -> None:
     # Inside the rim the lattice repeats: a pose off by whole cells fits every ridge but one
@@ -293,11 +332,8 @@ def test_a_small_board_missed_at_the_working_size_is_sought_on_a_larger_copy(con
     rng = np.random.default_rng([701, list(CONDITIONS).index(condition), i])
     match = random_playout(gemblo.rules(gemblo.Setup()), rng, int(rng.integers(10, 90)))
     p = render_photo(gemblo.cells_json(match.position), sample_conditions(condition, rng), rng, size=(1280, 720))
-    image = upright(p)
-    gray, s = hexpose._working(image)
-    with pytest.raises(reader.ReadError):
-        hexpose._located(image, gray, s)
-    reading = read_gemblo(image)
+    reading = read_gemblo(upright(p))
+    # Placed right; a cell or two misread where it stands is the bench's figure, not this test's.
     assert len(silent_errors(p, reading)) <= 2 and corner_error(p, reading) < 0.35
 
 
@@ -405,9 +441,9 @@ def test_a_board_washed_out_to_white_is_refused_as_over_exposed() -> None:
 def test_a_lattice_two_cells_off_the_plate_is_never_read_silently(seed: int, i: int, size: tuple[int, int]) -> None:
     """Found by a sweep at small sizes (`hard` photos under a cup or a hand, a steep view): the
     lattice was registered two cells off the plate, its cells all read as if sure. The plate's
-    edges, seen on four sides or more, now place it; a board located wrongly would have to be
-    refused or read with its cells in doubt, never read as if sure. (A lattice cells off reads
-    hundreds of cells wrong; the odd cell misread where it stands is the bench's figure.)"""
+    edges, seen on four sides or more, now place it and the photos are read. (A lattice cells
+    off reads hundreds of cells wrong; the odd cell misread where it stands is the bench's
+    figure, not this test's.)"""
     from bench.gemblo_bench import BENCH
 
     rng = np.random.default_rng([seed, list(CONDITIONS).index("hard"), i])

@@ -7,8 +7,7 @@ ridges everywhere on the plate (they show through translucent pieces too), so:
 1. *Find the plate*: band-pass energy at the cell scale, in units of the photo's noise and
    where gradients point every way (wood grain and stripes point one way), marks the ridged
    region; its outline simplified to six vertices gives a first homography. It may be a cell
-   or two off at the rim (a shadow, a glare spot or a hand bends the outline). A board far
-   off, whose fine ridges do not show on the working copy, is sought on a larger one.
+   or two off at the rim (a shadow, a glare spot or a hand bends the outline).
 2. *Trace the lattice*: from the middle outwards, patches of an endless drawn lattice are
    matched to the photo's edges in a top-down view and the pose refitted at each step
    (homography, then one radial lens term). The lattice repeats, so this fixes size, turn,
@@ -16,15 +15,15 @@ ridges everywhere on the plate (they show through translucent pieces too), so:
    outline's homography until the tracing goes astray; then it starts again from a robust
    affine fit of the vertices that agree.
 3. *Register*: the lattice step at which the plate's straight edges lie all round at one
-   distance beyond the cells (the lattice sits in its plate's middle); when the edges do not
-   agree, the step whose outer cells show walls and whose rim beyond does not.
-4. *Refine*: the board's own ridge map, patch by patch, once more. Then a check that needs no
-   plate edge: the board's outermost cells must show walls and the ring just beyond them
-   flat rim, all round. Where the board ends only faintly, the outline may have been far off
-   and the step is sought again, further out.
-5. *Check*: a lattice whose ridges hardly show where it puts them, which the plate's outline
-   does not centre and at whose rim the board does not end, is placed by nothing: refused,
-   never read cells off.
+   distance beyond the cells (the lattice sits in its plate's middle), each side voting with
+   its strongest edge only; when they do not agree, the step whose outer cells show walls
+   and whose rim beyond does not.
+4. *Refine*: the board's own ridge map, patch by patch, once more, and registered again by
+   the plate. Where the plate does not place it and the board ends only faintly at its rim,
+   the outline may have been far off and the step is sought again, further out.
+5. *Check*: a lattice the plate's edges do not place and at whose rim the board does not end
+   is placed by nothing: refused, never read cells off. A photo refused at the working size
+   is searched once more, whole, on a larger copy (a board small in the frame).
 
 Up is the plate side nearest the photo's top.
 """
@@ -62,6 +61,7 @@ PLATE_MISFIT = 0.3  # R: RMS misfit of the plate's edges beyond which they are n
 PLATE_SIDES = 4  # sides whose edges must place the lattice (three fix the middle and the rim, a fourth checks)
 EDGE_SEEN = 0.15  # a side whose strongest edge is below this share of the strongest side's shows none
 EDGE_FLOOR = 10.0  # grey levels: an edge weaker than this is no plate's edge
+SIDE_OFF = 0.4  # R: a side's edge this far off the distance the others agree on is something beside the plate
 REGISTER_STEPS = 3  # the traced lattice may be off by up to this many cells
 WIDE_STEPS = 8  # ... and by this many when the plate's outline was far off
 RIM_SUSPECT = 0.35  # the board's outer cells' walls over the ring beyond's (share of the cells'), below which
@@ -347,8 +347,8 @@ def _refit(gray: np.ndarray, pose: BoardPose) -> BoardPose:
 
 def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
     """The traced lattice registered (:func:`_register`) and refitted, and registered once more
-    by the plate's edges around the refitted lattice (they fall more sharply on its sides than
-    on the traced one's, which has no lens yet). Where the plate's edges
+    by the plate's edges around the refitted lattice (fitted to the board's own ridge map, it
+    puts the plate's edges more sharply on its sides than the traced one). Where the plate's edges
     do not place it and the board ends only faintly at its rim (RIM_SUSPECT), the plate's
     outline may have been far off (a white board on a light table, a tilted photo whose bare
     half hardly shows its ridges) and the step more than REGISTER_STEPS cells: it is sought
@@ -394,51 +394,66 @@ def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
 class _Plate:
     """Where the plate's edges lie around a traced lattice (:func:`_plate_edges`), and which
     lattice steps they agree with. A side *shows* the plate's edge when its strongest step
-    is at least EDGE_SEEN of the strongest side's (a side under a hand, or where the plate
-    matches the table, shows none and is left out). At a step, a side's edge is its
-    strongest step within PLATE_SEARCH beyond the moved lattice's cells; it is *placed* when
-    that is the side's strongest step anywhere. The step agrees when every showing side but
-    one is placed, at least PLATE_SIDES are, and the placed sides put the plate's middle on
-    the lattice's (PLATE_OFF) at one distance all round (PLATE_MISFIT). The rim's width is
-    not needed, only that the lattice sits in the middle of its plate. A lattice whole cells
-    off moves the edge out of some sides' search (those are then not placed) and the middle
-    off the lattice's on the others."""
+    is at least EDGE_SEEN of the strongest side's and EDGE_FLOOR grey levels (a side under a
+    hand, or where the plate matches the table, shows none and is left out). At a step, a
+    side's edge is its strongest step within PLATE_SEARCH beyond the moved lattice's cells;
+    it is *placed* when that is the side's strongest step anywhere. The placed sides must put
+    the plate's middle on the lattice's (PLATE_OFF) at one distance all round (PLATE_MISFIT);
+    one side off that distance by more than SIDE_OFF (a straight box or phone lying beside
+    it) is dropped, and counts as not placed. The step agrees when at least PLATE_SIDES sides
+    are placed and fit. The rim's width is not needed, only that the lattice sits in the
+    middle of its plate. A lattice whole cells off moves the edge out of some sides' search
+    (those are then not placed) and the middle off the lattice's, by the whole cells, on the
+    others; a side whose strongest edge is something else (a hand's, a box's) is not placed
+    at any step and simply does not count."""
 
     def __init__(self, gray: np.ndarray, pose: BoardPose):
         self.edges = _plate_edges(gray, pose)
         self.strongest = self.edges.max(axis=1)
         self.shows = (self.strongest >= EDGE_SEEN * self.strongest.max()) & (self.strongest >= EDGE_FLOOR)
+        self._centres: dict[tuple[int, int], tuple[np.ndarray, float, int]] = {}
 
     def centre(self, step: tuple[int, int]) -> tuple[np.ndarray, float, int]:
         """The plate's middle (R units from the lattice moved by ``step``), the RMS misfit of
         the placed sides' edges, and how many sides are placed."""
+        if step not in self._centres:
+            self._centres[step] = self._fit(step)
+        return self._centres[step]
+
+    def _fit(self, step: tuple[int, int]) -> tuple[np.ndarray, float, int]:
         offset = _shift(step)
         d, placed = np.zeros(6), np.zeros(6, bool)
         for k, n in enumerate(_NORMALS):
             rel = PLATE_APOTHEMS - float(offset @ n)  # apothems seen from the moved lattice
             window = (rel >= PLATE_SEARCH[0]) & (rel <= PLATE_SEARCH[1])
+            if not window.any():  # a step so far off that this side's search leaves the samples
+                continue
             j = int(np.argmax(self.edges[k][window]))
             d[k] = rel[window][j]
             placed[k] = self.shows[k] and self.edges[k][window][j] >= self.strongest[k]
-        if placed.sum() < 3:
-            return np.full(2, np.inf), np.inf, int(placed.sum())
         A = np.column_stack([np.ones(6), _NORMALS])
-        sol, *_ = np.linalg.lstsq(A[placed], d[placed], rcond=None)
-        res = (A @ sol - d)[placed]
-        return sol[1:], float(np.sqrt(np.mean(res ** 2))), int(placed.sum())
+        for _ in range(2):
+            if placed.sum() < 3:
+                return np.full(2, np.inf), np.inf, int(placed.sum())
+            sol, *_ = np.linalg.lstsq(A[placed], d[placed], rcond=None)
+            res = np.where(placed, np.abs(A @ sol - d), 0.0)
+            if res.max() <= SIDE_OFF or placed.sum() <= PLATE_SIDES:
+                break
+            placed[int(np.argmax(res))] = False
+        return sol[1:], float(np.sqrt(np.mean(res[placed] ** 2))), int(placed.sum())
 
     def best(self, steps: list[tuple[int, int]]) -> tuple[int, int]:
-        """The step with the most sides placed, then the plate's middle nearest and fitting best."""
-        def rank(step: tuple[int, int]) -> tuple[int, float]:
+        """A step that agrees; else the one with the most sides placed; then the plate's middle
+        nearest and fitting best."""
+        def rank(step: tuple[int, int]) -> tuple[bool, int, float]:
             middle, misfit, placed = self.centre(step)
-            return -placed, float(np.hypot(*middle)) + misfit
+            return not self.agrees(step), -placed, float(np.hypot(*middle)) + misfit
         return min(steps, key=rank)
 
     def agrees(self, step: tuple[int, int] = (0, 0)) -> bool:
         """Do the plate's edges place the lattice moved by ``step``?"""
         middle, misfit, placed = self.centre(step)
-        return (placed >= PLATE_SIDES and placed >= int(self.shows.sum()) - 1
-                and misfit <= PLATE_MISFIT and float(np.hypot(*middle)) <= PLATE_OFF)
+        return placed >= PLATE_SIDES and misfit <= PLATE_MISFIT and float(np.hypot(*middle)) <= PLATE_OFF
 
 
 def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADIUS - 1.5,
@@ -526,8 +541,8 @@ def locate(image: np.ndarray) -> BoardPose:
     A board far from the camera has cells so small at WORK_SIDE that its bare ridges fall
     below the cut the pieces' bevels set (no plate shows), or a busy table's pattern outdoes
     them (the outline found is the table's), or blur and JPEG leave too little of them to
-    trace: then, and only then, it is sought again on a larger copy (FAR_SIDE), which costs
-    time on every photo it is tried on."""
+    trace or place: any photo refused at WORK_SIDE is sought again, whole, on a larger copy
+    (FAR_SIDE), which costs time on every photo it is tried on (a photo without a board)."""
     gray, s = _working(image)
     try:
         return _located(image, gray, s)
