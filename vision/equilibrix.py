@@ -84,15 +84,17 @@ few pieces of the drawing agree with the pose (its ``quality``, their share).
 Shadow: a hard shadow darkens bare wood more than the smooth light field follows, so by colour
 a shadowed field can look black. A black tile is the darkest thing in its field (the gap round
 it is lighter than its middle); a field read black whose outline is not lighter is not surely
-black, and one whose drawn outline shows as bare wood's does is re-read as the nearer of empty
-(as red as the wood) and white, not surely. The five-dot rule counts the colour reading too.
+black, and one whose drawn outline shows as bare wood's does is re-read, not surely: empty when
+as red as the wood; plastic, white only when its outline shows at least half as much as bare
+wood's (a shadow's edge across a black tile darkens part of its gap, never that much). The
+five-dot rule counts the colour reading too.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from typing import Mapping
 
 import cv2
@@ -102,7 +104,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
-from .equilibrix_outlines import SNAPPED, OrientedEdges, ellipse_points, ellipse_radius, paired_ellipses, smooth_arcs
+from .equilibrix_outlines import OrientedEdges, ellipse_points, ellipse_radius, paired_ellipses, smooth_arcs
 from .errors import ReadError
 from .image_io import as_bgr
 from .matching import correlation_peak, fit_with_lens, gradient_at
@@ -123,6 +125,7 @@ MAX_CURVES = 60  # the longest edge curves tried as the board's edge
 MIN_CURVE = 0.3  # the shortest curve tried, as a share of the photo's short side
 MIN_DISC = 0.2  # the board (or its printed circle) spans at least this share of the photo's short side
 OUTLINES_TRIED = 3  # distinct round outlines tried as the board's edge or its printed circle
+SAME_OUTLINE = 0.02  # ellipses this close (share of their radius) all round are one outline
 SIDES_MAX = 3.0  # Lab difference across the printed circle above which it is the board's edge
 SURE_CIRCLE = 0.15  # a printed circle matched this well ends the search
 MIN_CIRCLE = 0.1  # correlation of the printed circle's template below which there is none
@@ -181,6 +184,7 @@ HIDDEN_AROUND = 0.5  # share of doubtful neighbours that makes an empty-looking 
 OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
 DRAWN_OUTLINE = 0.25  # a field whose outline shows more than this share of an empty one's is no black tile
 BLACK_OUTLINE = -0.05  # a black tile's outline is lighter than its middle by more than this share
+WHITE_OUTLINE = 0.5  # a shadowed neutral field whose outline shows this share of an empty one's is white
 SKIN_SHARE = 0.25  # a covered field read black but bluer than the wood by less than this share of black's: not plastic
 BLACK_HUE_GAP = 0.3  # ... where the sure black fields are at least this much bluer than the wood
 PLASTIC_ROUGH, ROUGH_FLOOR = 2.0, 1.0  # a white field rougher than this many times white plastic's (+ grey levels) ...
@@ -292,60 +296,94 @@ def _working(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), lab, s
 
 
-def _round_outlines(gray: np.ndarray, arcs: bool = False) -> list[tuple[float, tuple]]:
+class _Edges:
+    """The working copy's edges, found once per photo. The search for whole round outlines and,
+    when it finds no board, the busy-table search through the curves' smooth arcs share them
+    (the live referee pays both on every frame in which no board is in sight), and that
+    second search does not look again inside the outlines the first one already tried."""
+
+    def __init__(self, gray: np.ndarray):
+        self.gray, self.shape = gray, gray.shape
+        blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
+        self.gx, self.gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
+        grad = cv2.magnitude(self.gx, self.gy)
+        high = max(float(np.percentile(grad, 90)), 8.0)  # the photo's own contrast sets the cut
+        self.edges = cv2.Canny(blur, 0.4 * high, high)
+        self.near = cv2.dilate(self.edges, np.ones((5, 5), np.uint8)) > 0
+        self.contours = cv2.findContours(self.edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)[0]
+        self.outlines: dict[bool, list[tuple[float, tuple]]] = {}  # per ``arcs``: see _round_outlines
+        self.tried: list[tuple] = []  # outlines the whole-curve search looked for a printed circle in
+        self.curve_ellipses = [e for e in map(cv2.fitEllipse, self._long_curves()) if self.plausible(e)]
+
+    @cached_property
+    def thin(self) -> np.ndarray:
+        """:func:`_thin_dark` of the working copy (float32), for every printed circle looked for in it."""
+        return _thin_dark(self.gray).astype(np.float32)
+
+    def _long_curves(self) -> list[np.ndarray]:
+        """The longest edge curves, and stretches of the very long ones: a hand or a cup joins
+        an outline to its own, and the outline's stretches alone still fit."""
+        h, w = self.shape
+        shortest = int(MIN_CURVE * min(h, w))
+        pieces = []
+        for contour in sorted(self.contours, key=len, reverse=True)[:MAX_CURVES]:
+            if len(contour) < shortest:
+                break
+            pieces.append(contour)
+            if len(contour) >= 3 * shortest:
+                step = len(contour) // max(2, len(contour) // (2 * shortest))
+                pieces += [contour[k:k + 2 * step] for k in range(0, len(contour) - step, step)]
+        return pieces
+
+    def plausible(self, ellipse) -> bool:
+        """Could the ellipse be the board's edge or its printed circle, by its size and shape?"""
+        h, w = self.shape
+        _, (d1, d2), _ = ellipse
+        return MIN_DISC * min(h, w) <= max(d1, d2) <= 1.6 * max(h, w) and min(d1, d2) >= 0.35 * max(d1, d2)
+
+    def cover(self, ellipse, t: np.ndarray) -> float:
+        """Share of the ellipse (points at parameters ``t``) with an edge within 2 px; none
+        when less than 60 % of it lies in the photo."""
+        h, w = self.shape
+        xs, ys = np.round(ellipse_points(ellipse, t)).astype(int).T
+        inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        return self.near[ys[inside], xs[inside]].mean() * inside.mean() if inside.mean() >= 0.6 else 0.0
+
+
+def _round_outlines(edges: _Edges, arcs: bool = False) -> list[tuple[float, tuple]]:
     """Ellipses that may be the board's edge or its printed circle, best first: of the long
     edge curves in the photo, those whose ellipse is well covered by edges all round (a cup or
     a hand breaks an outline into pieces, each of which still gives its ellipse; a patterned
     table gives short curves). ``arcs``: also the ellipses through the curves' smooth arcs,
     alone and in pairs (:mod:`vision.equilibrix_outlines`: a busy table's pattern runs into
-    the board's edge all round, so no curve is the edge alone)."""
-    h, w = gray.shape
-    blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
-    gx, gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
-    grad = cv2.magnitude(gx, gy)
-    high = max(float(np.percentile(grad, 90)), 8.0)  # the photo's own contrast sets the cut
-    edges = cv2.Canny(blur, 0.4 * high, high)
-    near = cv2.dilate(edges, np.ones((5, 5), np.uint8)) > 0
-    contours = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)[0]
+    the board's edge all round, so no curve is the edge alone). Found once per ``arcs``."""
+    if arcs not in edges.outlines:
+        edges.outlines[arcs] = _find_outlines(edges, arcs)
+    if not edges.outlines[arcs]:
+        raise ReadError("no_board", "no round board's edge was found")
+    return edges.outlines[arcs]
+
+
+def _find_outlines(edges: _Edges, arcs: bool) -> list[tuple[float, tuple]]:
+    """:func:`_round_outlines`, scored and sorted (empty when there are none)."""
+    h, w = edges.shape
     t = np.linspace(0, 2 * np.pi, 180, endpoint=False)
-    found = []
-    shortest = int(MIN_CURVE * min(h, w))
-    pieces = []
-    for contour in sorted(contours, key=len, reverse=True)[:MAX_CURVES]:
-        if len(contour) < shortest:
-            break
-        pieces.append(contour)
-        # A hand or a cup joins an outline to its own: the outline's stretches alone still fit.
-        if len(contour) >= 3 * shortest:
-            step = len(contour) // max(2, len(contour) // (2 * shortest))
-            pieces += [contour[k:k + 2 * step] for k in range(0, len(contour) - step, step)]
-
-    def plausible(ellipse) -> bool:
-        _, (d1, d2), _ = ellipse
-        return MIN_DISC * min(h, w) <= max(d1, d2) <= 1.6 * max(h, w) and min(d1, d2) >= 0.35 * max(d1, d2)
-
-    def cover(ellipse) -> float:
-        xs, ys = np.round(ellipse_points(ellipse, t)).astype(int).T
-        inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-        return near[ys[inside], xs[inside]].mean() * inside.mean() if inside.mean() >= 0.6 else 0.0
-
-    ellipses = [e for e in (cv2.fitEllipse(contour) for contour in pieces) if plausible(e)]
-    score_of = cover
+    ellipses = list(edges.curve_ellipses)
     if arcs:
+        pieces = smooth_arcs(edges.contours, min(h, w))
+        if not pieces and not ellipses:
+            return []  # a plain table: nothing to pair, nothing to score
         # Edges across an ellipse (a stripe it crosses) do not cover it: every ellipse, the
         # whole curves' too, is scored by the edges running along it.
-        oriented = OrientedEdges(gx, gy, edges)
-        score_of = partial(oriented.cover, t=t)
-        rough = [e for e in paired_ellipses(smooth_arcs(contours, min(h, w))) if plausible(e)]
-        rough = sorted(rough, key=score_of, reverse=True)[:SNAPPED]
-        ellipses += [e for e in map(oriented.snap, rough) if plausible(e)]
-    for ellipse in ellipses:
-        score = score_of(ellipse)
-        if score >= EDGE_COVER:
-            found.append((float(score), ellipse))
-    if not found:
-        raise ReadError("no_board", "no round board's edge was found")
-    return sorted(found, key=lambda f: -f[0])
+        oriented = OrientedEdges(edges.gx, edges.gy, edges.edges)
+        score = partial(oriented.cover_all, t=t)
+        rough = paired_ellipses(pieces, score, edges.plausible)
+        ellipses += [e for e in map(oriented.snap, rough) if edges.plausible(e)]
+        scores = score(ellipses)
+    else:
+        scores = [edges.cover(e, t) for e in ellipses]
+    outlines = [(float(score), ellipse) for score, ellipse in zip(scores, ellipses) if score >= EDGE_COVER]
+    return sorted(outlines, key=lambda f: -f[0])
 
 
 def _pose_from(board_to_photo: np.ndarray, size: tuple[int, int], k: float = 0.0, quality: float = 0.0,
@@ -426,27 +464,39 @@ def _disc_ellipse(gray: np.ndarray, guess) -> tuple[tuple[float, float], tuple[f
     return _robust_ellipse(rays[np.arange(EDGE_RAYS), j]) or guess
 
 
-def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int]):
+@lru_cache(maxsize=None)
+def _ring_template(rho: float) -> tuple[float, int, np.ndarray]:
+    """The printed circle's template at ``rho`` times its radius, in the disc's view at
+    CIRCLE_PPU: (radius, half size, template). A thin line with bare wood on both sides: the
+    drawing's scallops and the ring do not fit."""
+    radius = fg.OUTER_LINE * rho
+    half = int(math.ceil((radius + 0.3) * CIRCLE_PPU))
+    d = (np.mgrid[0:2 * half + 1, 0:2 * half + 1].astype(np.float32) - half) / np.float32(CIRCLE_PPU)
+    gap = np.abs(np.hypot(d[0], d[1]) - radius)
+    return radius, half, (np.exp(-(gap / 0.08) ** 2) - 0.5 * ((gap > 0.12) & (gap < 0.3))).astype(np.float32)
+
+
+def _thin_dark(gray: np.ndarray) -> np.ndarray:
+    """Thin dark lines (a black-hat filter): the printed circle among them."""
+    return cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+
+
+def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int], thin: np.ndarray):
     """The printed circle round the flower, as an ellipse in the photo. In the view that makes
     the disc round it is nearly a circle, but off-centre under perspective: a ring template
     over radii and shifts finds it in the thin dark lines; then, on rays from its middle, the
-    thin line nearest the found ring gives the points an ellipse is fitted through."""
+    thin line nearest the found ring gives the points an ellipse is fitted through.
+    ``thin``: the photo's :func:`_thin_dark` (as float32), found once for all its outlines."""
     frame = _ellipse_pose(disc, size, 1.0)
     pose = _pose_from(frame, size)
-    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     m = CIRCLE_SHIFT + 0.5  # margin: the ring template may reach beyond the disc's view
-    hat = cv2.morphologyEx(rectify(gray, pose, CIRCLE_PPU, m), cv2.MORPH_BLACKHAT, kernel).astype(np.float32)
+    hat = _thin_dark(rectify(gray, pose, CIRCLE_PPU, m)).astype(np.float32)
     ys, xs = np.mgrid[0:hat.shape[0], 0:hat.shape[1]] / CIRCLE_PPU - (fg.DISC + m)
     hat[np.hypot(xs, ys) > fg.RING_RADIUS] = 0  # the board's edge and side wall are thin and dark too
     best = (-np.inf, 0.0, 0.0, 1.0)
     c = (fg.DISC + m) * CIRCLE_PPU
     for rho in CIRCLE_SCALES:
-        radius = fg.OUTER_LINE * rho
-        half = int(math.ceil((radius + 0.3) * CIRCLE_PPU))
-        d = (np.mgrid[0:2 * half + 1, 0:2 * half + 1].astype(np.float32) - half) / np.float32(CIRCLE_PPU)
-        gap = np.abs(np.hypot(d[0], d[1]) - radius)
-        # A thin line with bare wood on both sides: the drawing's scallops and the ring do not fit.
-        tmpl = (np.exp(-(gap / 0.08) ** 2) - 0.5 * ((gap > 0.12) & (gap < 0.3))).astype(np.float32)
+        radius, half, tmpl = _ring_template(rho)
         pad = int(CIRCLE_SHIFT * CIRCLE_PPU)
         x0 = int(round(c)) - half - pad
         if x0 < 0 or x0 + 2 * half + 1 + 2 * pad > hat.shape[0]:
@@ -463,8 +513,7 @@ def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int]):
     k = np.linspace(0.88, 1.12, 48)
     board = np.stack([u + radius * k[None, :] * np.cos(t)[:, None], v + radius * k[None, :] * np.sin(t)[:, None]], -1)
     photo = pose.to_photo(board.reshape(-1, 2)).reshape(EDGE_RAYS, len(k), 2).astype(np.float32)
-    full_hat = cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, kernel).astype(np.float32)
-    prof = cv2.remap(full_hat, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    prof = cv2.remap(thin, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     j = np.argmax(prof, axis=1)
     return _robust_ellipse(photo[np.arange(EDGE_RAYS), j]), float(top)
 
@@ -479,6 +528,13 @@ def _sides_differ(lab: np.ndarray, ellipse) -> float:
         pts = ellipse_points(ellipse, t, k).astype(np.float32)[None]
         out.append(cv2.remap(lab, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0])
     return float(np.median(np.linalg.norm(out[0] - out[1], axis=1)))
+
+
+def _same_ellipse(a, b) -> bool:
+    """Do two ellipses lie within SAME_OUTLINE of each other all round? Then looking for the
+    printed circle inside one finds what it finds inside the other."""
+    pts = ellipse_points(a, np.linspace(0, 2 * np.pi, 36, endpoint=False))
+    return bool(np.abs(ellipse_radius(b, pts) - 1).max() < SAME_OUTLINE)
 
 
 def _robust_ellipse(pts: np.ndarray):
@@ -751,8 +807,8 @@ def _upright(pose: BoardPose, reference: BoardPose | None = None) -> BoardPose:
     return _pose_from(board_to_undist, pose.image_size, pose.distortion, pose.quality, pose.residual)
 
 
-def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
-                 every: bool = False, arcs: bool = False) -> list[list[tuple[np.ndarray, float]]]:
+def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges: _Edges, every: bool = False,
+                 arcs: bool = False) -> list[list[tuple[np.ndarray, float]]]:
     """Board -> photo maps and how well the drawing matches at each, from the board's round
     outlines and the drawing's turn (:func:`_global_match`): one list per first guess of the
     frame, best turn first; a single list when the drawing matched surely.
@@ -766,8 +822,9 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
     correlates does not tell a steep view's guesses apart, how many of its pieces agree does
     (:func:`locate`). ``every``: gather every guess, even after a sure match (which the
     drawing's pieces then did not confirm). ``arcs``: outlines from smooth arcs too (a busy table,
-    see :func:`_round_outlines`)."""
-    outlines = _round_outlines(gray, arcs)
+    see :func:`_round_outlines`); those the whole-curve search looked inside are not tried
+    again (``edges``: the photo's, shared with that search)."""
+    outlines = _round_outlines(edges, arcs)
     ratio = fg.DISC / fg.OUTER_LINE
     tries, distinct = [], []
     for _, first in outlines:
@@ -775,11 +832,15 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int],
         if any(math.hypot(cx - x, cy - y) < 0.05 * max(d1, d2) and abs(max(d1, d2) / max(e1, e2) - 1) < 0.05
                for (x, y), (e1, e2), _ in distinct):
             continue  # the same outline again (both sides of a line give a curve each)
+        if arcs and any(_same_ellipse(first, tried) for tried in edges.tried):
+            continue  # looked inside already, by the whole-curve search
         distinct.append(first)
         if len(distinct) > OUTLINES_TRIED:
             break
+        if not arcs and first not in edges.tried:
+            edges.tried.append(first)
         for disc in (first, ((cx, cy), (d1 * ratio, d2 * ratio), angle)):
-            circle, score = _circle_ellipse(gray, disc, size)
+            circle, score = _circle_ellipse(gray, disc, size, edges.thin)
             # The board's edge can pass for a thin line (its shadowed side wall): the printed
             # circle has the same wood on both sides.
             if circle is not None and _sides_differ(lab, circle) < SIDES_MAX:
@@ -845,20 +906,23 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     when the board lies near a tie of the top side (:func:`_upright`)."""
     gray, lab, s = _working(image)
     size = (gray.shape[1], gray.shape[0])
+    edges = _Edges(gray)
     try:
-        pose = _locate_in(gray, lab, size)
+        pose = _locate_in(gray, lab, size, edges=edges)
     except ReadError:
         # On a busy table (a patterned cloth, stripes) the pattern's edges run into the board's
         # edge all round, and no whole curve gives its ellipse: the curves' smooth arcs do.
-        pose = _locate_in(gray, lab, size, arcs=True)
+        pose = _locate_in(gray, lab, size, arcs=True, edges=edges)
     full = (image.shape[1], image.shape[0])
     return _upright(pose.scaled(full[0] / size[0]) if s < 1.0 else pose, reference)
 
 
-def _locate_in(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], arcs: bool = False) -> BoardPose:
+def _locate_in(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], arcs: bool = False,
+               edges: _Edges | None = None) -> BoardPose:
     """The board's pose in the working copy (see :func:`locate`), its quality the share of the
-    drawing's pieces that agree with it. ``arcs``: see :func:`_round_outlines`."""
-    guesses = _first_frame(gray, lab, size, arcs=arcs)
+    drawing's pieces that agree with it. ``arcs``, ``edges``: see :func:`_first_frame`."""
+    edges = edges or _Edges(gray)
+    guesses = _first_frame(gray, lab, size, edges, arcs=arcs)
     # Glare or shadow can favour a wrong turn by a little: then the runners-up are aligned
     # too, and the pose most of the drawing's pieces agree with wins.
     sure = len(guesses) == 1 and guesses[0][0][1] >= SURE_MATCH
@@ -875,7 +939,8 @@ def _locate_in(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], arcs: b
             break
         # A sure match the drawing's pieces do not confirm (a steep view's affine guess can
         # correlate well and still be off): every other guess is fitted too.
-        tried = [g for found in _first_frame(gray, lab, size, every=True, arcs=arcs) for g in found[:TURNS_TRIED]]
+        tried = [g for found in _first_frame(gray, lab, size, edges, every=True, arcs=arcs)
+                 for g in found[:TURNS_TRIED]]
     if agree[0] < SURE_VOTES * len(_anchors()):
         # A steep view's first guess is off by more than a piece may move: matched again
         # where the first fit puts them, more pieces are found.
@@ -1134,10 +1199,15 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # outline is not lighter is not surely black; one whose drawn outline shows as an empty
     # field's does (darker than its middle, as on bare wood and white plastic) is a darker patch
     # of the board (a hard shadow, which the light field's smooth surface cannot follow): empty
-    # if its colour is as red as the wood's, else white, and not surely either.
+    # if its colour is as red as the wood's, and not surely. Neutral (plastic) in a shadow, it
+    # is white only if its outline shows at least half as much as an empty field's: white
+    # plastic, brighter than the wood, shows the drawn line at least as well, while a black
+    # tile's outline is lighter than its middle (0 or less) but for a shadow's edge across it.
     read_black = by_colour == 1
     conf = np.where(read_black & (outline > BLACK_OUTLINE), np.minimum(conf, 0.3), conf)
-    label = np.where(read_black & (outline > DRAWN_OUTLINE * usual), np.where(_wood_red(feat, means), 0, 2), label)
+    plastic = np.where(outline > WHITE_OUTLINE * usual, 2, 1)
+    shadowed = read_black & (outline > DRAWN_OUTLINE * usual)
+    label = np.where(shadowed, np.where(_wood_red(feat, means), 0, plastic), label)
     # What covers a field (a hand, a sleeve, a shadow's edge) is read by its brightness as black
     # or white, but white plastic is neutral, far bluer over the wood's light than wood or skin,
     # and so is black plastic where this photo's sure black fields show it (a phone's colour

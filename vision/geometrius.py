@@ -45,7 +45,9 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    dark-rimmed top is searched along that line, and its distance from the spot gives the
    height where one chip's side is tall enough in the photo to tell heights apart;
    otherwise the height is reported unknown. The top stone's colour (and, where the height
-   is read, each chip's side) is compared with the token's card as the white reference.
+   is read, each chip's side) is compared with the token's card as the white reference; a
+   top read white but far more colourful than the card is a coloured chip under glare, its
+   colour (what the glare left of it) a guess.
 
 Positions follow the contract: row 0 is the topmost row of tokens in the photo, column 0
 the leftmost, the grid turned by the quarter turn whose +col points nearest the photo's right
@@ -308,17 +310,18 @@ def _token_like(gray: np.ndarray, dark: np.ndarray, q: np.ndarray) -> float:
     return _inside(gray, q, 5).mean() if INK_INSIDE[0] <= ink <= INK_INSIDE[1] else 0.0
 
 
-def _on_grid(H: np.ndarray, q: np.ndarray, slack: float) -> Pos | None:
-    """The grid place of quad ``q`` in the frame of homography ``H`` (grid mm -> pixels), if
-    it is a token-sized square sitting on a grid step (within ``slack`` of a pitch)."""
-    local = apply_h(np.linalg.inv(H), q)
+def _on_grid(to_grid: np.ndarray, q: np.ndarray, slack: float) -> tuple[Pos, np.ndarray] | None:
+    """The grid place of quad ``q`` in the frame of homography ``to_grid`` (pixels -> grid
+    mm), if it is a token-sized square sitting on a grid step (within ``slack`` of a pitch);
+    with its corners in grid mm."""
+    local = apply_h(to_grid, q)
     c = local.mean(0) / PITCH_MM
     if np.abs(c - np.round(c)).max() > slack:
         return None
     sides = np.linalg.norm(local - np.roll(local, -1, 0), axis=1)
     if np.abs(sides / (2 * INNER_MM) - 1).max() > 0.15:
         return None
-    return int(round(c[1])), int(round(c[0]))
+    return (int(round(c[1])), int(round(c[0]))), local
 
 
 def _grids(quads: list[np.ndarray], count: int = 3) -> list[dict[Pos, np.ndarray]]:
@@ -359,12 +362,15 @@ def _placed(quads: list[np.ndarray], H: np.ndarray) -> dict[Pos, np.ndarray]:
     for _ in range(3):
         places = {}
         src, dst = [], []
+        to_grid = np.linalg.inv(H)
         for q in quads:
-            rc = _on_grid(H, q, 0.2)
-            if rc is None or rc in places or max(abs(rc[0]), abs(rc[1])) > FIELD_REACH:
+            found = _on_grid(to_grid, q, 0.2)
+            if found is None:
                 continue
-            local = apply_h(np.linalg.inv(H), q)  # pair each corner with the nearest ideal one
-            ideal = sq + np.array([rc[1], rc[0]]) * PITCH_MM
+            rc, local = found
+            if rc in places or max(abs(rc[0]), abs(rc[1])) > FIELD_REACH:
+                continue
+            ideal = sq + np.array([rc[1], rc[0]]) * PITCH_MM  # pair each corner with the nearest ideal one
             src += [ideal[int(np.argmin(np.linalg.norm(ideal - p, axis=1)))] for p in local]
             dst += list(q)
             places[rc] = q
@@ -376,10 +382,11 @@ def _placed(quads: list[np.ndarray], H: np.ndarray) -> dict[Pos, np.ndarray]:
 def _frame_evidence(gray: np.ndarray, H: np.ndarray) -> float:
     """Share of a token frame's length that shows as a dark line with lighter card inside it
     (``H``: token millimetres -> pixels of ``gray``). The line is looked for a little either
-    side of where ``H`` puts it: a grid fitted across a distorting lens is a pixel or two off."""
+    side of where ``H`` puts it: a grid fitted across a distorting lens is a pixel or two off.
+    The four sides' samples are taken in one go."""
     t = np.linspace(-FRAME_MM + 3, FRAME_MM - 3, 24)
     offsets = np.arange(-1.5, 1.51, 0.5)
-    hits = 0
+    pts = []
     for axis in range(2):
         for sign in (-1, 1):
             line = np.zeros((len(t), 2))
@@ -387,11 +394,11 @@ def _frame_evidence(gray: np.ndarray, H: np.ndarray) -> float:
             normal = np.zeros(2)
             normal[1 - axis] = sign
             across = [line + (sign * FRAME_MM + o * sign) * normal * sign for o in offsets]
-            on = _sample(gray, apply_h(H, np.vstack(across)))[:, 0].reshape(len(offsets), -1).min(0)
             inner = line + sign * (FRAME_MM - 3.2) * normal * sign
-            inside = _sample(gray, apply_h(H, inner))[:, 0]
-            hits += int(np.sum(inside - on > 20))
-    return hits / (4 * len(t))
+            pts += across + [inner]
+    values = _sample(gray, apply_h(H, np.vstack(pts)))[:, 0].reshape(4, len(offsets) + 1, len(t))
+    on, inside = values[:, :-1].min(1), values[:, -1]
+    return int(np.sum(inside - on > 20)) / (4 * len(t))
 
 
 def _turned_like(quad: np.ndarray, expected: np.ndarray) -> np.ndarray:
@@ -524,14 +531,14 @@ def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
     i, j = i[good], j[good]
     m = (c[j] - c[i]) / (t[j] - t[i])
     rest = c[None, :] - m[:, None] * t[None, :]  # each hypothesis's offsets
-    offsets = np.zeros_like(rest)
-    for edge in (True, False):
-        own = outer == edge
-        if own.any():
-            offsets[:, own] = np.median(rest[:, own], axis=1)[:, None]
-    counts = (np.abs(rest - offsets) < tol).sum(1)
+    counts = np.zeros(len(m), np.intp)
+    offset = {}
+    for edge in (True, False):  # each edge's offset: the median of its own points'
+        own = rest[:, outer == edge]
+        offset[edge] = _median(own, axis=1)
+        counts += (np.abs(own - offset[edge][:, None]) < tol).sum(1)
     best = int(np.argmax(counts))
-    keep = np.abs(rest[best] - offsets[best]) < tol
+    keep = np.abs(rest[best] - np.where(outer, offset[True][best], offset[False][best])) < tol
     if keep.sum() < max(8, n // 3) or min((keep & outer).sum(), (keep & ~outer).sum()) < PARALLEL_EDGE_OWN:
         return None  # the guard above holds for the points each edge keeps on its line too
     design = np.column_stack([t[keep], outer[keep], ~outer[keep]]).astype(np.float64)
@@ -573,7 +580,7 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.nda
             y2 = band[np.minimum(k + 1, band.shape[0] - 1), cols]
             denom = y0 - 2 * y1 + y2
             off = np.where(np.abs(denom) > 1e-6, 0.5 * (y0 - y2) / np.where(np.abs(denom) > 1e-6, denom, 1), 0)
-            depth = np.maximum(np.median(band, axis=0), card) - y1  # blur may merge the line with a dark gap
+            depth = np.maximum(_median(band, axis=0), card) - y1  # blur may merge the line with a dark gap
             ok &= depth > 15
             pos = lo + k + np.clip(off, -1, 1)
             if ok.sum() < 8:
@@ -616,7 +623,11 @@ def _blurred_frame_line(view: np.ndarray, photo: tuple[np.ndarray, tuple[int, ..
         return m, b
     to_photo, shape = photo
     cols = np.broadcast_to(along[None, :], across.shape)
-    at_px = apply_h(to_photo, np.stack([cols, across] if axis == 0 else [across, cols], axis=-1))
+    # The samples fill a parallelogram of the view, which the homography carries to a convex
+    # quadrilateral: all of them lie in the photo when its four corners do.
+    ends = np.ix_([0, -1], [0, -1])
+    corners = [cols[ends], across[ends]]
+    at_px = apply_h(to_photo, np.stack(corners if axis == 0 else corners[::-1], axis=-1))
     if (at_px < 0).any() or (at_px > [shape[1] - 1, shape[0] - 1]).any():
         return m, b
     lo = np.clip(np.floor(across).astype(int), 0, n - 2)
@@ -625,7 +636,7 @@ def _blurred_frame_line(view: np.ndarray, photo: tuple[np.ndarray, tuple[int, ..
         values = view[lo, cols] * (1 - frac) + view[lo + 1, cols] * frac
     else:
         values = view[cols, lo] * (1 - frac) + view[cols, lo + 1] * frac
-    profile = np.median(values, axis=1)  # a chip or a hand over part of the line is outvoted
+    profile = _median(values, axis=1)  # a chip or a hand over part of the line is outvoted
     at = frame_line(profile, s, FRAME_PROFILE_MM - FRAME_EDGES_MM[-1] / 2, FRAME_EDGES_MM)
     return (m, b) if at is None else (m, b + sign * at * FRAME_PPM)
 
@@ -651,7 +662,8 @@ def _ink(view_red: np.ndarray) -> np.ndarray:
     shadow's edge or a light fall-off across the token is not taken for ink."""
     v = view_red.astype(np.float32)
     k = int(round(CARD_NEAR_MM * PPM)) | 1
-    card = cv2.dilate(v, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    # The brightest nearby is the same taken on the view's own levels (quicker than on floats).
+    card = cv2.dilate(view_red, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))).astype(np.float32)
     card = cv2.GaussianBlur(card, (0, 0), k / 3)
     return np.clip((card - v) / np.maximum(card * 0.75, 1.0), 0, 1)
 
@@ -778,8 +790,9 @@ def _fit_sides(ink: _InkPoints, a: np.ndarray, b: np.ndarray, trim: np.ndarray,
     s = rx * normal[:, 0, None] + ry * normal[:, 1, None]
     pick = (t > trim[:, 0, None]) & (t < (length - trim[:, 1])[:, None]) & (np.abs(s) < band)
     w = pick * ink.w[None, :]
-    sw, st, ss = w.sum(1), (w * t).sum(1), (w * s).sum(1)
-    stt, sts = (w * t * t).sum(1), (w * t * s).sum(1)
+    wt = w * t
+    sw, st, ss = w.sum(1), wt.sum(1), (w * s).sum(1)
+    stt, sts = (wt * t).sum(1), (wt * s).sum(1)
     det = sw * stt - st * st
     valid = (length >= 1e-6) & (pick.sum(1) >= 6) & (sw >= 3) & (det > 1e-9)
     fits: list[tuple[np.ndarray, np.ndarray] | None] = []
@@ -802,11 +815,22 @@ def _meet(p1, d1, p2, d2) -> np.ndarray | None:
     return p1 + t * d1
 
 
+def _next(x: np.ndarray) -> np.ndarray:
+    """``np.roll(x, -1, 0)``: each corner's (or side's) successor round a polygon, without
+    ``np.roll``'s overhead (the corner fits call it thousands of times a photo)."""
+    return np.concatenate((x[1:], x[:1]))
+
+
+def _prev(x: np.ndarray) -> np.ndarray:
+    """``np.roll(x, 1, 0)``: each corner's (or side's) predecessor round a polygon."""
+    return np.concatenate((x[-1:], x[:-1]))
+
+
 def _simple(v: np.ndarray) -> bool:
     """Whether the polygon's sides that are not neighbours share no point (the rules'
     polygon check, for every pair of sides at once)."""
     n = len(v)
-    p, q = v, np.roll(v, -1, 0)
+    p, q = v, _next(v)
     i, j = np.triu_indices(n, 2)
     keep = ~((i == 0) & (j == n - 1))
     i, j = i[keep], j[keep]
@@ -832,16 +856,17 @@ def _interior_angles(v: np.ndarray) -> np.ndarray:
     up = np.asarray(v, np.float64) * [1, -1]
     if len(up) < 3 or not np.isfinite(up).all():
         return np.array([])
-    edges = np.roll(up, -1, 0) - up
+    after = _next(up)
+    edges = after - up
     if (np.abs(edges).sum(1) == 0).any():
         return np.array([])
-    before = np.roll(edges, 1, 0)
+    before = _prev(edges)
     turn = np.degrees(np.arctan2(before[:, 0] * edges[:, 1] - before[:, 1] * edges[:, 0], (before * edges).sum(1)))
     # Turning one way all round, once: convex, so simple; anything else is checked side by side.
     convex = ((turn > 0).all() or (turn < 0).all()) and abs(abs(turn.sum()) - 360) < 1e-6
     if not convex and not _simple(up):
         return np.array([])
-    area = float(np.sum(up[:, 0] * np.roll(up[:, 1], -1) - np.roll(up[:, 0], -1) * up[:, 1]))
+    area = float(np.sum(up[:, 0] * after[:, 1] - after[:, 0] * up[:, 1]))
     if area == 0:
         return np.array([])
     angles = 180 - turn if area > 0 else 180 + turn  # walking clockwise, each turn is the other way
@@ -897,12 +922,12 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
         # Right angles carry a red mark (no ink in the red channel): their sides are clean
         # almost to the corner. Other corners carry arcs, which the trim must clear.
         marked = np.abs(angles - 90) > 8
-        lengths = np.linalg.norm(np.roll(v, -1, 0) - v, axis=1)
+        ends = _next(v)
+        lengths = np.linalg.norm(ends - v, axis=1)
         # An arc is drawn within a quarter of the shorter side at its corner, and within ARC_MM.
-        arc = np.minimum(ARC_MM * PPM, 0.25 * np.minimum(lengths, np.roll(lengths, 1))) + ARC_CLEAR_MM * PPM
-        ends = np.roll(v, -1, 0)
+        arc = np.minimum(ARC_MM * PPM, 0.25 * np.minimum(lengths, _prev(lengths))) + ARC_CLEAR_MM * PPM
         clear = np.where(marked, arc, CORNER_CLEAR_MM * PPM)
-        trim = np.minimum(np.column_stack([clear, np.roll(clear, -1)]), 0.4 * lengths[:, None])
+        trim = np.minimum(np.column_stack([clear, _next(clear)]), 0.4 * lengths[:, None])
         fits = _fit_sides(ink, v, ends, trim, 1.3 * PPM)
         for band in (0.9, 0.75):  # narrow the band round the line found
             found = [i for i, f in enumerate(fits) if f is not None]
@@ -934,7 +959,7 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
             continue
         new = met
         angles = _interior_angles(new)
-        sides = np.linalg.norm(new - np.roll(new, -1, 0), axis=1)
+        sides = np.linalg.norm(new - _next(new), axis=1)
         straight = np.abs(angles - 180) < STRAIGHT_DEG
         short = sides < 1.5 * PPM
         if not straight.any() and not short.any():
@@ -989,12 +1014,23 @@ SIZE_TOLERANCE_MM = 1.0  # the polygon's printed reach, as measured through the 
 STRAIGHT_SHARE = 0.6  # a side with fewer of its edge points on its line bends: a corner may be missing
 
 
-def _segment_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance (N x segments) from points to segments a[k]-b[k]."""
-    dx, dy = (b - a).T
-    rx, ry = pts[:, 0, None] - a[None, :, 0], pts[:, 1, None] - a[None, :, 1]
-    t = np.clip((rx * dx + ry * dy) / np.maximum(dx * dx + dy * dy, 1e-12), 0, 1)
-    return np.hypot(rx - t * dx, ry - t * dy)
+def _near_other_side(pts: np.ndarray, own: np.ndarray, a: np.ndarray, b: np.ndarray, reach: float) -> np.ndarray:
+    """Whether each point lies within ``reach`` of a segment a[k]-b[k] other than its ``own``.
+    Only the points within ``reach`` of a segment's bounding box can be: a side's profiles
+    are near few of the others (its neighbours at the corners), so each segment measures
+    the distance to those alone."""
+    near = np.zeros(len(pts), bool)
+    lo, hi = np.minimum(a, b) - reach, np.maximum(a, b) + reach
+    x, y = pts[:, 0], pts[:, 1]
+    for k, (dx, dy) in enumerate(b - a):
+        boxed = (x >= lo[k, 0]) & (x <= hi[k, 0]) & (y >= lo[k, 1]) & (y <= hi[k, 1])
+        cand = np.flatnonzero(boxed & (own != k) & ~near)
+        if not len(cand):
+            continue
+        rx, ry = x[cand] - a[k, 0], y[cand] - a[k, 1]
+        t = np.clip((rx * dx + ry * dy) / max(dx * dx + dy * dy, 1e-12), 0, 1)
+        near[cand] = np.hypot(rx - t * dx, ry - t * dy) < reach
+    return near
 
 
 def _in_hidden(pts: np.ndarray, hide: np.ndarray | None, margin: float) -> np.ndarray:
@@ -1007,7 +1043,7 @@ def _in_hidden(pts: np.ndarray, hide: np.ndarray | None, margin: float) -> np.nd
     if not near.any():
         return out
     pts = pts[near]
-    a, b = hide, np.roll(hide, -1, 0)
+    a, b = hide, _next(hide)
     d = b - a
     normal = np.column_stack([d[:, 1], -d[:, 0]]) / np.maximum(np.hypot(d[:, 0], d[:, 1]), 1e-12)[:, None]
     inward = np.sign(((hide.mean(0) - a) * normal).sum(1))  # the outline may walk either way
@@ -1016,12 +1052,22 @@ def _in_hidden(pts: np.ndarray, hide: np.ndarray | None, margin: float) -> np.nd
     return out
 
 
+def _median(x: np.ndarray, axis: int) -> np.ndarray:
+    """``np.median(x, axis)``, the same values, without its overhead (it is taken per side of
+    every frame and every side's RANSAC hypotheses, many times a photo)."""
+    n = x.shape[axis]
+    mid = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    return np.take(np.partition(x, mid, axis=axis), mid, axis=axis).mean(axis)
+
+
 def _quantile(x: np.ndarray, q: float) -> float:
-    """``np.percentile(x, 100 q)`` (linear between order statistics), without its overhead."""
-    x = np.sort(x)
+    """``np.percentile(x, 100 q)`` (linear between order statistics), without its overhead:
+    only the two order statistics it lies between are placed (no whole sort)."""
     at = q * (len(x) - 1)
     lo = int(at)
-    return float(x[lo] + (at - lo) * (x[min(lo + 1, len(x) - 1)] - x[lo]))
+    hi = min(lo + 1, len(x) - 1)
+    x = np.partition(x, [lo, hi])
+    return float(x[lo] + (at - lo) * (x[hi] - x[lo]))
 
 
 def _per_side(x: np.ndarray, side: np.ndarray, n: int, among: np.ndarray, q: float, least: int) -> np.ndarray:
@@ -1098,7 +1144,7 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     edge points on their side's line on the least straight side (a corner merged away
     bends a side); None when a side cannot be fitted so (the corners found before stand)."""
     n = len(v)
-    a, b = v, np.roll(v, -1, 0)
+    a, b = v, _next(v)
     lengths = np.linalg.norm(b - a, axis=1)
     if lengths.min() < 1e-6:
         return None
@@ -1107,7 +1153,7 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     walk = float(np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
     normal *= -1.0 if walk > 0 else 1.0  # outwards (y down: a positive walk turns clockwise on screen)
     # Inside each corner, an arc or a right-angle mark within a quarter of the shorter side.
-    mark = np.minimum(ARC_MM, 0.25 * np.minimum(lengths, np.roll(lengths, 1))) + ARC_CLEAR_MM
+    mark = np.minimum(ARC_MM, 0.25 * np.minimum(lengths, _prev(lengths))) + ARC_CLEAR_MM
     offs = np.arange(-PROFILE_MM, PROFILE_MM + 1e-9, PROFILE_STEP_MM)
     check = np.linspace(0.0, EDGE_SEEN_MM, 6)
     signs = np.array([1.0, -1.0])
@@ -1122,21 +1168,22 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     # Both ways out (outwards, then inwards): how near any other side, or a stack, comes.
     across = signs[:, None, None, None] * check[None, None, :, None] * normal[side][None, :, None, :]
     probe = (base[None, :, None, :] + across).reshape(-1, 2)
-    gap = _segment_distance(probe, a, b)
-    gap[np.arange(len(probe)), np.tile(np.repeat(side, len(check)), 2)] = np.inf  # not its own side
-    near = gap.min(1) < STROKE_HALF_MM + STROKE_CLEAR_MM
+    near = _near_other_side(probe, np.tile(np.repeat(side, len(check)), 2), a, b, STROKE_HALF_MM + STROKE_CLEAR_MM)
     near |= _in_hidden(probe, hide, HIDE_CLEAR_MM)
     ok = ~near.reshape(2, len(t_all), -1).any(2)
     ok[1] &= (t_all > mark[side]) & (t_all < lengths[side] - mark[(side + 1) % n])  # the marks inside the corners
     # The profiles form a lattice along and across each side: in the photo's homogeneous
     # coordinates each point is the side's start plus multiples of two projected steps.
     start_h = np.column_stack([a, np.ones(n)]) @ H.T
-    q = (start_h[side][:, None, :] + t_all[:, None, None] * (u @ H[:, :2].T)[side][:, None, :]
-         + offs[None, :, None] * (normal @ H[:, :2].T)[side][:, None, :])
-    photo_pts = (q[..., :2] / q[..., 2:3]).reshape(-1, 2)
-    inside = (photo_pts[:, 0] >= 0) & (photo_pts[:, 0] <= w - 1) & (photo_pts[:, 1] >= 0) & (photo_pts[:, 1] <= h - 1)
-    prof_all = _sample(red, photo_pts)[:, 0].reshape(-1, len(offs))
-    view_all = inside.reshape(-1, len(offs)).all(1)
+    along_h = start_h[side] + t_all[:, None] * (u @ H[:, :2].T)[side]  # each profile's middle
+    across_h = (normal @ H[:, :2].T)[side]
+    x, y, z = (along_h[:, k, None] + offs[None, :] * across_h[:, k, None] for k in range(3))
+    x, y = x / z, y / z  # a profile per row: the map ``remap`` takes as it is
+    view_all = ((x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)).all(1)
+    chunk = 32000  # remap wants maps under 32767 on a side (a polygon gone astray has that many profiles)
+    prof_all = np.vstack([cv2.remap(red, np.float32(x[k:k + chunk]), np.float32(y[k:k + chunk]), cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_REPLICATE) for k in range(0, len(x), chunk)])
+    prof_all = prof_all.astype(np.float32)
     cornered = (t_all < CORNER_NEAR_MM) | (t_all > lengths[side] - CORNER_NEAR_MM)
     out_all, out_seen = _edges(prof_all, offs, 1, side, n, cornered)
     in_all, in_seen = _edges(prof_all, offs, -1, side, n, cornered)
@@ -1465,6 +1512,37 @@ def classify_chip(rgb_rel: np.ndarray, side: bool = False) -> tuple[str, float]:
     return names[order[0]], float(d[order[1]] - d[order[0]])
 
 
+WHITE_CHROMA = 20.0  # a white top's colour lies this near the white chip's in Lab a*, b* (card-relative)
+
+
+def washed_top(rgb_rel: np.ndarray) -> str | None:
+    """For a top read as white (a card-relative RGB sample): the coloured chip it is when a
+    glare spot washed it out, or None when it is white. A white chip's top has the card's
+    colour whatever the light, since the card is the white reference; a top far more
+    colourful than that is a coloured chip under a specular highlight (a blue one under a
+    window's reflection read pale blue, classified white by its lightness). Glare adds white
+    light to the chip's own colour: the chip whose colour, dimmed or not, plus some white
+    comes nearest the sample (both amounts at least 0) is the guess."""
+    names, tops, _ = _palette()
+    rel = np.asarray(rgb_rel, np.float64)
+    lab = _to_lab(rel / 1.07)[0]
+    white = tops[names.index("white")]
+    if math.hypot(*(lab[1:] - white[1:])) <= WHITE_CHROMA:
+        return None
+    best = (math.inf, None)
+    for name in names:
+        if name == "white":
+            continue
+        chip = np.array(CHIP_COLOURS[name])
+        (s, g), *_ = np.linalg.lstsq(np.column_stack([chip, np.ones(3)]), rel, rcond=None)
+        # Both amounts at least 0: the free fit, else the better of each amount alone.
+        fits = [(s, g)] if s >= 0 and g >= 0 else []
+        fits += [(max(float(chip @ rel / (chip @ chip)), 0.0), 0.0), (0.0, float(rel.mean()))]
+        miss = min(float(np.linalg.norm(rel - s * chip - g)) for s, g in fits)
+        best = min(best, (miss, name))
+    return best[1]
+
+
 @dataclass(frozen=True)
 class StackReading:
     stack: list[str]
@@ -1547,6 +1625,9 @@ def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: 
     face = _sample(image, apply_h(H, top + _FACE * STONE_RADIUS_MM - centre_mm))
     stone = face[np.argsort(face.sum(1))[: len(face) // 2]].mean(0)
     colour, margin = classify_chip(stone[::-1] / card_rgb)
+    washed = washed_top(stone[::-1] / card_rgb) if colour == "white" else None
+    if washed is not None:  # a coloured top under glare: its colour a guess, with no margin
+        colour, margin = washed, 0.0
     return _Sighting(base, top, score, colour, margin, outline), score
 
 
@@ -1925,4 +2006,5 @@ def debug_images(reading: GeometriusReading) -> dict[str, np.ndarray]:
 
 
 __all__ = ["GeometriusReading", "ReadError", "TokenReading", "classify_chip", "debug_images", "field_camera",
-           "locate_board", "match_shape", "read_geometrius", "read_single_token", "read_with_pose", "verify_pose"]
+           "locate_board", "match_shape", "read_geometrius", "read_single_token", "read_with_pose", "verify_pose",
+           "washed_top"]

@@ -46,16 +46,30 @@ def _strips(edges: tuple[float, ...]) -> np.ndarray:
     return np.stack([card, past[..., 0] - past[..., 1], past[..., 2] - past[..., 3], past[..., 3]], axis=-1)
 
 
-def _fit(profile: np.ndarray, s: np.ndarray, at: np.ndarray, blur: np.ndarray, edges: tuple[float, ...]
-         ) -> np.ndarray:
-    """Each hypothesis's (line centre ``at``, blur index ``blur``) squared residual; infinite
-    where the fitted line is not darker than the card."""
+@lru_cache(maxsize=4)
+def _hypotheses(s_key: bytes, places: int, edges: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """For every line place (-``places`` .. ``places`` steps) and blur width, the strips' shares
+    at the profile's samples (``s_key``: their axis's bytes), transposed (places x blurs x 4 x
+    samples), and the inverse of the normal equations' matrix (places x blurs x 4 x 4).
+    Neither depends on the profile, and every frame line of every token is sampled on the
+    same axis: tabulated once, the fit per line is two products per hypothesis."""
+    s = np.frombuffer(s_key, np.float64)
     table = _strips(edges)
+    at = np.arange(-places, places + 1) * STEP_MM
     k = np.rint((s[None, :] - at[:, None] + REACH_MM) / STEP_MM).astype(int)
-    A = table[blur[:, None], np.clip(k, 0, table.shape[1] - 1)]  # hypotheses x samples x 4
-    At = A.transpose(0, 2, 1)
+    A = table[:, np.clip(k, 0, table.shape[1] - 1)].transpose(1, 0, 2, 3)  # places x blurs x samples x 4
+    At = np.ascontiguousarray(A.transpose(0, 1, 3, 2))
+    return At, np.linalg.inv(At @ A + 1e-6 * np.eye(4))
+
+
+def _fit(profile: np.ndarray, s: np.ndarray, at: np.ndarray, blur: np.ndarray, edges: tuple[float, ...],
+         places: int) -> np.ndarray:
+    """Each hypothesis's (line place ``at``, in steps within ``places`` of 0, blur index ``blur``)
+    squared residual; infinite where the fitted line is not darker than the card."""
+    At, inverse = _hypotheses(np.ascontiguousarray(s, np.float64).tobytes(), places, edges)
+    At, inverse = At[at + places, blur], inverse[at + places, blur]
     Atb = At @ profile
-    levels = np.linalg.solve(At @ A + 1e-6 * np.eye(4), Atb[..., None])[..., 0]
+    levels = (inverse @ Atb[..., None])[..., 0]
     residual = profile @ profile - (levels * Atb).sum(1)  # at the least-squares levels
     dark = levels[:, 1] < levels[:, 0] * (1 - LINE_CONTRAST)
     return np.where(dark, residual, np.inf)
@@ -66,10 +80,11 @@ def frame_line(profile: np.ndarray, s: np.ndarray, reach: float, edges: tuple[fl
     inside outwards, its samples on the STEP_MM grid) within ``reach`` of 0, or None when no
     blurred frame fits. ``edges``: the printed strips' edges from the line's centre outwards
     (the line's two, the card's edge, the gap's far edge)."""
-    places = np.arange(-round(reach / STEP_MM), round(reach / STEP_MM) + 1)
+    steps = round(reach / STEP_MM)
+    places = np.arange(-steps, steps + 1)
     coarse = places[places % COARSE == 0]
     at, blur = (g.ravel() for g in np.meshgrid(coarse, np.arange(len(BLUR_MM)), indexing="ij"))
-    err = _fit(profile, s, at * STEP_MM, blur, edges)
+    err = _fit(profile, s, at, blur, edges, steps)
     if not np.isfinite(err).any():
         return None
     best = int(np.argmin(err))
@@ -77,7 +92,7 @@ def frame_line(profile: np.ndarray, s: np.ndarray, reach: float, edges: tuple[fl
     fine = fine[np.abs(fine) <= places[-1]]  # round a best coarse place at the reach, only places within it
     near = np.arange(max(blur[best] - 1, 0), min(blur[best] + 2, len(BLUR_MM)))
     at, blur = (g.ravel() for g in np.meshgrid(fine, near, indexing="ij"))
-    err = _fit(profile, s, at * STEP_MM, blur, edges)
+    err = _fit(profile, s, at, blur, edges, steps)
     if not np.isfinite(err).any():
         return None
     return float(at[int(np.argmin(err))] * STEP_MM)
