@@ -287,39 +287,33 @@ def overrun(gray: np.ndarray, pose: BoardPose, px: int = 16) -> np.ndarray:
     the photo are not counted (the top-down view repeats the photo's last pixels there), and
     an edge with fewer than half its lines in the photo says nothing (0).
     """
-    return _edge_bands(gray, pose, px, outside=True)
+    return edge_bands(gray, pose, px)[0]
 
 
-def edge_rows(gray: np.ndarray, pose: BoardPose, px: int = 16) -> np.ndarray:
-    """(2 x 2) how strongly the grid's lines show across its own outermost rows and columns,
-    as a share of their mean contrast inside (laid out as :func:`overrun`; 1 where an edge says
-    nothing: under half of it in the photo).
+def edge_bands(gray: np.ndarray, pose: BoardPose, px: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`overrun`, and the same for the grid's own outermost rows and columns: how
+    strongly its lines show across them, as a share of their mean contrast inside (laid out
+    as :func:`overrun`; 1 where an edge says nothing: under half of it in the photo).
 
-    The mirror of :func:`overrun`: a grid placed a cell off the other way has its last row on
-    the board's rim or the table, where no groove crosses. That is the only sign of it when
-    the board's other edge is cut off by the photo's edge (a tightly framed photo), where
-    nothing can run on past it."""
-    return _edge_bands(gray, pose, px, outside=False)
-
-
-def _edge_bands(gray: np.ndarray, pose: BoardPose, px: int, outside: bool) -> np.ndarray:
-    """:func:`overrun` (``outside``: the bands just beyond the grid) or :func:`edge_rows` (the
-    grid's own outermost bands)."""
+    The second is the mirror of the first: a grid placed a cell off the other way has its
+    last row on the board's rim or the table, where no groove crosses. That is the only sign
+    of it when the board's other edge is cut off by the photo's edge (a tightly framed
+    photo), where nothing can run on past it."""
     cells = int(round(pose.extent[0]))
     contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
-    inside = float(contrast[:, :, 1:-1].mean())
+    inside = max(float(contrast[:, :, 1:-1].mean()), 1e-6)
     h, w = gray.shape[:2]
     line = np.arange(cells + 1, dtype=np.float64)
-    out = np.zeros((2, 2)) if outside else np.ones((2, 2))
-    ends = ((-0.5, 0), (cells + 0.5, -1)) if outside else ((0.5, 1), (cells - 0.5, -2))
-    for family in (0, 1):
-        for end, (at, band) in enumerate(ends):
-            pts = np.column_stack([line, np.full_like(line, at)])
-            photo = pose.to_photo(pts if family == 0 else pts[:, ::-1])
-            seen = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
-            if seen.mean() >= 0.5:
-                out[family, end] = float(contrast[family, seen, band].mean()) / max(inside, 1e-6)
-    return out
+    past, own = np.zeros((2, 2)), np.ones((2, 2))
+    for out, ends in ((past, ((-0.5, 0), (cells + 0.5, -1))), (own, ((0.5, 1), (cells - 0.5, -2)))):
+        for family in (0, 1):
+            for end, (at, band) in enumerate(ends):
+                pts = np.column_stack([line, np.full_like(line, at)])
+                photo = pose.to_photo(pts if family == 0 else pts[:, ::-1])
+                seen = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
+                if seen.mean() >= 0.5:
+                    out[family, end] = float(contrast[family, seen, band].mean()) / inside
+    return past, own
 
 
 def evidence(gray: np.ndarray, pose: BoardPose, px: int = 16) -> float:
@@ -541,16 +535,16 @@ def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
     its one-cell neighbours are tried. A grid off by a cell still scores well on the rows it
     shares with the board; what gives it away is its edge lying on the board's last cells,
     where the grooves run on (:func:`overrun`), or, where the board's far edge is cut off by
-    the photo's, its other edge lying on the rim (:func:`edge_rows`, ON_RIM). Only such a grid
+    the photo's, its other edge lying on the rim (:func:`edge_bands`, ON_RIM). Only such a grid
     is moved: to the neighbour,
     one cell in either or both directions, whose evidence is higher (the board's missing
     row shows borders, the rim row does not), refined there.
     """
     to_photo, k, ev, rms = fit
     h, w = gray.shape
-    runs_on = float(overrun(gray, _pose(to_photo, (w, h), cells, k)).max())
+    past, own = edge_bands(gray, _pose(to_photo, (w, h), cells, k))
     for _ in range(MAX_SETTLE):
-        if runs_on <= RUNS_ON and float(edge_rows(gray, _pose(to_photo, (w, h), cells, k)).min()) >= ON_RIM:
+        if past.max() <= RUNS_ON and own.min() >= ON_RIM:
             break
         moves = [(evidence(gray, _pose(_shifted(to_photo, dx, dy), (w, h), cells, k)), dx, dy)
                  for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
@@ -562,8 +556,8 @@ def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
         if ev_moved <= ev:
             break
         to_photo, k, ev, rms = moved, k_moved, ev_moved, rms_moved
-        runs_on = float(overrun(gray, _pose(to_photo, (w, h), cells, k)).max())
-    return (to_photo, k, ev, rms), runs_on
+        past, own = edge_bands(gray, _pose(to_photo, (w, h), cells, k))
+    return (to_photo, k, ev, rms), float(past.max())
 
 
 def quick_contrast(gray: np.ndarray, pose: BoardPose) -> float:
