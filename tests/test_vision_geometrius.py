@@ -721,6 +721,31 @@ def test_a_blue_top_under_a_glare_spot_is_read_blue_in_doubt() -> None:
             assert n.stack[-1:] == t.stack[-1:] or "stack" in n.uncertain
 
 
+def test_samples_at_more_points_than_remap_takes_in_a_row_are_the_bilinear_ones() -> None:
+    """``sample_at`` lays any number of points out in rows for ``cv2.remap`` (its maps must stay
+    under 32767 on a side): on a textured photo every sample, far past one row and across the
+    rows' seams, is remap's own value at its point (as one short map of it gives) and near the
+    bilinear value (remap's weights are in 32nds of a pixel: within 255 / 32)."""
+    from vision.matching import SAMPLE_ROW, sample_at
+
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)
+    pts = rng.uniform([0, 0], [159, 119], (3 * 32767 + 11, 2))
+    got = sample_at(image, pts)
+    x0, y0 = np.floor(pts).astype(int).T
+    x1, y1 = np.minimum(x0 + 1, 159), np.minimum(y0 + 1, 119)
+    fx, fy = (pts[:, 0] - x0)[:, None], (pts[:, 1] - y0)[:, None]
+    img = image.astype(np.float64)
+    want = ((1 - fy) * ((1 - fx) * img[y0, x0] + fx * img[y0, x1]) + fy * ((1 - fx) * img[y1, x0] + fx * img[y1, x1]))
+    assert got.shape == (len(pts), 3) and np.abs(got - want).max() < 255 / 32
+    one_by_one = np.vstack([cv2.remap(image, np.float32(pts[k:k + 30000, :1].T), np.float32(pts[k:k + 30000, 1:].T),
+                                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
+                            for k in range(0, len(pts), 30000)])
+    assert np.array_equal(got, one_by_one.astype(np.float32))
+    assert np.array_equal(sample_at(image, pts[SAMPLE_ROW - 5:SAMPLE_ROW + 5]), got[SAMPLE_ROW - 5:SAMPLE_ROW + 5])
+    assert sample_at(image, np.empty((0, 2))).shape[0] == 0
+
+
 def test_a_polygon_gone_astray_is_fitted_without_error() -> None:
     """A polygon whose corners a bad first fit threw metres apart has over 32767 profiles
     across its sides: they are sampled in chunks (remap's limit), and the fit declines or

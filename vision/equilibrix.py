@@ -182,7 +182,8 @@ WHITE_GRAIN = 0.015  # least margin below white tiles' usual darkest tenth (shar
 NEIGHBOUR_R = 0.62  # r: a field's neighbours (5 or 6) have their centroids this close
 HIDDEN_AROUND = 0.5  # share of doubtful neighbours that makes an empty-looking field doubtful
 OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
-DRAWN_OUTLINE = 0.25  # a field whose outline shows more than this share of an empty one's is no black tile
+DRAWN_OUTLINE = 0.25  # a field whose outline shows more than this share of an empty one's is no black tile when
+# as red as the wood (neutral in a shadow: see WHITE_OUTLINE)
 BLACK_OUTLINE = -0.05  # a black tile's outline is lighter than its middle by more than this share
 WHITE_OUTLINE = 0.5  # a shadowed neutral field whose outline shows this share of an empty one's is white
 SKIN_SHARE = 0.25  # a covered field read black but bluer than the wood by less than this share of black's: not plastic
@@ -1205,9 +1206,9 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # tile's outline is lighter than its middle (0 or less) but for a shadow's edge across it.
     read_black = by_colour == 1
     conf = np.where(read_black & (outline > BLACK_OUTLINE), np.minimum(conf, 0.3), conf)
-    plastic = np.where(outline > WHITE_OUTLINE * usual, 2, 1)
+    neutral_label = np.where(outline > WHITE_OUTLINE * usual, 2, 1)
     shadowed = read_black & (outline > DRAWN_OUTLINE * usual)
-    label = np.where(shadowed, np.where(_wood_red(feat, means), 0, plastic), label)
+    label = np.where(shadowed, np.where(_wood_red(feat, means), 0, neutral_label), label)
     # What covers a field (a hand, a sleeve, a shadow's edge) is read by its brightness as black
     # or white, but white plastic is neutral, far bluer over the wood's light than wood or skin,
     # and so is black plastic where this photo's sure black fields show it (a phone's colour

@@ -177,7 +177,8 @@ def _least_squares(sums: np.ndarray, terms: list[tuple[int, int, int]]) -> np.nd
         rhs[:, k] = sign * sums[:, p, q]
         for m, (p2, q2, sign2) in enumerate(terms):
             lhs[:, k, m] = sign * sign2 * sums[:, p + p2, q + q2]
-    singular = np.abs(np.linalg.det(lhs)) < 1e-300
+    with np.errstate(invalid="ignore"):  # degenerate points (all on a line, or too few) give NaN sums
+        singular = ~(np.abs(np.linalg.det(lhs)) >= 1e-300)
     lhs[singular] = np.eye(n)  # no fit there (caught as no ellipse)
     coef = np.linalg.solve(lhs, rhs[..., None])[..., 0]
     coef[singular] = np.nan
@@ -382,10 +383,7 @@ def _points_normals_all(ellipses: list[tuple], t: np.ndarray) -> tuple[np.ndarra
 
 
 def _points_normals(ellipse, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Points of an OpenCV ellipse at parameters ``t`` and the direction of its normal there."""
-    _, (d1, d2), angle = ellipse
-    a = math.radians(angle)
-    ca, sa = math.cos(a), math.sin(a)
-    # The normal of (x/a)^2 + (y/b)^2 = 1 at (a cos t, b sin t) is (cos t / a, sin t / b).
-    nx, ny = np.cos(t) / (d1 / 2), np.sin(t) / (d2 / 2)
-    return ellipse_points(ellipse, t), np.arctan2(nx * sa + ny * ca, nx * ca - ny * sa)
+    """Points of an OpenCV ellipse at parameters ``t`` and the direction of its normal there.
+    The normal of (x/a)^2 + (y/b)^2 = 1 at (a cos t, b sin t) is (cos t / a, sin t / b)."""
+    pts, normals = _points_normals_all([ellipse], t)
+    return pts[0], normals[0]

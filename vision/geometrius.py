@@ -71,6 +71,7 @@ from rules.polygon import CAMERA, Polygon, Shape
 from .errors import ReadError
 from .geometrius_frame import frame_line
 from .image_io import as_bgr
+from .matching import sample_at
 from .pose import BoardPose, apply_h
 
 # The token's printed geometry (millimetres from the token's centre): shared with the
@@ -236,19 +237,6 @@ def _warp(image: np.ndarray, H: np.ndarray, half_mm: float, ppm: float) -> np.nd
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
 
 
-def _sample(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    """Bilinear samples (N x channels, float32) at photo pixels."""
-    pts = np.asarray(pts, np.float32).reshape(-1, 2)
-    n = len(pts)
-    width = 512  # remap wants maps under 32767 on a side: lay the points out in rows
-    rows = -(-n // width)
-    grid = np.zeros((rows * width, 2), np.float32)
-    grid[:n] = pts
-    grid = grid.reshape(rows, width, 2)
-    out = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return out.reshape(rows * width, -1)[:n].astype(np.float32)
-
-
 # --- 1. tokens ---------------------------------------------------------------------------
 
 def _dark_mask(gray: np.ndarray, block: int, offset: int = 12) -> np.ndarray:
@@ -300,7 +288,7 @@ def _inside(image: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
     a, b = np.meshgrid(u, u)
     a, b = a.ravel()[:, None], b.ravel()[:, None]
     pts = (1 - a) * (1 - b) * q[0] + a * (1 - b) * q[1] + a * b * q[2] + (1 - a) * b * q[3]
-    return _sample(image, pts)[:, 0]
+    return sample_at(image, pts)[:, 0]
 
 
 def _token_like(gray: np.ndarray, dark: np.ndarray, q: np.ndarray) -> float:
@@ -396,7 +384,7 @@ def _frame_evidence(gray: np.ndarray, H: np.ndarray) -> float:
             across = [line + (sign * FRAME_MM + o * sign) * normal * sign for o in offsets]
             inner = line + sign * (FRAME_MM - 3.2) * normal * sign
             pts += across + [inner]
-    values = _sample(gray, apply_h(H, np.vstack(pts)))[:, 0].reshape(4, len(offsets) + 1, len(t))
+    values = sample_at(gray, apply_h(H, np.vstack(pts)))[:, 0].reshape(4, len(offsets) + 1, len(t))
     on, inside = values[:, :-1].min(1), values[:, -1]
     return int(np.sum(inside - on > 20)) / (4 * len(t))
 
@@ -1054,7 +1042,8 @@ def _in_hidden(pts: np.ndarray, hide: np.ndarray | None, margin: float) -> np.nd
 
 def _median(x: np.ndarray, axis: int) -> np.ndarray:
     """``np.median(x, axis)``, the same values, without its overhead (it is taken per side of
-    every frame and every side's RANSAC hypotheses, many times a photo)."""
+    every frame and every side's RANSAC hypotheses, many times a photo). ``x`` must not be
+    empty along ``axis`` (every caller keeps at least 8 points)."""
     n = x.shape[axis]
     mid = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
     return np.take(np.partition(x, mid, axis=axis), mid, axis=axis).mean(axis)
@@ -1178,12 +1167,9 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     along_h = start_h[side] + t_all[:, None] * (u @ H[:, :2].T)[side]  # each profile's middle
     across_h = (normal @ H[:, :2].T)[side]
     x, y, z = (along_h[:, k, None] + offs[None, :] * across_h[:, k, None] for k in range(3))
-    x, y = x / z, y / z  # a profile per row: the map ``remap`` takes as it is
+    x, y = x / z, y / z  # a profile per row
     view_all = ((x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)).all(1)
-    chunk = 32000  # remap wants maps under 32767 on a side (a polygon gone astray has that many profiles)
-    prof_all = np.vstack([cv2.remap(red, np.float32(x[k:k + chunk]), np.float32(y[k:k + chunk]), cv2.INTER_LINEAR,
-                                    borderMode=cv2.BORDER_REPLICATE) for k in range(0, len(x), chunk)])
-    prof_all = prof_all.astype(np.float32)
+    prof_all = sample_at(red, np.stack([x, y], axis=-1)).reshape(x.shape)
     cornered = (t_all < CORNER_NEAR_MM) | (t_all > lengths[side] - CORNER_NEAR_MM)
     out_all, out_seen = _edges(prof_all, offs, 1, side, n, cornered)
     in_all, in_seen = _edges(prof_all, offs, -1, side, n, cornered)
@@ -1496,15 +1482,23 @@ def _to_lab(rgb: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _palette() -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     names = tuple(CHIP_COLOURS)
-    tops = _to_lab(np.array([CHIP_COLOURS[c] for c in names]) / 1.07)
-    sides = _to_lab(np.array([CHIP_COLOURS[c] for c in names]) * SIDE_SHADE / 1.07)
+    tops = _to_lab(np.array([CHIP_COLOURS[c] for c in names]) / CHIP_SCALE)
+    sides = _to_lab(np.array([CHIP_COLOURS[c] for c in names]) * SIDE_SHADE / CHIP_SCALE)
     return names, tops, sides
+
+
+CHIP_SCALE = 1.07  # the brightest chip channel (white's blue, card-relative): colours are divided by it for Lab
+
+
+def _top_lab(rgb_rel: np.ndarray) -> np.ndarray:
+    """Lab of a card-relative RGB sample, on the palette's scale (CHIP_SCALE)."""
+    return _to_lab(np.asarray(rgb_rel) / CHIP_SCALE)[0]
 
 
 def classify_chip(rgb_rel: np.ndarray, side: bool = False) -> tuple[str, float]:
     """Chip colour of a card-relative RGB sample; and the margin to the runner-up (Lab units)."""
     names, tops, sides = _palette()
-    lab = _to_lab(np.asarray(rgb_rel) / 1.07)[0]
+    lab = _top_lab(rgb_rel)
     ref = sides if side else tops
     weights = np.array([0.35, 1.0, 1.0])
     d = np.sqrt((((ref - lab) * weights) ** 2).sum(1))
@@ -1525,7 +1519,7 @@ def washed_top(rgb_rel: np.ndarray) -> str | None:
     comes nearest the sample (both amounts at least 0) is the guess."""
     names, tops, _ = _palette()
     rel = np.asarray(rgb_rel, np.float64)
-    lab = _to_lab(rel / 1.07)[0]
+    lab = _top_lab(rel)
     white = tops[names.index("white")]
     if math.hypot(*(lab[1:] - white[1:])) <= WHITE_CHROMA:
         return None
@@ -1581,7 +1575,7 @@ def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: 
     best: tuple = (-1.0, None, None, r)
     feet = (centre_mm + SPOTS)[:, None, :] + np.vstack([_CIRCLE[::2] * (r - 1.5), [[0.0, 0.0]],
                                                         _CIRCLE * (r - 0.3)])[None]
-    foot_rgb = _sample(image, apply_h(H, feet.reshape(-1, 2) - centre_mm)).reshape(len(SPOTS), -1, 3)[..., ::-1]
+    foot_rgb = sample_at(image, apply_h(H, feet.reshape(-1, 2) - centre_mm)).reshape(len(SPOTS), -1, 3)[..., ::-1]
     rel = foot_rgb / card_rgb
     # A chip (or anything) on a spot: its colour off the card's, or its dark rim. The card
     # under a chip never shows, so a spot that is bare card holds no stack: no search there.
@@ -1603,8 +1597,8 @@ def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: 
         radii = (r * grow) + np.array([-0.9, -0.45, 0.0, 0.45])
         rim_pts = (cands[:, None, None, :] + _CIRCLE[None, None] * radii[None, :, None, None]).reshape(-1, 2)
         in_pts = (cands[:, None, :] + inner[None]).reshape(-1, 2)
-        v_rim = _sample(value, apply_h(H, rim_pts - centre_mm))[:, 0].reshape(len(cands), len(radii), -1).min(1)
-        v_in = _sample(value, apply_h(H, in_pts - centre_mm))[:, 0].reshape(len(cands), -1)
+        v_rim = sample_at(value, apply_h(H, rim_pts - centre_mm))[:, 0].reshape(len(cands), len(radii), -1).min(1)
+        v_in = sample_at(value, apply_h(H, in_pts - centre_mm))[:, 0].reshape(len(cands), -1)
         # A chip's top: a dark rim all round (wherever it lies in the band), a lighter face inside.
         k_in, k_rim = int(0.3 * v_in.shape[1]), int(0.8 * v_rim.shape[1])
         score = (np.partition(v_in, k_in, axis=1)[:, k_in] - np.partition(v_rim, k_rim, axis=1)[:, k_rim]) / card_v
@@ -1622,10 +1616,11 @@ def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: 
     outline = cv2.convexHull(np.float32(cover))[:, 0, :].astype(np.float64)
     # The face's darker half: a glint of glare on part of the top washes its colour towards
     # white, and a shadow's edge crossing it only darkens (the hue stays).
-    face = _sample(image, apply_h(H, top + _FACE * STONE_RADIUS_MM - centre_mm))
+    face = sample_at(image, apply_h(H, top + _FACE * STONE_RADIUS_MM - centre_mm))
     stone = face[np.argsort(face.sum(1))[: len(face) // 2]].mean(0)
-    colour, margin = classify_chip(stone[::-1] / card_rgb)
-    washed = washed_top(stone[::-1] / card_rgb) if colour == "white" else None
+    rel = stone[::-1] / card_rgb
+    colour, margin = classify_chip(rel)
+    washed = washed_top(rel) if colour == "white" else None
     if washed is not None:  # a coloured top under glare: its colour a guess, with no margin
         colour, margin = washed, 0.0
     return _Sighting(base, top, score, colour, margin, outline), score
@@ -1639,8 +1634,8 @@ def _centre_top(value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, top: np
     cands = (top + np.stack(np.meshgrid(g, g), -1).reshape(-1, 2))
     rim = (cands[:, None, :] + _CIRCLE[None] * (radius - 0.3)).reshape(-1, 2)
     inside = (cands[:, None, :] + _CIRCLE[None] * (radius - 1.3)).reshape(-1, 2)
-    v_rim = _sample(value, apply_h(H, rim - centre_mm))[:, 0].reshape(len(cands), -1)
-    v_in = _sample(value, apply_h(H, inside - centre_mm))[:, 0].reshape(len(cands), -1)
+    v_rim = sample_at(value, apply_h(H, rim - centre_mm))[:, 0].reshape(len(cands), -1)
+    v_in = sample_at(value, apply_h(H, inside - centre_mm))[:, 0].reshape(len(cands), -1)
     score = (v_in - v_rim).mean(1) / card_v
     return cands[int(np.argmax(score))]
 
@@ -1675,7 +1670,7 @@ def _read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H
     for i in range(n - 1):  # each lower chip's side, where it faces the camera
         at = np.array([cam.lift(foot, (i + f) * CHIP_MM) for f in (0.35, 0.5, 0.65)])
         pts = (at[:, None, :] + np.array([-1.2, 0.0, 1.2])[None, :, None] * tangent).reshape(-1, 2) - centre_mm
-        rgb = np.median(_sample(image, apply_h(H, pts)), axis=0)[::-1] / card_rgb
+        rgb = np.median(sample_at(image, apply_h(H, pts)), axis=0)[::-1] / card_rgb
         colour, m = classify_chip(rgb, side=True)
         stack.append(colour)
         sure = sure and m > 5

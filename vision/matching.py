@@ -17,6 +17,8 @@ TYPICAL_K = -0.05  # a phone lens' barrel, where mismatched patches are told fro
 K_SEARCH = (-0.35, 0.15)  # the radial terms searched: strong barrel to mild pincushion
 _GOLDEN = (np.sqrt(5) - 1) / 2
 
+SAMPLE_ROW = 4096  # points per row of the maps handed to cv2.remap (its limit: 32767)
+
 
 def correlation_peak(score: np.ndarray) -> tuple[float, float, float]:
     """Sub-pixel (x, y) of a correlation maximum (a parabola through it and its neighbours on
@@ -68,18 +70,27 @@ def fit_with_lens(board_pts: np.ndarray, photo: np.ndarray, size: tuple[int, int
     return H, k, rms
 
 
+def sample_at(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Bilinear samples (N x channels, float32) of ``image`` at N photo points (any array of
+    x, y pairs), the photo's edge pixels repeated beyond it. ``cv2.remap`` wants maps under
+    32767 on a side, so the points are laid out in rows of SAMPLE_ROW; the samples do not
+    depend on the layout."""
+    pts = np.asarray(pts, np.float32).reshape(-1, 2)
+    n = len(pts)
+    rows = max(1, -(-n // SAMPLE_ROW))
+    grid = np.zeros((rows * SAMPLE_ROW, 2), np.float32)
+    grid[:n] = pts
+    grid = grid.reshape(rows, SAMPLE_ROW, 2)
+    out = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(rows * SAMPLE_ROW, -1)[:n].astype(np.float32)
+
+
 def gradient_at(image: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sqrt of the brightness gradient's magnitude at photo points (bilinear, 1 px central
     differences over the summed channels), and whether each point lies inside the photo."""
     h, w = image.shape[:2]
     inside = (pts[:, 0] >= 1) & (pts[:, 0] <= w - 2) & (pts[:, 1] >= 1) & (pts[:, 1] <= h - 2)
     d = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.float32)
-    probe = (pts[None].astype(np.float32) + d[:, None]).reshape(-1, 2)
-    # remap wants maps narrower than 32767: the probes go in rows of 4096
-    rows = -(-len(probe) // 4096)
-    grid = np.zeros((rows * 4096, 2), np.float32)
-    grid[:len(probe)] = probe
-    grid = grid.reshape(rows, 4096, 2)
-    vals = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(rows * 4096, -1)[:len(probe)].reshape(4, len(pts), -1).astype(np.float32).sum(axis=2)
+    probe = pts[None].astype(np.float32) + d[:, None]
+    vals = sample_at(image, probe).reshape(4, len(pts), -1).sum(axis=2)
     return np.sqrt(np.hypot(vals[0] - vals[1], vals[2] - vals[3])), inside
