@@ -184,17 +184,17 @@ def test_a_grid_a_cell_off_the_board_is_moved_onto_it_not_read() -> None:
 
 
 def test_a_grid_whose_lines_run_on_past_its_edge_is_off_and_settles_onto_the_board() -> None:
-    from vision.grid import RUNS_ON, _pose, _settle, _shifted, evidence, overrun, working_image
+    from vision.grid import RUNS_ON, _pose, _settle, _shifted, edge_bands, evidence, working_image
     from vision.pose import apply_h, corner_points
     image = upright(photo("clean", 52, typical=True))
     gray, factor = working_image(image)
     size, pose = gray.shape[::-1], locate_board(image).scaled(factor)
-    assert overrun(gray, pose).max() <= RUNS_ON  # the board's grooves stop at its rim
+    assert edge_bands(gray, pose)[0].max() <= RUNS_ON  # the board's grooves stop at its rim
     on_board, k = np.linalg.inv(pose.homography), pose.distortion
     corners = apply_h(on_board, corner_points((20, 20)))
     for dx, dy in ((1, 0), (-1, 1)):  # a cell off: the grooves run on past one or two edges
         off = _shifted(on_board, dx, dy)
-        assert overrun(gray, _pose(off, size, 20, k)).max() > RUNS_ON
+        assert edge_bands(gray, _pose(off, size, 20, k))[0].max() > RUNS_ON
         (settled, _, _, _), runs_on = _settle(gray, (off, k, evidence(gray, _pose(off, size, 20, k)), 0.1), 20)
         assert runs_on <= RUNS_ON
         assert np.abs(apply_h(settled, corner_points((20, 20))) - corners).max() < 0.2 * pose.cell_size_px()

@@ -17,8 +17,9 @@ How, and why this way:
    back to the photo, and one homography plus one radial lens coefficient is fitted to all of
    them (robust least squares). Iterated, so a lens-bent grid converges from a straight guess.
 6. *Settling*: a board's grooves stop at its rim. A grid whose lines run on past one of its
-   edges lies a cell or more off the board; it is moved by whole cells while that shows the
-   grid more clearly, and refused if it still runs on (never read a cell off).
+   edges, or whose own outermost row shows none (it lies on the rim), is a cell or more off
+   the board; it is moved by whole cells while that shows the grid more clearly, and refused
+   if it still runs on (never read a cell off).
 """
 from __future__ import annotations
 
@@ -277,28 +278,20 @@ def _border_contrast(rect: np.ndarray, px: int, cells: int) -> np.ndarray:
     return np.stack(out)
 
 
-def overrun(gray: np.ndarray, pose: BoardPose, px: int = 16) -> np.ndarray:
-    """(2 x 2) how strongly the grid's lines run on past each of its four edges, as a share of
-    their mean contrast inside: [family, end] (family 0: the lines x = k, past y < 0 and
-    y > n; family 1: the lines y = k, past x < 0 and x > n).
-
-    A board's grooves stop at its rim; a grid placed a cell off has one edge on the board's
-    last row of cells, where every groove carries on. Lines whose outside band lies beyond
-    the photo are not counted (the top-down view repeats the photo's last pixels there), and
-    an edge with fewer than half its lines in the photo says nothing (0).
-    """
-    return edge_bands(gray, pose, px)[0]
-
-
 def edge_bands(gray: np.ndarray, pose: BoardPose, px: int = 16) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`overrun`, and the same for the grid's own outermost rows and columns: how
-    strongly its lines show across them, as a share of their mean contrast inside (laid out
-    as :func:`overrun`; 1 where an edge says nothing: under half of it in the photo).
+    """How strongly the grid's lines show just past each of its four edges, and across its own
+    outermost rows and columns, each as a share of their mean contrast inside: two (2 x 2)
+    arrays [family, end] (family 0: the lines x = k, at y < 0 and y > n; family 1: the lines
+    y = k, at x < 0 and x > n).
 
-    The second is the mirror of the first: a grid placed a cell off the other way has its
-    last row on the board's rim or the table, where no groove crosses. That is the only sign
-    of it when the board's other edge is cut off by the photo's edge (a tightly framed
-    photo), where nothing can run on past it."""
+    A board's grooves stop at its rim. A grid placed a cell off has one edge on the board's
+    last row of cells, where every groove runs on past it (the first array high), and the
+    other edge on the rim or the table, where no groove crosses its own last row (the second
+    low). Where the board's far edge is cut off by the photo's (a tightly framed photo),
+    nothing can run on past it and the second is the only sign. Bands beyond the photo are
+    not counted (the top-down view repeats the photo's last pixels there): an edge with fewer
+    than half its lines in the photo says nothing (0 past it, 1 on it).
+    """
     cells = int(round(pose.extent[0]))
     contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
     inside = max(float(contrast[:, :, 1:-1].mean()), 1e-6)
@@ -528,17 +521,16 @@ def _shifted(to_photo: np.ndarray, dx: int, dy: int) -> np.ndarray:
 
 def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
     """A refined grid moved by whole cells while that shows the grid more clearly, and how
-    strongly its lines still run on past its edges (:func:`overrun`, the largest).
+    strongly its lines still run on past its edges (:func:`edge_bands`, the largest).
 
     The comb fit may put its window of n + 1 lines a cell or two along the lines it saw
     (a rim, a row of loose pieces, a lens-bent edge look like more grid lines), and only
     its one-cell neighbours are tried. A grid off by a cell still scores well on the rows it
-    shares with the board; what gives it away is its edge lying on the board's last cells,
-    where the grooves run on (:func:`overrun`), or, where the board's far edge is cut off by
-    the photo's, its other edge lying on the rim (:func:`edge_bands`, ON_RIM). Only such a grid
-    is moved: to the neighbour,
-    one cell in either or both directions, whose evidence is higher (the board's missing
-    row shows borders, the rim row does not), refined there.
+    shares with the board; what gives it away is one edge lying on the board's last cells,
+    where the grooves run on (RUNS_ON), or its own last row lying on the rim (ON_RIM: the only
+    sign where the photo's edge cuts the board's far edge off). Only such a grid is moved:
+    to the neighbour, one cell in either or both directions, whose evidence is higher (the
+    board's missing row shows borders, the rim row does not), refined there.
     """
     to_photo, k, ev, rms = fit
     h, w = gray.shape

@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import ReadError
 from .hexgrid import EXTENT, LATTICE_RADIUS, NEIGHBOURS, axial_round, cells, centres, corner_points, edge_distance, hexagon
-from .matching import correlation_peak, fit_with_lens, gradient_at
+from .matching import correlation_peak, fit_with_lens, gradient_at, sample_at
 from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
@@ -385,9 +385,7 @@ def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
     pts = (np.array(EXTENT) / 2 + PLATE_APOTHEMS[None, :, None, None] * _NORMALS[:, None, None]
            + along[None, None, :, None] * tangents[:, None, None])
     probe = np.stack([pts - 0.12 * _NORMALS[:, None, None], pts + 0.12 * _NORMALS[:, None, None]])
-    photo = pose.to_photo(probe.reshape(-1, 2)).astype(np.float32).reshape(-1, len(along), 2)
-    vals = cv2.remap(gray, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.astype(np.float32).reshape(2, 6, len(PLATE_APOTHEMS), len(along))
+    vals = sample_at(gray, pose.to_photo(probe.reshape(-1, 2))).reshape(2, 6, len(PLATE_APOTHEMS), len(along))
     return np.abs(np.median(vals[1] - vals[0], axis=2))
 
 
