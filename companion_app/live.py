@@ -32,6 +32,7 @@ from rules import blokus, flower, gemblo
 from rules.observe import as_cell
 from vision import reproducible
 from vision.errors import ReadError
+from vision.exposure import refusal
 from vision.pose import BoardPose
 
 from .cells import cells_of
@@ -299,7 +300,7 @@ class LiveReferee:
         try:
             self.pose = self.vision.locate(frame, self._earlier)
         except ReadError as e:
-            self._report("no_board", e.message)
+            self._report("no_board", refusal(frame, e).message)
             return False
         self._last_locate = None
         self._watch = Watch.of(self.pose, self.gate, self.vision.cell_count)

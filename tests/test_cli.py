@@ -208,6 +208,8 @@ def test_score_photo_matches_scoring_its_state(capsys, board_photo):
     (["read", "{noise}", "--game", "blokus", "--json"], "no_board"),
     (["read", "{table}", "--game", "gemblo", "--json"], "no_board"),
     (["read", "{table}", "--game", "equilibrix", "--json"], "no_board"),
+    (["read", "{dark}", "--game", "gemblo", "--json"], "underexposed"),
+    (["score", "{dark}", "--game", "geometrius", "--json"], "underexposed"),
     (["read", "{text}", "--game", "blokus", "--json"], "not_an_image"),
     (["read", "{photo}", "--game", "blokus", "--json", "--debug-dir", "/proc/none/x"], "unwritable_debug_dir"),
 ])
@@ -218,11 +220,15 @@ def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
     cv2.imwrite(str(noise), np.random.default_rng(0).integers(0, 255, (600, 800, 3), dtype=np.uint8))
     table = tmp_path / "table.png"  # a bare grey table, a little grain
     cv2.imwrite(str(table), np.clip(np.random.default_rng(3).normal(120, 6, (720, 960, 3)), 0, 255).astype(np.uint8))
+    dark = tmp_path / "dark.png"  # the same table in a nearly dark room: the refusal names the light
+    cv2.imwrite(str(dark), np.clip(np.random.default_rng(3).normal(14, 3, (720, 960, 3)), 0, 255).astype(np.uint8))
     text = tmp_path / "notes.jpg"
     text.write_text("not a photo")
-    names = {"photo": board_photo[0], "noise": str(noise), "table": str(table), "text": str(text)}
+    names = {"photo": board_photo[0], "noise": str(noise), "table": str(table), "dark": str(dark), "text": str(text)}
     status, out, err = run(capsys, *[a.format(**names) for a in argv])
-    assert status == 1 and json.loads(out)["error"]["code"] == code
+    error = json.loads(out)["error"]
+    assert status == 1 and error["code"] == code
+    assert ("too dark" in error["message"]) == (code == "underexposed")
     assert err.startswith("tableref: ") and err.count("\n") == 1
 
 

@@ -237,6 +237,14 @@ def test_a_change_of_light_does_not_blind_the_referee():
     assert boards[1][1] == pytest.approx(2 + gate.steady_seconds + gate.hand_patience_seconds, abs=0.3)
 
 
+def test_a_dark_room_is_reported_as_too_dark_not_as_a_missing_board():
+    messages = []
+    referee = LiveReferee(on_status=lambda status, message: messages.append((status, message)))
+    dark = np.clip(np.random.default_rng(1).normal(12, 3, (720, 1280, 3)), 0, 255).astype(np.uint8)
+    referee.process(0.0, dark)
+    assert messages and messages[-1][0] == "no_board" and "too dark" in messages[-1][1]
+
+
 def test_demo_script_is_a_game_with_one_flagged_placement_taken_back():
     steps = demo.demo_script()
     match, flagged = blokus.new_match(), []

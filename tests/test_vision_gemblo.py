@@ -205,15 +205,12 @@ def moved(pose: BoardPose, dx: float, dy: float) -> BoardPose:
 
 def plate_with_edges(apothems: list[float], strength: list[float]) -> "hexpose._Plate":
     """A _Plate whose six sides each show one straight step at the given apothem (R, from the
-    traced lattice's middle) and strength (grey levels), over a faint background."""
-    plate = object.__new__(hexpose._Plate)
+    traced lattice's middle) and strength (grey levels), over a faint background, on a board
+    whose cells show 150 grey levels."""
     edges = np.full((6, len(hexpose.PLATE_APOTHEMS)), 1.0)
     for k, (a, v) in enumerate(zip(apothems, strength)):
         edges[k, int(np.argmin(np.abs(hexpose.PLATE_APOTHEMS - a)))] = v
-    plate.edges, plate.strongest = edges, edges.max(axis=1)
-    plate.shows = (plate.strongest >= hexpose.EDGE_SEEN * plate.strongest.max()) & (plate.strongest >= hexpose.EDGE_FLOOR)
-    plate._centres = {}
-    return plate
+    return hexpose._Plate(edges, 150.0)
 
 
 def test_each_plate_side_votes_with_its_strongest_edge_only() -> None:
@@ -240,6 +237,15 @@ def test_each_plate_side_votes_with_its_strongest_edge_only() -> None:
     assert not any(plate.agrees(step) for step in hexpose._steps(3))
     # A step so far off that some sides' search leaves the measured apothems: no crash, no verdict.
     assert not plate_with_edges([19.9] * 6, [50] * 6).agrees((8, 0))
+
+
+def test_a_dim_plate_s_edges_show_in_proportion_to_its_light() -> None:
+    # The edges' steps fall with the light: 12 grey levels on a board whose cells show 50 are
+    # as plain as 40 on one that shows 170; a side under a hand steps by about 1 % of it.
+    edges = np.full((6, len(hexpose.PLATE_APOTHEMS)), 0.5)
+    edges[:, int(np.argmin(np.abs(hexpose.PLATE_APOTHEMS - 19.9)))] = [12, 13, 11, 0.5, 14, 12]
+    plate = hexpose._Plate(edges, 50.0)
+    assert plate.shows.tolist() == [True, True, True, False, True, True] and plate.agrees((0, 0))
 
 
 @pytest.mark.parametrize("step", [(1, 0), (0, -1), (-1, 2)])

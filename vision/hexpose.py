@@ -60,7 +60,9 @@ PLATE_OFF = 0.5  # R: a plate middle this far off the lattice's at the best step
 PLATE_MISFIT = 0.3  # R: RMS misfit of the plate's edges beyond which they are not trusted
 PLATE_SIDES = 4  # sides whose edges must place the lattice (three fix the middle and the rim, a fourth checks)
 EDGE_SEEN = 0.15  # a side whose strongest edge is below this share of the strongest side's shows none
-EDGE_FLOOR = 10.0  # grey levels: an edge weaker than this is no plate's edge
+EDGE_FLOOR = 0.06  # share of the light on the board's cells: an edge weaker than this is no plate's edge (a
+# plate's edge steps by 14 % of it or more; a side under a hand by about 1 %). A share, not grey levels: the step
+# falls with the light, so a dim photo's edges (10-18 grey levels) are as plain as a bright one's
 SIDE_OFF = 0.4  # R: a side's edge this far off the distance the others agree on is something beside the plate
 REGISTER_STEPS = 3  # the traced lattice may be off by up to this many cells
 WIDE_STEPS = 8  # ... and by this many when the plate's outline was far off
@@ -327,7 +329,7 @@ def _register(gray: np.ndarray, pose: BoardPose) -> BoardPose:
     minus that of the ring just beyond them (flat rim in the right place); the interior is
     the same for every step."""
     steps = _steps(REGISTER_STEPS)
-    plate = _Plate(gray, pose)
+    plate = _Plate.seen(gray, pose)
     best = plate.best(steps)
     if not plate.agrees(best):
         best = max(steps, key=_Cellness(gray, pose, REGISTER_STEPS + 1).score)
@@ -357,7 +359,7 @@ def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
     plainly (RIM_GAIN; it is the same step when the first was right). A board read whole
     cells off would be wrong everywhere, silently."""
     pose = _refit(gray, _register(gray, grown))
-    plate = _Plate(gray, pose)
+    plate = _Plate.seen(gray, pose)
     if plate.agrees():
         return pose
     step = plate.best(_steps(REGISTER_STEPS))  # the refitted lattice's plate edges are sharper
@@ -367,7 +369,7 @@ def _registered(gray: np.ndarray, grown: BoardPose) -> BoardPose:
     if contrast < RIM_SUSPECT:
         step = max(_steps(WIDE_STEPS), key=_Cellness(gray, grown, WIDE_STEPS + 1).score)
         other = _refit(gray, _register(gray, _refit(gray, _moved(grown, step))))
-        if _Plate(gray, other).agrees() or _rim_contrast(gray, other) > contrast + RIM_GAIN:
+        if _Plate.seen(gray, other).agrees() or _rim_contrast(gray, other) > contrast + RIM_GAIN:
             return other
     return pose
 
@@ -392,8 +394,8 @@ def _plate_edges(gray: np.ndarray, pose: BoardPose) -> np.ndarray:
 class _Plate:
     """Where the plate's edges lie around a traced lattice (:func:`_plate_edges`), and which
     lattice steps they agree with. A side *shows* the plate's edge when its strongest step
-    is at least EDGE_SEEN of the strongest side's and EDGE_FLOOR grey levels (a side under a
-    hand, or where the plate matches the table, shows none and is left out). At a step, a
+    is at least EDGE_SEEN of the strongest side's and EDGE_FLOOR of the light on the board's
+    cells (a side under a hand, or where the plate matches the table, shows none and is left out). At a step, a
     side's edge is its strongest step within PLATE_SEARCH beyond the moved lattice's cells;
     it is *placed* when that is the side's strongest step anywhere. The placed sides must put
     the plate's middle on the lattice's (PLATE_OFF) at one distance all round (PLATE_MISFIT);
@@ -405,11 +407,17 @@ class _Plate:
     others; a side whose strongest edge is something else (a hand's, a box's) is not placed
     at any step and simply does not count."""
 
-    def __init__(self, gray: np.ndarray, pose: BoardPose):
-        self.edges = _plate_edges(gray, pose)
+    def __init__(self, edges: np.ndarray, light: float):
+        """``edges``: :func:`_plate_edges`; ``light``: the board's cells' median brightness."""
+        self.edges = edges
         self.strongest = self.edges.max(axis=1)
-        self.shows = (self.strongest >= EDGE_SEEN * self.strongest.max()) & (self.strongest >= EDGE_FLOOR)
+        self.shows = (self.strongest >= EDGE_SEEN * self.strongest.max()) & (self.strongest >= EDGE_FLOOR * light)
         self._centres: dict[tuple[int, int], tuple[np.ndarray, float, int]] = {}
+
+    @classmethod
+    def seen(cls, gray: np.ndarray, pose: BoardPose) -> "_Plate":
+        """The plate round the lattice ``pose`` puts in the photo ``gray``."""
+        return cls(_plate_edges(gray, pose), float(np.median(sample_at(gray, pose.to_photo(centres())))))
 
     def centre(self, step: tuple[int, int]) -> tuple[np.ndarray, float, int]:
         """The plate's middle (R units from the lattice moved by ``step``), the RMS misfit of
@@ -582,7 +590,7 @@ def _traced(gray: np.ndarray, hexa: np.ndarray) -> BoardPose:
         except ReadError as e:
             failure = e
             continue
-        if (r := (_Plate(gray, pose).agrees(), ridge_contrast(gray, pose))) > rank:
+        if (r := (_Plate.seen(gray, pose).agrees(), ridge_contrast(gray, pose))) > rank:
             best, rank = pose, r
     if best is None:
         raise failure or ReadError("no_board", "the board's cells could not be traced")
@@ -595,7 +603,7 @@ def _check_placed(gray: np.ndarray, pose: BoardPose) -> None:
     (RIM_SUSPECT). Such a lattice (a faint one under a shadow or a lens's colour fringes, or a
     board with a hand or a cup over its edges) may be registered whole cells off, where every
     cell would be read from another's place, silently."""
-    if not _Plate(gray, pose).agrees() and (contrast := _rim_contrast(gray, pose)) < RIM_SUSPECT:
+    if not _Plate.seen(gray, pose).agrees() and (contrast := _rim_contrast(gray, pose)) < RIM_SUSPECT:
         raise ReadError("no_board", "the board's edge does not show round enough of the board, nor do its outer "
                         f"cells end plainly at its rim (contrast {contrast:.2f}): which cell is which is unknown; "
                         "show the whole board, its edge clear of hands and things")

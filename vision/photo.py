@@ -18,6 +18,7 @@ from rules.records import GAME_RULES, setup_of
 from rules.scoring import ScoreSheet
 
 from .errors import ReadError
+from .exposure import refusal
 from .image_io import load_image
 
 
@@ -49,7 +50,8 @@ def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = No
 
 
 def _read(read, source: str | Path | bytes, calibration: str | None):
-    """Load, undistort with the calibration (a broken one is reported and ignored), read.
+    """Load, undistort with the calibration (a broken one is reported and ignored), read; a
+    board not found in a very dark photo is refused as such (:func:`vision.exposure.refusal`).
 
     A calibration with a colour profile hands it to the reader as the colours' prior.
     """
@@ -64,7 +66,10 @@ def _read(read, source: str | Path | bytes, calibration: str | None):
                 extra["profile"] = cal.colours
         except CalibrationError as e:
             print(f"tableref: calibration ignored: {e.message}", file=sys.stderr)
-    return read(image, calibration=pose, **extra)
+    try:
+        return read(image, calibration=pose, **extra)
+    except ReadError as e:
+        raise refusal(image, e) from None
 
 
 def write_debug(images: Mapping[str, np.ndarray], folder: str) -> None:

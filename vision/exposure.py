@@ -1,0 +1,37 @@
+"""How much light a photo caught, so that a board not found in a very dark photo is refused
+for what the user can change.
+
+Every reader measures contrast against the photo's own light, so a dim photo is read (doubtful
+cells marked). In a photo so dark that no reader finds the board, "no board was found" sends
+the user looking for a framing fault; the fault is the light. The refusal then says so, under
+its own code (as ``overexposed`` does for the opposite fault).
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from .errors import ReadError
+
+DARK = 64  # grey level that the brightest part of a very dark photo stays under (of 255); a dim but
+# usable photo's brightest part reaches 80 and more (a white board, a lit piece)
+BRIGHT_SHARE = 0.01  # ... its brightest part: the lightest 1 % of it (one lamp or glint is less)
+PREVIEW_SIDE = 320  # long side (px) of the copy it is measured on: light is not a fine detail
+
+
+def brightest(image: np.ndarray) -> float:
+    """The grey level the lightest BRIGHT_SHARE of the photo reaches."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    s = min(1.0, PREVIEW_SIDE / max(gray.shape))
+    small = cv2.resize(gray, None, fx=s, fy=s, interpolation=cv2.INTER_AREA) if s < 1.0 else gray
+    counts = np.cumsum(cv2.calcHist([small], [0], None, [256], [0, 256]).ravel())
+    return float(np.searchsorted(counts, (1.0 - BRIGHT_SHARE) * counts[-1]))
+
+
+def refusal(image: np.ndarray, error: ReadError) -> ReadError:
+    """``error`` as the user should see it: a board not found (``no_board``) in a very dark
+    photo becomes ``underexposed``, with the reader's own reason kept."""
+    if error.code != "no_board" or (level := brightest(image)) >= DARK:
+        return error
+    return ReadError("underexposed", f"the photo is too dark (its lightest part reaches {level:.0f} of 255), so "
+                     f"{error.message}; light the board or let the camera take in more light")
