@@ -14,8 +14,8 @@ Geometrius tokens as in :mod:`bench.geometrius_bench`. A last table ranks the (g
 pairs by the silent errors they add over the same photos undeveloped.
 
 ``python -m bench heldout``; ``HELDOUT_PHOTOS=N`` photos per game (default 4), each read once
-per effect; ``HELDOUT_GAMES=blokus,gemblo`` runs only those games; ``BENCH_SEED=N`` draws
-another held-out set.
+per effect; ``HELDOUT_GAMES=blokus,gemblo`` runs only those games, ``HELDOUT_EFFECTS=dark_room,vivid``
+only those effects; ``BENCH_SEED=N`` draws another held-out set.
 """
 from __future__ import annotations
 
@@ -167,7 +167,11 @@ def main() -> None:
     if wanted and set(wanted) - set(known):
         sys.exit(f"HELDOUT_GAMES: unknown game(s) {sorted(set(wanted) - set(known))} (one of {', '.join(known)})")
     games = tuple(g for g in GAMES if not wanted or g.name in wanted)
-    run(int(os.environ.get("HELDOUT_PHOTOS", "4")), bench_seed(SEED), games)
+    effects = tuple(os.environ["HELDOUT_EFFECTS"].split(",")) if os.environ.get("HELDOUT_EFFECTS") else PHONE_EFFECTS
+    if set(effects) - set(PHONE_EFFECTS):
+        sys.exit(f"HELDOUT_EFFECTS: unknown effect(s) {sorted(set(effects) - set(PHONE_EFFECTS))} "
+                 f"(one of {', '.join(PHONE_EFFECTS)})")
+    run(int(os.environ.get("HELDOUT_PHOTOS", "4")), bench_seed(SEED), games, effects)
 
 
 if __name__ == "__main__":
