@@ -222,9 +222,9 @@ _DEVELOP: dict[str, Callable[[np.ndarray, np.random.Generator], np.ndarray]] = {
     "underexposed": lambda im, rng: exposure_error(im, -rng.uniform(1.0, 2.0), rng.uniform(1.5, 4.0), rng),
     "overexposed": lambda im, rng: exposure_error(im, rng.uniform(0.6, 1.4), 0.0, rng),
     "phone_pipeline": phone_pipeline,
-    # a table lit by one weak lamp, the phone at its longest exposure: 2.5-3.5 stops under, the board
-    # some 15-40 grey levels (added last so the earlier effects keep their draws)
-    "dark_room": lambda im, rng: exposure_error(im, -rng.uniform(2.5, 3.5), rng.uniform(1.5, 4.0), rng),
+    # a table lit by one weak lamp, the camera at its longest exposure: 5-7 stops under, a light board
+    # at some 20-40 grey levels (added last so the earlier effects keep their draws)
+    "dark_room": lambda im, rng: exposure_error(im, -rng.uniform(5.0, 7.0), rng.uniform(1.5, 4.0), rng),
 }
 
 PHONE_EFFECTS: tuple[str, ...] = tuple(_DEVELOP)
