@@ -133,6 +133,26 @@ def test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces() -> None:
     assert conf[NAME[-4, 4]] < 0.5
 
 
+def test_weak_cells_that_complete_a_piece_are_best_guessed_clear_but_stay_in_doubt() -> None:
+    # Two cells of a straight tetrahex read clear, two lean empty (p = 0.3): by the photo's odds
+    # alone the best guess is a dihex. A dihex and two stray 30 % cells are less likely than the
+    # one tetrahex they make (clear lays pieces, not cells): the best guess is the tetrahex, and
+    # since only the photo may make a cell sure, all four stay in doubt.
+    line = [(0, 0), (0, 1), (0, 2), (0, 3)]
+    labels, conf, post, ok = doubts([], line, p_clear=0.8)
+    for c in line[2:]:
+        labels[NAME[c]] = reader.EMPTY
+        post[NAME[c], 0], post[NAME[c], -1] = 0.7, 0.3
+    reader._clear_pieces(labels, conf, post, ok)
+    assert [labels[NAME[c]] for c in line] == ["C"] * 4
+    assert all(conf[NAME[c]] < 0.5 for c in line)
+    # A lone weak cell far from any clear piece stays a guess of empty: the monohex is one of
+    # 463 places, a stray reading is likelier.
+    labels, conf, post, ok = doubts([], [(5, -5)], p_clear=0.6)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[5, -5]] == reader.EMPTY and conf[NAME[5, -5]] < 0.5
+
+
 def test_the_photos_own_clusters_of_clear_scores() -> None:
     rng = np.random.default_rng(0)
     empty, clear = rng.normal(-8, 1.2, 300), rng.normal(3, 1.0, 30)
@@ -431,6 +451,21 @@ def test_an_over_exposed_photo_is_read_right_or_marked_never_silently_wrong(stop
         assert e.code == "overexposed" and e.message.startswith("the photo is over-exposed")
         return
     assert silent_errors(p, reading) == []
+
+
+def test_a_photo_too_dark_for_clear_pieces_never_reads_them_surely_empty() -> None:
+    # Darkened to a board of ~20 grey levels, a clear piece's few per cent of extra light rounds
+    # away (the reader once called 37 clear cells of this photo surely empty). The cells that
+    # look empty are doubted, not read; a photo exposed as usual has no cell that dark.
+    p = photo("clean", 7)
+    dark = np.clip(upright(p).astype(np.float32) * 0.12, 0, 255).astype(np.uint8)
+    reading = read_gemblo(dark)
+    assert silent_errors(p, reading) == []
+    clear = [k for k, c in p.cells.items() if c == "C"]
+    assert len(clear) >= 10 and all(k in reading.uncertain for k in clear if reading.cells.get(k) != "C")
+    lit = read_gemblo(upright(p))
+    top = reader.rectify(upright(p), lit.pose, reader.CLEAR_PPU, 0.0)
+    assert not reader.too_dark_for_clear(top).any()
 
 
 def test_a_board_washed_out_to_white_is_refused_as_over_exposed() -> None:

@@ -37,7 +37,12 @@ against the rules: clear's pieces join across bridges (M5), so a doubt no chain 
 doubtful cells links to the surely clear ones is empty; and the clear cells of a group must
 split into distinct pieces of the set, so a cell that only one labelling explains is decided
 (a group with too many doubts to weigh every labelling only takes the likeliest that makes
-pieces as its best guess).
+pieces as its best guess). A doubtful cell's best guess also weighs how likely the pieces a
+labelling makes are (clear lays whole pieces, not independent cells).
+
+Under-exposure: a clear piece shows only as a few per cent more light than an empty cell. Where
+the board is so dim that this spans about a grey level, rounding hides it, so a cell that looks
+empty there is uncertain (best guess kept), never surely empty.
 """
 from __future__ import annotations
 
@@ -113,6 +118,17 @@ MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score
 RULES_BUDGET_S = 0.1  # CPU time of the reading thread for the rules prior (a reading must not depend on the load)
 CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo did not show it
 PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are all weighed (2**n)
+# The clear score's odds hold a flat prior: of all empty-or-clear cells, CLEAR_BASE are clear, each
+# alike (11.0 % over 300 random legal 6-colour games of 10-90 moves). But clear cells come as
+# pieces, each of 18 shapes laid once: a labelling of a clear group is likelier the likelier the
+# pieces it makes, whatever their size. A piece of clear lies on the board with odds PIECE_DOWN
+# (about half a colour's pieces are down in a game of 10-90 moves, six colours) at any one of
+# its placements (463 cells times its orientations), alike. So when labellings are weighed for a
+# best guess, the flat prior of their doubtful cells gives way to that of their pieces (a lone
+# cell is far likelier a stray reading than the monohex; four weak cells making a tetrahex are
+# not four unrelated 11 % chances).
+CLEAR_BASE = 0.11
+PIECE_DOWN = 0.5
 TREE_MIN_ODDS = 1.0  # how plainly (log-odds) a cell the tree cannot reach must already look empty
 TREE_CONF = 0.55  # an empty-or-clear cell the clear colour's bridge tree cannot reach: empty, as read
 # Over-exposure (a phone metering on a dark table): a channel at WHITE has met the sensor's
@@ -124,6 +140,13 @@ OVEREXPOSED = 0.3  # share of the seen cells white in all three channels: the bo
 GLINT_LOST, SHEEN_LOST = 0.06, 0.5
 WHITE_PHOTO = 0.1  # share of a photo plain white: enough to be the washed-out board
 MIN_PLAIN = 20  # unclipped empty cells needed to measure the clear evidence against them alone
+# Under-exposure: a clear piece's evidence is a contrast of a few per cent of the light on the
+# board (its bevel bands and sides lie 3-8 % above an empty cell's, on generated photos of every
+# condition: CLEAR_CONTRAST, the typical one). A photo holds whole grey levels only, so where the
+# board's light is so dim that this contrast spans fewer than CLEAR_LEVELS levels, rounding hides
+# it (and the empty cells' spreads, which scale the evidence, collapse to the rounding too): a
+# cell that looks empty there may be clear.
+CLEAR_CONTRAST, CLEAR_LEVELS = 0.04, 1.5
 VERIFY_SHARE = 0.6  # a frame whose ridges show less than this share of the located frame's: moved
 VERIFY_FLOOR = 1.3  # ridge contrast (ridge over off-ridge gradient) below which no lattice is where the pose says
 VERIFY_DEFAULT = 3.0  # the reference for a pose that carries none (located elsewhere)
@@ -279,6 +302,16 @@ def white_shares(top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     whole = _gather(clipped, whole_o, CLEAR_PPU)[..., 0]
     return ((whole == 3).mean(axis=1), (whole >= 2).mean(axis=1),
             (_gather(clipped, mid_o, CLEAR_PPU)[..., 0] == 3).mean(axis=1) > 0.5)
+
+
+def too_dark_for_clear(top: np.ndarray) -> np.ndarray:
+    """(463,) cells whose light is too dim for a clear piece's evidence to show: its typical
+    contrast (CLEAR_CONTRAST of the cell's middle brightness) spans fewer than CLEAR_LEVELS grey
+    levels. Sensor noise is no cause here (it widens the empty cells' spreads the evidence is
+    measured in, and averages out over a cell); rounding to whole levels does neither."""
+    gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY)
+    level = np.median(_gather(gray, _clear_offsets(CLEAR_PPU)[1], CLEAR_PPU), axis=1)
+    return CLEAR_CONTRAST * level < CLEAR_LEVELS
 
 
 def clear_features(top: np.ndarray) -> np.ndarray:
@@ -600,7 +633,10 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     into pieces of the set that clear shows nowhere else (M4: one region, one piece; one of
     each). Every labelling of the group's doubtful cells is weighed by the photo's odds
     (clear-or-empty probabilities) and kept only if it makes such pieces; a cell whose share
-    of the weight leaves no doubt is decided. A group touching a cell in other doubt (a hand,
+    of the weight leaves no doubt is decided. A cell left in doubt takes as best guess its
+    share of the weight once the labellings are also weighed by the pieces they make
+    (:func:`_pieces_prior`): a tetrahex two of whose cells the photo hardly shows is likelier
+    than a dihex and two stray readings. A group touching a cell in other doubt (a hand,
     a colour unsure) is left alone: that cell could be clear too. A group of more than
     PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
@@ -637,34 +673,59 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         in_group = set(group)
         elsewhere = {piece for reg, piece in settled if not in_group & set(reg)}
         fixed = [i for i in group if sure[i]]
-        weights, shares = [], []
+        weights, shares, priors = [], [], []
         for on in _likeliest(log_c[doubtful], log_e[doubtful]):
-            if _distinct_pieces(fixed + [i for k, i in enumerate(doubtful) if on[k]], elsewhere, edges):
+            made = _distinct_pieces(fixed + [i for k, i in enumerate(doubtful) if on[k]], elsewhere, edges)
+            if made is not None:
                 weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
                 shares.append(on)
+                flat = on.sum() * np.log(CLEAR_BASE) + (~on).sum() * np.log1p(-CLEAR_BASE)
+                priors.append(_pieces_prior(made) - flat)
         if not weights:
             continue
+        shares = np.array(shares)
+        # The best guess also weighs which pieces a labelling makes (_pieces_prior); the photo's
+        # odds alone decide how sure a cell is.
+        guess_weights = np.array(weights) + np.array(priors)
         if len(doubtful) > PIECES_MAX_DOUBT:  # not every labelling weighed: a best guess, nothing decided
-            for i, on in zip(doubtful, shares[int(np.argmax(weights))]):
+            for i, on in zip(doubtful, shares[int(np.argmax(guess_weights))]):
                 lab = "C" if on else EMPTY
                 if lab != labels[i]:
                     changed.append(i)
                 labels[i] = lab
             continue
-        shares = np.array(shares)
-        w = np.exp(np.array(weights) - max(weights))
-        marginal = (w[:, None] * shares).sum(0) / w.sum()
+        marginal = _marginals(np.array(weights), shares)
+        guess = _marginals(guess_weights, shares)
         for k, i in enumerate(doubtful):
-            lab = "C" if marginal[k] > 0.5 else EMPTY
-            if lab != labels[i]:
-                changed.append(i)
-            labels[i] = lab
             if shares[:, k].all() or not shares[:, k].any():  # the rules leave one label
                 conf[i] = TREE_CONF
             elif not any(sure[n] for n in edges[i]):  # beside a clear piece: _doubt_beside_clear
-                odds = abs(np.log(max(marginal[k], 1e-12)) - np.log(max(1 - marginal[k], 1e-12)))
-                conf[i] = max(conf[i], float(np.clip(odds / CLEAR_SURE, 0, 1)))
+                # As sure as the pieces make it beyond the cell's own odds: those alone were left
+                # in doubt (the photo's two views disagreeing), and still are.
+                odds = np.log(max(marginal[k], 1e-12)) - np.log(max(1 - marginal[k], 1e-12))
+                own = log_c[i] - log_e[i]
+                gain = abs(odds) - abs(own) if odds * own > 0 else abs(odds)
+                start = conf[i] if odds * own > 0 else 0.0
+                conf[i] = max(conf[i], float(np.clip(start + gain / CLEAR_SURE, 0, 1)))
+            # a cell left in doubt takes the game's best guess; a decided one, the photo's
+            lab = "C" if (guess[k] if conf[i] < UNCERTAIN_BELOW else marginal[k]) > 0.5 else EMPTY
+            if lab != labels[i]:
+                changed.append(i)
+            labels[i] = lab
     return changed
+
+
+def _marginals(weights: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Each cell's share of clear over labellings (rows of ``shares``) of these log-weights."""
+    w = np.exp(weights - weights.max())
+    return (w[:, None] * shares).sum(0) / w.sum()
+
+
+def _pieces_prior(made: tuple[str, ...]) -> float:
+    """Log-prior of clear showing these pieces where they lie (PIECE_DOWN, and one of each
+    piece's placements alike)."""
+    ps = pieces()
+    return float(sum(np.log(PIECE_DOWN / (len(cells()) * len(ps[pid].orientations))) for pid in made))
 
 
 def _likeliest(log_c: np.ndarray, log_e: np.ndarray) -> list[np.ndarray]:
@@ -694,9 +755,9 @@ def _likeliest(log_c: np.ndarray, log_e: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, ...], ...]) -> bool:
-    """Do these clear cells split into edge-connected regions that are each a piece of the set,
-    none twice and none among ``elsewhere``?"""
+def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, ...], ...]) -> tuple[str, ...] | None:
+    """The pieces these clear cells make, if they split into edge-connected regions that are
+    each a piece of the set, none twice and none among ``elsewhere``; else None."""
     left, found = set(clear), set()
     while left:
         region, stack = [], [left.pop()]
@@ -709,9 +770,9 @@ def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, .
                     stack.append(n)
         piece = pieces().identify([cells()[i] for i in region])
         if piece is None or piece in found or piece in elsewhere:
-            return False
+            return None
         found.add(piece)
-    return True
+    return tuple(found)
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -814,6 +875,8 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # clear piece from the bare board: its label is a guess, whatever the rules inferred (they
     # start from the surely clear cells, and clipping hides clear pieces from those too).
     lost = clipped & np.isin(labels, (EMPTY, "C"))
+    # So too a cell read empty where the light is too dim for a clear piece to show at all.
+    lost |= too_dark_for_clear(top) & (np.array(labels) == EMPTY)
     conf = np.where(lost, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return labels, conf, list(dict.fromkeys(changed)), flags
 
