@@ -22,7 +22,13 @@ centre, as the truth's own turn: a genuine tie of the contract's "topmost row".
   wrong colours as above;
 - *height*: stacks whose height was reported known, and how many of those are wrong.
 
-``python -m bench geometrius_bench``; ``BENCH_PHOTOS=N`` photos per condition (default 6).
+A second table reads the clean, dim and perspective photos again made dark (``DARKNESS``):
+their grey levels scaled down (a card at some 25 grey levels), or eight stops under with a
+short exposure's noise (``vision.synth.phone.exposure_error``). Such a photo is read right,
+its doubts marked, or refused as too dark; never read with its tokens a place off.
+
+``python -m bench geometrius_bench``; ``BENCH_PHOTOS=N`` photos per condition (default 6; half
+as many for the dark table).
 """
 from __future__ import annotations
 
@@ -40,12 +46,19 @@ from vision.errors import ReadError
 from vision.geometrius import read_geometrius
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.geometrius import render_photo
+from vision.synth.phone import exposure_error
 
 from .photo_accuracy import bench_seed, percent, read_seconds, upright
 
 PAIR_PX = 30.0  # a reader token this near a true token's centre is that token
 token_percent = partial(percent, digits=1)  # tokens are far fewer than cells: one decimal
 TIE_DEG = 2.0  # quarter turns of the grid whose +col points this nearly as well to the right are a tie
+DARK_CONDITIONS = ("clean", "dim", "perspective")
+DARKNESS = {  # name -> how a photo is made dark (rng: for the noise)
+    "grey levels x 0.3": lambda im, rng: (im.astype(np.float32) * 0.3).astype(np.uint8),
+    "grey levels x 0.12": lambda im, rng: (im.astype(np.float32) * 0.12).astype(np.uint8),
+    "8 stops under, noise 14": lambda im, rng: exposure_error(im, -8.0, 14.0, rng),
+}
 
 
 def angle_error(vertices, shape_id: str) -> float:
@@ -150,6 +163,21 @@ def sweep(per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
     return rows
 
 
+def dark_sweep(per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
+    """The sweep's clean, dim and perspective photos (the same ones), each made dark every
+    way of ``DARKNESS``: one row per way."""
+    rows = {name: new_row(name) for name in DARKNESS}
+    for name in DARK_CONDITIONS:
+        k = list(CONDITIONS).index(name)
+        for i in range(per_condition):
+            rng = np.random.default_rng([seed, k, i])
+            photo = render_photo(rng, sample_conditions(name, rng), size)
+            for j, (how, darken) in enumerate(DARKNESS.items()):
+                score_photo(rows[how], darken(upright(photo), np.random.default_rng([seed, k, i, j])), photo.tokens)
+    print("  dark photos: done", file=sys.stderr, flush=True)
+    return list(rows.values())
+
+
 def latency(size: tuple[int, int], photos: int) -> float:
     """Median seconds to read a JPEG file of a clean photo (decoding included), one core."""
     return read_seconds(lambda rng: render_photo(rng, sample_conditions("clean", rng), size).image,
@@ -199,6 +227,14 @@ def main() -> None:
     if ms:
         print(f"read time per 1600x1200 photo (reader's own clock): median {statistics.median(ms):.0f} ms, "
               f"max {max(ms):.0f} ms")
+    print(f"\n| dark photos ({', '.join(DARK_CONDITIONS)}) | photos | refused | tokens found | placed right "
+          "| token right | silent wrong | shape uncertain | top chip right | top silent wrong |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
+    for st in dark_sweep(max(1, per // 2), seed=bench_seed(6)):
+        print(f"| {st['condition']} | {st['photos']} | {st['refused']} | {token_percent(st['found'], st['tokens'])} | "
+              f"{token_percent(st['placed'], st['found'])} | {token_percent(st['right'], st['visible'])} | "
+              f"{token_percent(st['silent'], st['visible'])} | {token_percent(st['uncertain'], st['visible'])} | "
+              f"{token_percent(st['top_right'], st['tops'])} | {token_percent(st['top_silent'], st['tops'])} |")
     print("\n| latency (one core, JPEG decode included) | median | goal |\n|---|---|---|")
     print(f"| 12 MP photo (4000x3000) | {latency((4000, 3000), 3):.2f} s | <= 0.5 s |")
     print(f"| 1600x1200 photo | {latency((1600, 1200), 5):.2f} s | <= 0.5 s |")

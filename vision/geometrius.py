@@ -9,7 +9,12 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    grid steps (a tablecloth's checks, a polygon that happens to be four-sided do not). The
    field then grows one pitch at a time from each placed token's own frame (so a distorting
    lens does not bend the steps): a neighbour is a token when a frame was found there, or
-   when its frame shows along most of its length (a chip, a hand or glare broke it).
+   when its frame shows along most of its length (a chip, a hand or glare broke it). A
+   place next to the field whose frame shows only in part, yet holds plain card of the
+   tokens' grey level with a drawing on it, is read as a token in doubt: dropped, it would
+   number every token beyond it a place off. An underexposed photo is first stretched to a
+   normal light (the search's contrasts are in grey levels), and a noisy one searched
+   smoothed.
 2. *Local frame*: each token's frame is fitted again in a top-down view of it (the first
    dark line going outwards from the card, four lines through most of their points): its
    own homography carries the polygon's measurement. Where the search's quad cannot be
@@ -69,6 +74,7 @@ from rules.geometrius import UNKNOWN_SHAPE, load_catalogue
 from rules.polygon import CAMERA, Polygon, Shape
 
 from .errors import ReadError
+from .exposure import DARK, brightest
 from .geometrius_frame import frame_line
 from .image_io import as_bgr
 from .matching import sample_at
@@ -97,6 +103,13 @@ FIELD_REACH = 8  # no token lies farther than this many places from another (lin
 INK_INSIDE = (0.01, 0.22)  # share of a token's middle that is drawing
 FRAME_SHIFT_MM = 5.0  # how far the grid may misplace a token's frame
 FRAME_SHOWS = 0.65  # share of a frame that must show for a token found by the grid alone
+FRAME_PART = 0.3  # ... and that shows in part where a token may lie hidden (blur, a hand, the dark)
+CARD_LIKE = 0.12  # such a token's card is within this share of the field's cards' grey level
+CARD_PLAIN = 0.05  # ... and plain: its spread within this share of it
+_ALONG = np.linspace(-8.0, 8.0, 9)  # mm along each side's middle, clear of the chip spots
+CARD_RING = np.vstack(  # card beside each side's middle, inside the frame, outside the polygon (token mm)
+    [np.column_stack([_ALONG, np.full_like(_ALONG, s * d)]) for s in (-1, 1) for d in (19.0, 20.5)]
+    + [np.column_stack([np.full_like(_ALONG, s * d), _ALONG]) for s in (-1, 1) for d in (19.0, 20.5)])
 REFERENCES = 120  # frames tried as the grid's reference, the most token-like first
 WORK_WIDTH = 1400  # token search runs on the photo shrunk to this width
 PPM = 6.0  # top-down pixels per millimetre for the polygon
@@ -235,6 +248,39 @@ def _warp(image: np.ndarray, H: np.ndarray, half_mm: float, ppm: float) -> np.nd
     n = int(round(2 * half_mm * ppm))
     return cv2.warpPerspective(image, _view_to_photo(H, half_mm, ppm), (n, n),
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+
+
+# --- 0. light -----------------------------------------------------------------------------
+
+EXPOSED_LIGHT = 200.0  # grey level an underexposed photo's lightest part is brought to
+
+
+def _exposed(image: np.ndarray) -> np.ndarray:
+    """The photo, its grey levels stretched when it is underexposed (its lightest part under
+    ``exposure.DARK``) so that its lightest part reaches EXPOSED_LIGHT, as in a normally exposed
+    photo. The contrasts the reader tests in grey levels (the dark-line mask's offset, a
+    frame's depth, a frame line against its card) were set on such photos; in a photo whose
+    card reaches 20 grey levels, a frame line shows only some 18 darker, and frames failing
+    those tests stopped the field's growth: the tokens beyond were missed and, a column or
+    row of them gone, the rest were silently numbered a place off. Stretched, every such
+    test is one on contrast relative to the photo's own light. (Colours are read against the
+    token's card, so the stretch leaves them as they were.)"""
+    level = brightest(image)
+    if level >= DARK:
+        return image
+    return cv2.convertScaleAbs(image, alpha=EXPOSED_LIGHT / max(level, 1.0))
+
+
+NOISY = 8.0  # grey levels of noise above which the token search runs on a smoothed photo
+_FINEST = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)  # sees noise, not a smooth picture
+
+
+def _noise(gray: np.ndarray) -> float:
+    """The photo's noise (standard deviation, grey levels): the median response to a kernel
+    that cancels any locally planar picture, so edges, few among the pixels, hardly count.
+    Every third pixel each way is plenty for a median (and a ninth of its time)."""
+    response = cv2.filter2D(gray, cv2.CV_32F, _FINEST)[::3, ::3]
+    return 1.4826 * float(np.median(np.abs(response))) / 6.0
 
 
 # --- 1. tokens ---------------------------------------------------------------------------
@@ -399,12 +445,37 @@ def _turned_like(quad: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return min(shifts, key=lambda q: float(np.linalg.norm(q - expected, axis=1).sum()))
 
 
-def _token_places(gray: np.ndarray, found: Mapping[Pos, np.ndarray]) -> dict[Pos, np.ndarray]:
+def _card_level(gray: np.ndarray, H: np.ndarray) -> tuple[float, float]:
+    """The card's grey level inside a token's frame, beside the middle of each side (clear of
+    the polygon and the chip spots), and its spread (median absolute deviation)."""
+    v = sample_at(gray, apply_h(H, CARD_RING))[:, 0]
+    level = float(np.median(v))
+    return level, float(np.median(np.abs(v - level)))
+
+
+def _looks_like_token(gray: np.ndarray, dark: np.ndarray, H: np.ndarray, card: float) -> bool:
+    """A place whose frame showed too little to count may still hold a token that blur, a
+    hand or the dark hid: its frame shows in part, the inside of its frame is plain card of
+    the field's tokens' level (``card``) and holds a drawing. A tablecloth's check may
+    show a frame and be light, but is plain; the table beside a field is no card."""
+    level, spread = _card_level(gray, H)
+    if abs(level / max(card, 1.0) - 1) > CARD_LIKE or spread > CARD_PLAIN * card:
+        return False
+    ink = float((_inside(dark, apply_h(H, _square(INNER_MM)), 15) > 127).mean())
+    return INK_INSIDE[0] <= ink <= INK_INSIDE[1]
+
+
+def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.ndarray]
+                  ) -> tuple[dict[Pos, np.ndarray], dict[Pos, np.ndarray]]:
     """Each token's place and its own homography (token mm -> pixels of ``gray``), grown
     outwards one pitch at a time from the reference token: a neighbour is a token when a
     frame found there lines up with the step, or its frame shows along most of its length.
     Stepping from each token's own frame, rather than from one grid for the whole field,
-    keeps every step right under a distorting lens."""
+    keeps every step right under a distorting lens.
+    Also the places next to the field that may hold a token all the same (its frame shows
+    in part, ``_looks_like_token``), at the homography the step put them: missed, such a
+    token would go unreported and, in the field's top row or left column, move every other
+    token's contract position by one, silently."""
     if len(found) > MAX_TOKENS:
         raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
                                     "Geometrius field")
@@ -412,6 +483,7 @@ def _token_places(gray: np.ndarray, found: Mapping[Pos, np.ndarray]) -> dict[Pos
     centres = np.array([q.mean(0) for q in quads])
     start = (0, 0) if (0, 0) in found else next(iter(found))
     local = {(0, 0): _own_frame(gray, _homography(_square(INNER_MM), found[start]), once=True)}
+    partial: dict[Pos, np.ndarray] = {}  # places whose frame shows in part
     frontier = [(0, 0)]
     while frontier:
         r, c = frontier.pop(0)
@@ -427,15 +499,19 @@ def _token_places(gray: np.ndarray, found: Mapping[Pos, np.ndarray]) -> dict[Pos
             if near.min() < 0.3 * PITCH_MM:
                 quad = _turned_like(quads[int(np.argmin(near))], apply_h(H, _square(INNER_MM)))
                 local[n] = _own_frame(gray, _homography(_square(INNER_MM), quad), once=True)
-            elif _frame_evidence(gray, H) >= FRAME_SHOWS:
+            elif (shows := _frame_evidence(gray, H)) >= FRAME_SHOWS:
                 local[n] = _own_frame(gray, H)
             else:
+                if shows >= FRAME_PART:
+                    partial[n] = H
                 continue
             frontier.append(n)
         if len(local) > MAX_TOKENS:
             raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
                                         "Geometrius field")
-    return local
+    card = float(np.median([_card_level(gray, H)[0] for H in local.values()]))
+    doubtful = {n: H for n, H in partial.items() if n not in local and _looks_like_token(gray, dark, H, card)}
+    return local, doubtful
 
 
 def _own_frame(gray: np.ndarray, H: np.ndarray, once: bool = False) -> np.ndarray:
@@ -1708,6 +1784,7 @@ class _Field:
     H: np.ndarray
     places: tuple[Pos, ...]
     local: Mapping[Pos, np.ndarray] = field(default_factory=dict)
+    doubtful: frozenset[Pos] = frozenset()  # places that may hold a token whose frame hardly shows
 
 
 def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
@@ -1722,6 +1799,8 @@ def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
         gray = cv2.resize(gray, None, fx=2 * f, fy=2 * f, interpolation=cv2.INTER_AREA)
     elif f < 1:
         gray = cv2.resize(gray, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    if _noise(gray) > NOISY:
+        gray = cv2.GaussianBlur(gray, (0, 0), 1.0)
     quads = _frame_quads(gray)
     if not quads:  # a blurred photo: the thin frames only just stand out
         quads = _frame_quads(gray, 5)
@@ -1733,16 +1812,18 @@ def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
     likeness = [_token_like(gray, dark, q) for q in quads]
     quads = [q for q, v in sorted(zip(quads, likeness), key=lambda x: -x[1]) if v > 0] or quads
     local: dict[Pos, np.ndarray] = {}
+    doubtful: dict[Pos, np.ndarray] = {}
     for found in _grids(quads):  # a small field may be the tablecloth's: try the next grid
         if found:
-            grown = _token_places(gray, found)
-            local = grown if len(grown) > len(local) else local
+            grown, maybe = _token_places(gray, dark, found)
+            local, doubtful = (grown, maybe) if len(grown) > len(local) else (local, doubtful)
             if len(local) >= SURE_FIELD:
                 break
     if not local:
         raise ReadError("no_board", "no Geometrius tokens were found in the photo")
     up = np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
-    return _Field(up @ _field_homography(local), tuple(sorted(local)), {p: up @ H for p, H in local.items()})
+    return _Field(up @ _field_homography(local), tuple(sorted(local | doubtful)), {p: up @ H for p, H in local.items()},
+                  frozenset(doubtful))
 
 
 def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.ndarray]:
@@ -1821,7 +1902,7 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
     tokens: list[TokenReading] = []
     matches: list[ShapeMatch | None] = []
     for pos, centre_mm, H0, Ht, card_rgb, sight, score in seen:
-        uncertain = [] if Ht is not None else ["frame"]
+        uncertain = [] if Ht is not None and pos not in located.doubtful else ["frame"]
         Ht = Ht if Ht is not None else H0
         stack = _read_stack(sight, score, image, Ht, centre_mm, cam, card_rgb)
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
@@ -1836,7 +1917,7 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
             if again is not None and again.shape != UNKNOWN_SHAPE:
                 polygon, vertices, match = regained, regained.vertices, again
         hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
-        if match is None or not match.sure or hidden or not polygon.straight:
+        if match is None or not match.sure or hidden or not polygon.straight or pos in located.doubtful:
             uncertain.append("shape")
         vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
         r, c = labels[pos]
@@ -1903,13 +1984,21 @@ def _overview(image: np.ndarray, pose: BoardPose) -> np.ndarray:
 def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None = None, **_: Any) -> GeometriusReading:
     """Photo (upright BGR) -> Geometrius reading. A calibration pose is not used: pushes move
     the tokens, so the field is found afresh in every photo. ReadError("no_board") when no
-    token shows."""
+    token shows, ("underexposed") when a photo too dark to read (brightened by ``_exposed``)
+    leaves every token's shape in doubt."""
     start = time.perf_counter()
-    image = as_bgr(image)
+    photo = as_bgr(image)
+    image = _exposed(photo)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # once, for the search and the frames
     reading = _read_field(image, _locate(image, gray), start, gray)
     if not any(t.vertices for t in reading.read):
         raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but none shows a polygon)")
+    if image is not photo and all("shape" in t.uncertain for t in reading.read):
+        # Brightened, the photo's noise spoils every polygon; it may have hidden whole tokens
+        # too (a field found as one or two of them, numbered from there): nothing to go on.
+        raise ReadError("underexposed", f"the photo is too dark (its lightest part reaches {brightest(photo):.0f} "
+                                        "of 255): brightened, its noise leaves no token's polygon readable; light "
+                                        "the field or let the camera take in more light")
     return reading
 
 
@@ -1917,7 +2006,7 @@ def locate_board(frame: np.ndarray) -> BoardPose:
     """The field's pose in a frame: board units are grid places (cell (r, c) spans
     [c, c+1] x [r, r+1] in the contract's numbering); ``contrast`` holds how clearly the
     token frames show there, for :func:`verify_pose`."""
-    frame = as_bgr(frame)
+    frame = _exposed(as_bgr(frame))
     located = _locate(frame)
     labels, contract_H = _orient(located.H, located.places)
     rows = max(r for r, _ in labels.values()) + 1
@@ -1941,7 +2030,7 @@ def _pose_evidence(frame: np.ndarray, pose: BoardPose) -> float:
 
 def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
     """Do the token frames still show where ``pose`` put them (at least 60 % as clearly)?"""
-    frame = as_bgr(frame)
+    frame = _exposed(as_bgr(frame))
     h, w = frame.shape[:2]
     if pose.image_size != (w, h):
         pose = pose.scaled(w / pose.image_size[0])
@@ -1953,7 +2042,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
     """Read the tokens at a known pose (no search for frames): every grid place of the pose
     whose frame shows holds a token."""
     start = time.perf_counter()
-    frame = as_bgr(frame)
+    frame = _exposed(as_bgr(frame))
     h, w = frame.shape[:2]
     if pose.image_size != (w, h):
         pose = pose.scaled(w / pose.image_size[0])
@@ -1972,7 +2061,7 @@ def read_single_token(image: np.ndarray) -> TokenReading:
     """The one token shown to the camera (``tableref calibrate tokens``): ReadError
     ("no_board") when no token, or more than one, shows."""
     start = time.perf_counter()
-    image = as_bgr(image)
+    image = _exposed(as_bgr(image))
     reading = _read_field(image, _locate(image), start)
     if len(reading.read) != 1:
         raise ReadError("no_board", f"{len(reading.read)} tokens show in the photo; show exactly one")
