@@ -521,3 +521,41 @@ def test_a_busy_frame_without_a_board_is_searched_on_one_set_of_edges_once_per_o
         locate_board(image)
     assert len(built) == 1 and searched
     assert not any(eq._same_ellipse(a, b) for k, a in enumerate(searched) for b in searched[:k])
+
+
+# --- a board cut by the photo's edge -----------------------------------------------------------
+
+def _cut(p: EquilibrixPhoto, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """The photo with the top ``share`` of the node hexagon's height cut off (players frame
+    tightly), and where the fields' centroids lie in it (the renderer's truth)."""
+    image = upright(p)
+    top = int(p.corners[:, 1].min() + share * np.ptp(p.corners[:, 1]))
+    corners = np.array([fg.node_xy(n) for n in eq.CORNER_NODES]) + fg.DISC
+    to_photo, _ = cv2.findHomography(corners, p.corners)
+    centroids = cv2.perspectiveTransform(fg.centroids()[None], to_photo)[0] - (0, top)
+    return np.ascontiguousarray(image[top:]), centroids
+
+
+def test_a_board_cut_by_the_photos_edge_is_read_and_the_cut_off_fields_are_uncertain() -> None:
+    """A strip of the board beyond the photo's top edge: the board is placed by what shows
+    (the outlines' arcs, the drawing's pieces), the fields beyond the edge are reported
+    uncertain (best guess empty), the ring's slots there unread, and no field is silently wrong."""
+    p = photo("clean", 7)
+    image, centroids = _cut(p, 0.12)
+    reading = read_equilibrix(image)
+    assert reading.pose.quality >= eq.POSE_TRUST
+    beyond = [n for n, (_, y) in zip(fg.names(), centroids) if y < 0]
+    assert len(beyond) >= 5 and set(beyond) <= set(reading.uncertain)
+    assert not set(beyond) & set(reading.fields)
+    assert silent_errors(p, reading) == []
+    assert len(reading.uncertain) <= 40  # the rest is read
+    cut_slots = [j for j in range(fg.SLOTS) if j in reading.ring_uncertain and reading.ring[j] is None]
+    assert {0, fg.SLOTS - 1} <= set(cut_slots)  # the slots at the top lie beyond the edge
+
+
+def test_a_board_mostly_beyond_the_photos_edge_is_refused_with_the_reason() -> None:
+    """Half the board cut off: too little shows to place it for sure. The refusal says why."""
+    image, _ = _cut(photo("clean", 7), 0.5)
+    with pytest.raises(ReadError) as refused:
+        read_equilibrix(image)
+    assert refused.value.code == "no_board" and "runs out of the photo" in str(refused.value)

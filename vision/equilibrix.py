@@ -43,6 +43,20 @@ Geometry (``locate_board``), on a copy about 720 px wide:
    camera's earlier pose had on top (:func:`_upright`). The ring and the Origin do not fix it:
    the Origin moves every turn and the ring empties.
 
+A board cut by the photo's edge (players frame tightly): what shows places it, what does not
+is not guessed. An outline is judged by the edges along its part in the photo (the rest is
+not missing, only unseen); the printed circle's match counts as much of its template as lies
+in the photo, and rays that run out of the photo give no point to the ellipses fitted along
+the edge and the circle (``rectify`` smears the photo's last pixels beyond it, into streaks
+a template or a step search would take for lines); a piece of the drawing mostly beyond the
+edge is not matched, so it cannot vouch for a pose. The pose is trusted as before: by the
+share of all the drawing's pieces that agree with it, so a cut board needs as many agreeing
+pieces as a whole one. Fields whose middle the photo does not show whole (or shows within
+EDGE_INSET pixels of its edge) are unseen: uncertain, best guess empty, and left out of the
+light field and of every figure the photo's classes are judged by; ring slots partly beyond
+the edge are doubtful and read empty. When no board is placed and a well-covered round
+outline runs out of the photo, the refusal says so.
+
 Colour (no palette of plastics here): every photo carries its own reference, the bare wood
 between the flower and the ring, which no tile covers. Its colour over the board gives the
 light field (a smooth quadratic, refitted with the fields read as empty; a hand over part of
@@ -108,7 +122,7 @@ from .equilibrix_outlines import OrientedEdges, ellipse_points, ellipse_radius, 
 from .errors import ReadError
 from .image_io import as_bgr
 from .matching import correlation_peak, fit_with_lens, gradient_at
-from .pose import BoardPose, apply_h, rectify
+from .pose import BoardPose, apply_h, in_photo, rectify
 from .reading import UNCERTAIN_BELOW
 
 EMPTY = "."
@@ -121,6 +135,7 @@ DRAW_RADIUS = fg.OUTER_LINE + 0.15  # the matched template spans the drawing
 EDGE_RAYS = 120  # rays searched for the board's edge
 EDGE_RANGE = (0.94, 1.06)  # where on a ray (share of the first ellipse's radius) the edge may lie
 EDGE_COVER = 0.45  # share of a board edge's ellipse that edges must cover
+CUT_SHOWN, CUT_COVER = (0.25, 0.95), 0.8  # an outline this much in the photo, covered so in it: cut by its edge
 MAX_CURVES = 60  # the longest edge curves tried as the board's edge
 MIN_CURVE = 0.3  # the shortest curve tried, as a share of the photo's short side
 MIN_DISC = 0.2  # the board (or its printed circle) spans at least this share of the photo's short side
@@ -131,6 +146,7 @@ SURE_CIRCLE = 0.15  # a printed circle matched this well ends the search
 MIN_CIRCLE = 0.1  # correlation of the printed circle's template below which there is none
 CIRCLE_PPU = 8.0  # the printed circle is looked for in a view this fine
 CIRCLE_SCALES = tuple(np.linspace(0.85, 1.15, 7))  # its radius in the disc's view, relative to the true one
+CIRCLE_SHOWN = 0.6  # share of the printed circle that must show for its match to count in full
 CIRCLE_SHIFT = 2.0  # how far off the disc's middle perspective may put it (r units)
 HORIZON_MAX = 0.8  # the table's vanishing lines searched (1 / distance in half photo widths): up to ~50 degrees of tilt
 HORIZON_STEPS = 8  # grid steps from no tilt to HORIZON_MAX
@@ -190,6 +206,7 @@ SKIN_SHARE = 0.25  # a covered field read black but bluer than the wood by less 
 BLACK_HUE_GAP = 0.3  # ... where the sure black fields are at least this much bluer than the wood
 PLASTIC_ROUGH, ROUGH_FLOOR = 2.0, 1.0  # a white field rougher than this many times white plastic's (+ grey levels) ...
 WOOD_ROUGH = 0.3  # ... and than this share of the bare wood's is not surely plastic
+EDGE_INSET = 2.0  # photo pixels: a field's middle within this of the photo's edge (or beyond) is not seen
 VERIFY_SHARE = 0.6  # a frame whose drawing shows less than this share of the located one's: moved
 VERIFY_FLOOR = 1.2  # line contrast below which no drawing is where the pose says
 VERIFY_DEFAULT = 2.0  # the reference for a pose that carries none
@@ -348,7 +365,20 @@ class _Edges:
         h, w = self.shape
         xs, ys = np.round(ellipse_points(ellipse, t)).astype(int).T
         inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-        return self.near[ys[inside], xs[inside]].mean() * inside.mean() if inside.mean() >= 0.6 else 0.0
+        return self.near[ys[inside], xs[inside]].mean() if inside.mean() >= 0.6 else 0.0
+
+    def outline_cut(self) -> bool:
+        """Does a round outline run out of the photo: an ellipse through one of the long
+        curves whose part in the photo edges cover nearly all along, while a fair part of it
+        lies beyond the photo's edge? Asked when no board was placed, to say why."""
+        h, w = self.shape
+        t = np.linspace(0, 2 * np.pi, 180, endpoint=False)
+        for ellipse in self.curve_ellipses:
+            xs, ys = np.round(ellipse_points(ellipse, t)).astype(int).T
+            inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+            if CUT_SHOWN[0] <= inside.mean() <= CUT_SHOWN[1] and self.near[ys[inside], xs[inside]].mean() >= CUT_COVER:
+                return True
+        return False
 
 
 def _round_outlines(edges: _Edges, arcs: bool = False) -> list[tuple[float, tuple]]:
@@ -462,7 +492,14 @@ def _disc_ellipse(gray: np.ndarray, guess) -> tuple[tuple[float, float], tuple[f
     blur = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.5)
     prof = cv2.remap(blur, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     j = np.argmax(np.abs(prof[:, 2:] - prof[:, :-2]), axis=1) + 1
-    return _robust_ellipse(rays[np.arange(EDGE_RAYS), j]) or guess
+    return _robust_ellipse(rays[np.arange(EDGE_RAYS), j][_rays_in(rays, gray.shape)]) or guess
+
+
+def _rays_in(rays: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Which rays (rays x samples x 2, photo pixels) lie wholly in the photo: on one that runs
+    out of it (a board cut by the photo's edge) the step found is no outline's."""
+    h, w = shape[:2]
+    return ((rays[..., 0] >= 0) & (rays[..., 0] <= w - 1) & (rays[..., 1] >= 0) & (rays[..., 1] <= h - 1)).all(1)
 
 
 @lru_cache(maxsize=None)
@@ -494,6 +531,8 @@ def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int], thin: np.ndar
     hat = _thin_dark(rectify(gray, pose, CIRCLE_PPU, m)).astype(np.float32)
     ys, xs = np.mgrid[0:hat.shape[0], 0:hat.shape[1]] / CIRCLE_PPU - (fg.DISC + m)
     hat[np.hypot(xs, ys) > fg.RING_RADIUS] = 0  # the board's edge and side wall are thin and dark too
+    shown = in_photo(pose, CIRCLE_PPU, hat.shape, m)
+    hat[~shown] = 0  # beyond the photo's edge rectify smears its last pixels into streaks
     best = (-np.inf, 0.0, 0.0, 1.0)
     c = (fg.DISC + m) * CIRCLE_PPU
     for rho in CIRCLE_SCALES:
@@ -510,13 +549,19 @@ def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int], thin: np.ndar
     top, u, v, radius = best
     if not np.isfinite(top):
         return None, 0.0
+    # A circle cut by the photo's edge matches only as much of the template as shows: its
+    # score is that of the part in the photo.
+    a = np.linspace(0, 2 * np.pi, 90, endpoint=False)
+    on = np.round((np.column_stack([u + radius * np.cos(a), v + radius * np.sin(a)]) + m) * CIRCLE_PPU).astype(int)
+    on = np.clip(on, 0, np.array(hat.shape[::-1]) - 1)
+    top /= max(float(shown[on[:, 1], on[:, 0]].mean()), CIRCLE_SHOWN)
     t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
     k = np.linspace(0.88, 1.12, 48)
     board = np.stack([u + radius * k[None, :] * np.cos(t)[:, None], v + radius * k[None, :] * np.sin(t)[:, None]], -1)
     photo = pose.to_photo(board.reshape(-1, 2)).reshape(EDGE_RAYS, len(k), 2).astype(np.float32)
     prof = cv2.remap(thin, photo[..., 0], photo[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     j = np.argmax(prof, axis=1)
-    return _robust_ellipse(photo[np.arange(EDGE_RAYS), j]), float(top)
+    return _robust_ellipse(photo[np.arange(EDGE_RAYS), j][_rays_in(photo, gray.shape)]), float(top)
 
 
 def _sides_differ(lab: np.ndarray, ellipse) -> float:
@@ -524,11 +569,12 @@ def _sides_differ(lab: np.ndarray, ellipse) -> float:
     all round: the printed circle has bare wood on both sides, the board's edge has the table
     (or the board's side wall) outside."""
     t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
-    out = []
-    for k in (0.95, 1.05):
-        pts = ellipse_points(ellipse, t, k).astype(np.float32)[None]
-        out.append(cv2.remap(lab, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0])
-    return float(np.median(np.linalg.norm(out[0] - out[1], axis=1)))
+    pts = np.stack([ellipse_points(ellipse, t, k) for k in (0.95, 1.05)], 1).astype(np.float32)  # 72 x 2 x 2
+    pts = pts[_rays_in(pts, lab.shape)]  # a pair beyond the photo's edge would read one smeared colour twice
+    if not len(pts):
+        return 0.0
+    out = cv2.remap(lab, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return float(np.median(np.linalg.norm(out[:, 0] - out[:, 1], axis=1)))
 
 
 def _same_ellipse(a, b) -> bool:
@@ -702,6 +748,7 @@ def _matches(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]
     ``pose`` puts them: (board points, photo points) of those that match well."""
     pad = math.ceil((PATCH_R + SEARCH_R) * PATCH_PPU) / PATCH_PPU  # a whole number of pixels
     rect = cv2.GaussianBlur(_edges(rectify(gray, pose, PATCH_PPU, pad)), (0, 0), 0.8)
+    shown = in_photo(pose, PATCH_PPU, rect.shape, pad)
     ridges = _ridge_view(PATCH_PPU, pad)
     half, search = int(PATCH_R * PATCH_PPU), int(SEARCH_R * PATCH_PPU)
     wins, tmpls, board = [], [], []
@@ -709,6 +756,10 @@ def _matches(gray: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]
         ox, oy = int(round((bx + pad) * PATCH_PPU)), int(round((by + pad) * PATCH_PPU))
         tmpl = ridges[oy - half:oy + half + 1, ox - half:ox + half + 1]
         win = rect[oy - half - search:oy + half + search + 1, ox - half - search:ox + half + search + 1]
+        # A piece mostly beyond the photo's edge (a board cut by it) is not matched: the smear
+        # there is no drawing, and a piece matched in it must not vouch for a pose.
+        if shown[oy - half:oy + half + 1, ox - half:ox + half + 1].mean() < 0.5:
+            continue
         if tmpl.shape == (2 * half + 1,) * 2 and win.shape == (2 * half + 2 * search + 1,) * 2:
             wins.append(win)
             tmpls.append(tmpl)
@@ -913,7 +964,13 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     except ReadError:
         # On a busy table (a patterned cloth, stripes) the pattern's edges run into the board's
         # edge all round, and no whole curve gives its ellipse: the curves' smooth arcs do.
-        pose = _locate_in(gray, lab, size, arcs=True, edges=edges)
+        try:
+            pose = _locate_in(gray, lab, size, arcs=True, edges=edges)
+        except ReadError as missed:
+            if edges.outline_cut():
+                raise ReadError("no_board", "the board runs out of the photo and too little of it shows to place "
+                                "it for sure; take the photo with the whole board in it") from missed
+            raise
     full = (image.shape[1], image.shape[0])
     return _upright(pose.scaled(full[0] / size[0]) if s < 1.0 else pose, reference)
 
@@ -1026,9 +1083,11 @@ def _light(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
     return coef
 
 
-def _wood_samples(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sector medians of the bare wood: (points in the board frame, log BGR)."""
+def _wood_samples(rect: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sector medians of the bare wood the photo shows (``shown``: per pixel of ``rect``, see
+    :func:`vision.pose.in_photo`): (points in the board frame, log BGR)."""
     _, _, wood = _sampling()
+    wood = wood[shown[wood]]
     n = rect.shape[1]
     ys, xs = np.divmod(wood, n)
     u, v = xs / PPU, ys / PPU
@@ -1066,11 +1125,13 @@ def _wood_red(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
     return feat[:, 1] < 0.5 * (means[LABELS.index(EMPTY), 1] + means[LABELS.index("W"), 1])
 
 
-def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                          np.ndarray, np.ndarray]:
+def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.ndarray | None = None) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(label index, confidence, far from every class, the classes' means, read white but less
     blue or brighter than white plastic) per field from (brightness, blueness) of colour / light:
-    three Gaussians started at the nominal centres and re-estimated from this photo."""
+    three Gaussians started at the nominal centres and re-estimated from this photo's ``seen``
+    fields (default: all)."""
+    seen = np.ones(len(feat), bool) if seen is None else seen
     means = np.array([CENTRES[k] for k in LABELS])
     white = LABELS.index("W")
     if white_ref is not None:
@@ -1083,7 +1144,7 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np
         logp = -0.5 * d.sum(2) - np.log(spreads).sum(1)[None]
         label = np.argmax(logp, 1)
         for j in range(3):
-            m = label == j
+            m = (label == j) & seen
             if m.sum() >= 4:
                 nominal = white_ref if j == white and white_ref is not None else np.array(CENTRES[LABELS[j]])
                 drift = DRIFT if LABELS[j] != "W" else WHITE_DRIFT  # white's hue follows the wood's
@@ -1093,7 +1154,7 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np
                 mad = 1.4826 * np.median(np.abs(feat[m] - np.median(feat[m], 0)), 0)
                 spreads[j] = np.clip(mad, floor[j], cap[j])
     if white_ref is None:
-        means[white], spreads[white] = _white_mode(feat[label == white], means[white], spreads[white])
+        means[white], spreads[white] = _white_mode(feat[(label == white) & seen], means[white], spreads[white])
     d = ((feat[:, None, :] - means[None]) / spreads[None]) ** 2
     logp = -0.5 * d.sum(2) - np.log(spreads).sum(1)[None]
     post = np.exp(logp - logp.max(1, keepdims=True))
@@ -1115,10 +1176,16 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None) -> tuple[np
     return label, conf, far, means, glared
 
 
-def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                            np.ndarray]:
     """Label index and confidence per field, and the light field's coefficients. ``white``:
-    the ring's white tiles' colour over the wood, when the ring shows one."""
+    the ring's white tiles' colour over the wood, when the ring shows one. ``shown``: which
+    pixels of ``rect`` the photo shows; a field whose middle it does not show whole is unseen:
+    empty but uncertain, and left out of every figure the photo's classes are judged by."""
     cores, bands, _ = _sampling()
+    seen = np.array([len(c) > 0 and bool(shown[c].all()) for c in cores])
+    if not seen.any():
+        raise ReadError("no_board", "the board's fields all lie beyond the photo's edge")
     pix = rect.reshape(-1, 3).astype(np.float64)
     gray = pix.mean(1)
     med = np.array([np.median(pix[c], 0) if len(c) else np.zeros(3) for c in cores])
@@ -1130,7 +1197,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     low = [np.flatnonzero(gray[c] <= np.percentile(gray[c], 100 * DARK_PART)) if len(c) else c for c in cores]
     dark = np.array([np.mean(pix[c][k], 0) if len(c) else np.zeros(3) for c, k in zip(cores, low)])
     grain = np.array([np.percentile(gray[c], 10) / max(np.median(gray[c]), 1.0) if len(c) else 1.0 for c in cores])
-    pts, logs = _wood_samples(rect)
+    pts, logs = _wood_samples(rect, shown)
     centres = fg.centroids()
     label = np.zeros(len(cores), int)
     conf = np.zeros(len(cores))
@@ -1141,8 +1208,8 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
         coef = _light(pts, logs)
         rel = np.log(med + 1.0) - _design(centres) @ coef  # log BGR over the wood's
         feat = np.column_stack([rel.mean(1), rel[:, 0] - rel[:, 2]])
-        label, conf, far, means, glared = _classify(feat, white)
-        sure_empty = (label == 0) & (conf > 0.9)
+        label, conf, far, means, glared = _classify(feat, white, seen)
+        sure_empty = (label == 0) & (conf > 0.9) & seen
         pts = np.vstack([pts, centres[sure_empty]])
         logs = np.vstack([logs, np.log(med[sure_empty] + 1.0)])
     by_colour = label.copy()
@@ -1153,7 +1220,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     rough = np.array([np.std(gray[c]) if len(c) else 0.0 for c in cores])
     # The usual roughness is the board's (most fields are bare wood or plastic, whatever a hand
     # covers): a class's own median would be the hand's when the hand is most of that class.
-    rough_mask = rough > max(TEXTURE_RATIO * np.median(rough), TEXTURE_FLOOR)
+    rough_mask = rough > max(TEXTURE_RATIO * np.median(rough[seen]), TEXTURE_FLOOR)
     conf = np.where(rough_mask, np.minimum(conf, 0.3), conf)
     # Glare: a washed-out middle may be wood under the lamp's reflection.
     conf = np.where((clipped > 0.3) & (label != 1), np.minimum(conf, 0.3), conf)
@@ -1170,7 +1237,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # and a highlight across a black tile leaves a darker edge: a white field's middle whose
     # darkest tenth lies more than twice as far below it as white tiles' usually does (the
     # photo's noise) is not sure.
-    white = label == 2
+    white = (label == 2) & seen
     if white.sum() >= 3:
         usual = float(np.median(grain[white]))
         conf = np.where(white & (grain < usual - max(WHITE_GRAIN, 1.0 - usual)), np.minimum(conf, 0.3), conf)
@@ -1179,20 +1246,20 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # white. A field read white several times rougher than they are and at least a share of the
     # bare wood's grain is wood made bright and grey (a phone's tone map lifts the wood beside a
     # black tile, a highlight washes it) or plastic under an edge: not sure.
-    sure_empty = (label == 0) & (conf >= UNCERTAIN_BELOW)
+    sure_empty = (label == 0) & (conf >= UNCERTAIN_BELOW) & seen
     if white.sum() >= 3 and sure_empty.sum() >= 5:
         plastic = PLASTIC_ROUGH * np.percentile(rough[white], 25) + ROUGH_FLOOR
         grained = white & (rough > plastic) & (rough > WOOD_ROUGH * np.median(rough[sure_empty]))
         conf = np.where(grained, np.minimum(conf, 0.3), conf)
     # An empty field shows its drawn outline; one under a hand or a cup does not.
     empty = label == 0
-    usual = np.median(outline[empty]) if empty.sum() >= 5 else 0.2
+    usual = np.median(outline[empty & seen]) if (empty & seen).sum() >= 5 else 0.2
     hidden = empty & (outline < OUTLINE_SHARE * usual)
     conf = np.where(hidden, np.minimum(conf, 0.3), conf)
     # A hand covers fields together: skin that looks like wood beside fields it covers (rough,
     # their outline hidden, or far from every class) is no sure empty field. Doubt of other
     # kinds (between two classes, glare) does not spread: it is not something lying there.
-    covered = rough_mask | hidden | far
+    covered = (rough_mask | hidden | far) & seen
     doubtful = (_neighbours() @ covered) >= HIDDEN_AROUND * _neighbours().sum(1)
     conf = np.where(empty & doubtful, np.minimum(conf, 0.3), conf)
     # A black tile is the darkest thing in its field: the gap round it and the line beside it
@@ -1215,7 +1282,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # processing can leave black as red as the wood). A covered field as red as the wood is best
     # guessed empty, as most fields are (still uncertain: covered fields are).
     skin = covered & (label == 2) & _wood_red(feat, means)
-    sure_black = (label == 1) & (conf >= UNCERTAIN_BELOW)
+    sure_black = (label == 1) & (conf >= UNCERTAIN_BELOW) & seen
     if sure_black.sum() >= 3:
         wood_hue, black_hue = means[0, 1], float(np.median(feat[sure_black, 1]))
         if black_hue - wood_hue > BLACK_HUE_GAP:
@@ -1236,10 +1303,10 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None) -> tuple[np.ndarray
     # misread, and which cannot be told: all of that colour there are doubtful.
     # Fields read so by colour alone count too: a shadow over a node is just what crowds it.
     for j in (1, 2):
-        mine = label == j
-        crowded = (_node_fields() @ (mine | (by_colour == j)).astype(np.float64)) > equilibrix.DOTS + 1
+        mine = (label == j) & seen
+        crowded = (_node_fields() @ (mine | ((by_colour == j) & seen)).astype(np.float64)) > equilibrix.DOTS + 1
         conf = np.where(mine & (_node_fields()[crowded].sum(0) > 0), np.minimum(conf, 0.3), conf)
-    return label, conf, coef
+    return np.where(seen, label, 0), np.where(seen, conf, 0.0), coef
 
 
 @lru_cache(maxsize=1)
@@ -1326,17 +1393,19 @@ def _ring_pixels() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return idx, uv[idx], _design(uv[idx])
 
 
-def _read_ring(rect: np.ndarray, coef: np.ndarray) -> tuple[list[dict | None], list[int], int | None,
-                                                          np.ndarray | None]:
+def _read_ring(rect: np.ndarray, coef: np.ndarray, shown: np.ndarray) -> tuple[list[dict | None], list[int],
+                                                                              int | None, np.ndarray | None]:
     """Per slot the tile lying there (shape, side up) or None; doubtful slots; the Origin; and
-    the white tiles' colour over the wood (brightness, blueness), the reference for the fields."""
+    the white tiles' colour over the wood (brightness, blueness), the reference for the fields.
+    ``shown``: which pixels of ``rect`` the photo shows; a slot it does not show whole is
+    doubtful and read empty (a tile cut by the photo's edge is no shape)."""
     n = rect.shape[0]
     idx, uv, design = _ring_pixels()
     rel = np.log(rect.reshape(-1, 3)[idx].astype(np.float32) + 1.0) - (design @ coef).astype(np.float32)
     bright = rel.mean(1)
-    red = rel[:, 2] - 0.5 * (rel[:, 0] + rel[:, 1]) > RED
-    black = (bright < -0.9) & ~red
-    white = (bright > 0.1) & (rel[:, 0] - rel[:, 2] > 0.15)
+    red = (rel[:, 2] - 0.5 * (rel[:, 0] + rel[:, 1]) > RED) & shown[idx]
+    black = (bright < -0.9) & ~red & shown[idx]
+    white = (bright > 0.1) & (rel[:, 0] - rel[:, 2] > 0.15) & shown[idx]
     code = np.zeros(n * n, np.uint8)
     code[idx[black]] = 1
     code[idx[white]] = 2
@@ -1351,10 +1420,13 @@ def _read_ring(rect: np.ndarray, coef: np.ndarray) -> tuple[list[dict | None], l
     feat = feat.reshape(n, n, 2)
     area = stats[:, cv2.CC_STAT_AREA].astype(float)
     area[0] = 0
+    unseen_slots = _slots_unseen(shown)
     for j, centre in enumerate(fg.slot_centres() * PPU):
         near = (np.hypot(*(cents - centre).T) < SLOT_R * PPU) & (area >= MIN_TILE_AREA * PPU ** 2)
-        if not near.any():
+        if unseen_slots[j] or not near.any():
             ring.append(None)
+            if unseen_slots[j]:
+                doubt.append(j)
             continue
         k = int(np.argmax(np.where(near, area, 0)))
         x, y, w, h = stats[k, :4]
@@ -1378,6 +1450,16 @@ def _read_ring(rect: np.ndarray, coef: np.ndarray) -> tuple[list[dict | None], l
         origin = int(round((angle - fg.SLOT0_DEG) / fg.SLOT_DEG + 0.5)) % fg.SLOTS
     white_ref = np.median(whites, 0) if whites else None
     return ring, doubt, origin, white_ref
+
+
+def _slots_unseen(shown: np.ndarray) -> np.ndarray:
+    """Per ring slot: does part of where its tile may lie (SHAPE_WINDOW round the slot) fall
+    outside the photo (``shown``, per pixel of the PPU view)?"""
+    idx, uv, _ = _ring_pixels()
+    hidden = uv[~shown[idx]]
+    if not len(hidden):
+        return np.zeros(fg.SLOTS, bool)
+    return (np.linalg.norm(hidden[:, None, :] - fg.slot_centres()[None], axis=2) < SHAPE_WINDOW).any(0)
 
 
 # --- the public calls ----------------------------------------------------------------------
@@ -1442,16 +1524,16 @@ def read_equilibrix(image: np.ndarray, calibration: BoardPose | Mapping | None =
 
 def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading:
     rect = rectify(image, pose, PPU)
-    pts, logs = _wood_samples(rect)
+    # A board cut by the photo's edge: what lies beyond (or at) the edge is not read, and the
+    # fields there are reported unseen (uncertain, best guess empty).
+    shown = in_photo(pose, PPU, rect.shape[:2], inset=EDGE_INSET).ravel()
+    pts, logs = _wood_samples(rect, shown)
     if len(pts) < 12:
         raise ReadError("no_board", "the board's bare wood could not be seen")
-    ring, ring_doubt, origin, white = _read_ring(rect, _light(pts, logs))
-    label, conf, coef = _read_fields(rect, white)
+    ring, ring_doubt, origin, white = _read_ring(rect, _light(pts, logs), shown)
+    label, conf, coef = _read_fields(rect, white, shown)
     if pose.quality < POSE_TRUST:  # the drawing did not confirm where the fields are
         conf = np.minimum(conf, 0.3)
-    seen = pose.to_photo(fg.centroids())
-    w, h = pose.image_size
-    conf = np.where((seen[:, 0] >= 0) & (seen[:, 0] <= w - 1) & (seen[:, 1] >= 0) & (seen[:, 1] <= h - 1), conf, 0.0)
     names = fg.names()
     return EquilibrixReading(
         fields={names[i]: LABELS[j] for i, j in enumerate(label) if j != 0},

@@ -226,3 +226,15 @@ def _photo_maps(pose: BoardPose, px_per_unit: float, margin: float, out_w: int, 
     photo = pose.to_photo(board).astype(np.float32).reshape(gx.shape + (2,))
     qx, qy = np.meshgrid(np.arange(out_w, dtype=np.float32) / step, np.arange(out_h, dtype=np.float32) / step)
     return cv2.remap(photo, qx, qy, cv2.INTER_LINEAR)  # bilinear lookup in the coarse lattice
+
+
+def in_photo(pose: BoardPose, px_per_unit: float, view_shape: tuple[int, int], margin: float = 0.0,
+             inset: float = 0.0) -> np.ndarray:
+    """Which pixels of the top-down view ``rectify(image, pose, px_per_unit, margin)`` (of
+    ``view_shape``: rows, columns) show the photo: their photo point lies at least ``inset``
+    pixels inside it. Beyond the photo rectify repeats its edge pixels, which a reader must
+    not take for the board (a board cut by the photo's edge)."""
+    maps = _photo_maps(pose, px_per_unit, margin, view_shape[1], view_shape[0])
+    w, h = pose.image_size
+    x, y = maps[..., 0], maps[..., 1]
+    return (x >= inset) & (x <= w - 1 - inset) & (y >= inset) & (y <= h - 1 - inset)
