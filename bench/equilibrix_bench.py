@@ -29,7 +29,8 @@ NAMES = names()
 def _render(rng, condition, size):
     position = random_position(rng)
     photo = render_photo(rng, sample_conditions(condition, rng), size, position)
-    return upright(photo), Truth({n: photo.fields.get(n, ".") for n in NAMES}, set(photo.occluded))
+    return upright(photo), Truth({n: photo.fields.get(n, ".") for n in NAMES}, set(photo.occluded),
+                                 corners=np.asarray(photo.corners, float))  # the corner nodes: bench.framing cuts by them
 
 
 def _read(image):

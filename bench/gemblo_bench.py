@@ -34,7 +34,8 @@ NAMES = [key(c) for c in cells()]
 def _render(rng, condition, size):
     game = random_playout(gemblo.rules(gemblo.Setup()), rng, int(rng.integers(10, 90)))
     photo = render_photo(gemblo.cells_json(game.position), sample_conditions(condition, rng), rng, size=size)
-    return upright(photo), Truth({n: photo.cells.get(n, ".") for n in NAMES}, set(photo.occluded))
+    return upright(photo), Truth({n: photo.cells.get(n, ".") for n in NAMES}, set(photo.occluded),
+                                 corners=np.asarray(photo.corners, float))  # corner cells: bench.framing cuts by them
 
 
 def _read(image):

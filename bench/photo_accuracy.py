@@ -42,6 +42,8 @@ class Truth:
     # may be read either way up (the contract's "row 0 nearest the top" is then a coin toss);
     # the reading is scored against whichever of them it matches best
     alternatives: tuple["Truth", ...] = ()
+    # the board's corners in the photo (a benchmark that crops the photo cuts by them)
+    corners: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

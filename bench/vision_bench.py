@@ -30,12 +30,13 @@ def _render(rng, condition, size):
     photo = render_photo(state, sample_conditions(condition, rng), rng, size=size)
     grid = np.array([list(row) for row in photo.state])
     return upright(photo), _truth(grid, photo.occluded, [
-        _truth(np.rot90(grid, turn), np.rot90(photo.occluded, turn)) for turn in _tied_turns(photo.corners, size[0])])
+        _truth(np.rot90(grid, turn), np.rot90(photo.occluded, turn)) for turn in _tied_turns(photo.corners, size[0])],
+        photo.corners)
 
 
-def _truth(grid: np.ndarray, occluded: np.ndarray, alternatives=()) -> Truth:
+def _truth(grid: np.ndarray, occluded: np.ndarray, alternatives=(), corners: np.ndarray | None = None) -> Truth:
     labels = {(r, c): str(ch) for (r, c), ch in np.ndenumerate(grid)}
-    return Truth(labels, {tuple(int(v) for v in c) for c in np.argwhere(occluded)}, tuple(alternatives))
+    return Truth(labels, {tuple(int(v) for v in c) for c in np.argwhere(occluded)}, tuple(alternatives), corners)
 
 
 def _tied_turns(corners: np.ndarray, width: int) -> list[int]:

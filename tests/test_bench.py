@@ -28,3 +28,16 @@ def test_every_table_prints_shares_one_way():
         _geometrius_table([row])
     assert out.getvalue().splitlines()[-1] == \
         "| clean | 2 | 96.9 % | 96.8 % | 0.0 % | 3.2 % | 50.0 % | 90.0 % | 0.0 % | 0 |"
+
+
+def test_a_framing_crop_cuts_the_share_of_the_board_off_the_named_side():
+    import numpy as np
+
+    from bench.framing import cut
+
+    image = np.zeros((600, 800, 3), np.uint8)
+    corners = np.array([[100.0, 50.0], [700.0, 50.0], [700.0, 550.0], [100.0, 550.0]])  # 600 wide, 500 high
+    assert cut(image, corners, "left", 0.05).shape == (600, 800 - 130, 3)
+    assert cut(image, corners, "right", 0.12).shape == (600, 628, 3)
+    assert cut(image, corners, "top", 0.12).shape == (600 - 110, 800, 3)
+    assert cut(image, corners, "bottom", 0.05).shape == (525, 800, 3)
