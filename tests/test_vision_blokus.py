@@ -634,3 +634,47 @@ def test_completion_search_judges_the_pieces_at_a_patch_as_the_rules_do(setup: S
                     assert f.code in ("no_corner_contact", "first_not_in_corner"), (seed, cells, labelling, f)
                     assert colour not in started or not rim & set(map(tuple, f.cells)), (seed, cells, labelling, f)
     assert verdicts[True] > 50 and verdicts[False] > 200
+
+
+def test_glare_in_a_very_dark_photo_is_doubted_not_read_empty() -> None:
+    # 5-7 stops under (a dark room), a window's reflection is no longer clipped: it is a pale
+    # grey plateau a few levels above the board's grey, with the red under it barely showing.
+    # Two red cells under it were once read empty without a doubt. Clipping is now judged
+    # against the board grey's own light: every cell is right or uncertain.
+    from bench.vision_bench import BENCH
+    from vision.synth.phone import PHONE_EFFECTS, develop
+    image, truth = BENCH.render(np.random.default_rng([4242, 1000, 3]), "glare", (1600, 1200))
+    dark = develop(image, "dark_room", np.random.default_rng([4242, 1000, 3, 1 + PHONE_EFFECTS.index("dark_room")]))
+    reading = read_blokus(dark)
+    doubt = {tuple(c) for c in reading.uncertain}
+    best = min((truth, *truth.alternatives),
+               key=lambda t: sum(reading.board[r][c] != lab for (r, c), lab in t.labels.items()))
+    silent = [(r, c) for (r, c), lab in best.labels.items() if reading.board[r][c] != lab and (r, c) not in doubt]
+    assert silent == []
+    assert {(9, 5), (9, 6)} <= doubt  # read from a veil of glare: never sure
+
+
+def test_a_grey_plateau_above_a_dark_boards_grey_has_lost_its_chroma() -> None:
+    # In a dark photo the grey sits at a few levels, its saturation is one level's rounding
+    # (no lower than a dim glare spot's); what marks the spot is light no diffuse surface on the
+    # board gets: a dullest channel far above the lit grey's, with no more chroma than the grey's
+    # noise. A dim red piece, a red piece the veil thins, and the grey's lighting gradient stay.
+    from vision.blokus import _chroma_lost
+    from vision.colour import CellColours
+    labels = (".", "B", "Y", "R", "G")
+    n = 8
+    rng = np.random.default_rng(5)
+    level = np.linspace(0.08, 0.10, n)[:, None, None, None]  # a lamp's falloff across the board
+    window = np.round((level + rng.normal(0, 0.004, (n, n, 40, 3))) * 255) / 255
+    window[..., 0] += 0.002  # a faint cool cast of the light
+    window[2:4, 2:4] = np.round((0.16 + rng.normal(0, 0.004, (2, 2, 40, 3))) * 255) / 255  # the darkened reflection
+    window[7, 7] = (0.02, 0.02, 0.12)  # a dim red piece
+    window[7, 6] = (0.14, 0.14, 0.22)  # a red piece under the veil's rim: its chroma shows
+    posterior = np.zeros((n, n, 5))
+    posterior[..., 0] = 1.0
+    posterior[7, 6:] = (0, 0, 0, 1, 0)
+    lost = _chroma_lost(window.astype(np.float32), CellColours(labels, posterior, np.ones((n, n))))
+    assert lost[2:4, 2:4].mean() > 0.9
+    others = np.ones((n, n), bool)
+    others[2:4, 2:4] = False
+    assert lost[others].mean() < 0.05 and not lost[7, 6:].any()

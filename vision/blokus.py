@@ -71,6 +71,9 @@ GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to t
 DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
 BLOWN = 0.96  # all channels this bright (0-1): the sensor is clipped by glare
 BLOWN_SHARE = 0.2  # a cell whose middle has lost this much of its colour is blown out
+SHEEN = 1.5  # a dullest channel this many times the board grey's: added light (glare)
+LIT_GREY_QUANTILE = 90  # the lit board grey: this quantile of its cells' dullest channel
+GREY_NOISE_QUANTILE = 99  # the board grey pixels' chroma up to this quantile is noise and tint
 WASHED = 0.25  # a pixel with this share of the board grey's saturation or less has lost its colour
 FADED = 0.5  # a piece cell with this share of its colour's usual saturation or less has had white added
 FADED_HALO = 0.7  # the same within two cells of a glare spot, where its halo thins the colour
@@ -184,6 +187,14 @@ def _chroma_lost(window: np.ndarray, colours: CellColours) -> np.ndarray:
     a small share of the board grey's, and no darker than the board's dimmer greys, is taken
     as glare-washed; so is one clipped in every channel. Under a perfectly neutral light the
     board's grey is as colourless as glare and only clipping counts.
+
+    Clipping is judged against the photo's own light, not the encoding's white: a photo taken
+    far too dark (or darkened after the sensor clipped) holds the spot as a dim grey plateau,
+    and in a few dark levels a pixel's saturation is one level's rounding, so the saturation
+    test cannot see it either. What stays true at any exposure is that the board's grey is the
+    palest diffuse surface on it: no piece lit by the same light has a dullest channel well
+    above the lit grey's, only added light does; and where that light has taken the chroma,
+    the pixel is as neutral as the grey itself (:func:`_sheen`).
     """
     dullest, brightest = _channel_extremes(window)
     blown = dullest >= BLOWN
@@ -191,6 +202,7 @@ def _chroma_lost(window: np.ndarray, colours: CellColours) -> np.ndarray:
     grey = (colours.best() == 0) & (colours.confidence >= REFERENCE_CONF) & ~blown.any(-1)
     if grey.sum() < 3:
         return blown
+    blown |= _sheen(dullest, brightest, grey)
     # the tint of the grey's mean colour (a dark board's noise averages out, the light's tint
     # does not), where the board is lit: a shadow's own tint says nothing of the light's
     mean_grey = window[grey].mean(1)
@@ -208,6 +220,19 @@ def _chroma_lost(window: np.ndarray, colours: CellColours) -> np.ndarray:
     if np.percentile(washed[grey].mean(-1), GREY_WASHED_QUANTILE) > BLOWN_SHARE:
         return blown
     return blown | washed
+
+
+def _sheen(dullest: np.ndarray, brightest: np.ndarray, grey: np.ndarray) -> np.ndarray:
+    """(cells x cells x pixels) pixels a dim glare spot has washed out, judged by the board's
+    own light (``grey``: its confidently read grey cells): a dullest channel SHEEN times the
+    lit grey's or more (or the sensor's clipping, whichever is lower), and no more chroma
+    than the grey's noise and tint at that level. In a normally exposed photo the grey is so
+    bright that only clipping counts; a piece's highlight keeps its colour and is not lost;
+    a shadow's edge is judged against the lit grey, not the shaded."""
+    lit = float(np.percentile(np.median(dullest[grey], axis=-1), LIT_GREY_QUANTILE))
+    noise = float(np.percentile(brightest[grey] - dullest[grey], GREY_NOISE_QUANTILE))
+    level = min(BLOWN, SHEEN * lit)
+    return (dullest >= level) & (brightest - dullest <= noise * dullest / max(lit, 0.02))
 
 
 def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray, lost: np.ndarray) -> CellColours:
