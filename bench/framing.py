@@ -35,12 +35,15 @@ GAMES: dict[str, tuple[PhotoBench, tuple[int, ...]]] = {  # each game's bench an
 
 def cut(image: np.ndarray, corners: np.ndarray, side: str, share: float) -> np.ndarray:
     """``image`` without the strip beyond ``share`` of the board's extent (the box round its
-    ``corners``) on ``side``."""
+    ``corners``) on ``side``. The corners are each game's truth (Gemblo's are its corner
+    cells' centres, so its plate's rim reaches a little beyond the box); a box reaching past
+    the photo is cut at the photo's edge."""
     (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
     at = {"left": x0 + share * (x1 - x0), "right": x1 - share * (x1 - x0),
           "top": y0 + share * (y1 - y0), "bottom": y1 - share * (y1 - y0)}[side]
-    kept = {"left": np.s_[:, int(at):], "right": np.s_[:, :int(at)],
-            "top": np.s_[int(at):], "bottom": np.s_[:int(at)]}[side]
+    at = max(0, int(at))
+    kept = {"left": np.s_[:, at:], "right": np.s_[:, :at],
+            "top": np.s_[at:], "bottom": np.s_[:at]}[side]
     return np.ascontiguousarray(image[kept])
 
 

@@ -212,8 +212,10 @@ class LiveReferee:
     ``process(t, frame)`` is the whole per-frame step (tests and benches call it directly);
     ``start()`` runs it over ``source`` on a background thread until ``stop()`` or the end of
     a recording. Callbacks run on that thread. Statuses are reported when they change:
-    ``ok``, ``no_board``, ``board_moved``, ``camera_disconnected``, ``unreadable_frame``,
-    ``ended`` (a recording ran out), ``error`` (a frame failed; the loop goes on).
+    ``ok``, ``board_moved``, ``camera_disconnected``, ``unreadable_frame``, ``ended`` (a
+    recording ran out), ``error`` (a frame failed; the loop goes on), and, while no board is
+    found, the refusal's own code (``no_board``, ``underexposed``, ``overexposed``,
+    ``impossible_angle``: :data:`vision.errors.CODES`).
     """
 
     def __init__(self, source: FrameSource | None = None, on_board: OnBoard = _ignore,
@@ -300,7 +302,10 @@ class LiveReferee:
         try:
             self.pose = self.vision.locate(frame, self._earlier)
         except ReadError as e:
-            self._report("no_board", refusal(frame, e).message)
+            # under the refusal's own code: a dark room (``underexposed``) lit up is then a change
+            # of status the page hears, not a repeat of ``no_board`` it would drop
+            refused = refusal(frame, e)
+            self._report(refused.code, refused.message)
             return False
         self._last_locate = None
         self._watch = Watch.of(self.pose, self.gate, self.vision.cell_count)

@@ -242,7 +242,18 @@ def test_a_dark_room_is_reported_as_too_dark_not_as_a_missing_board():
     referee = LiveReferee(on_status=lambda status, message: messages.append((status, message)))
     dark = np.clip(np.random.default_rng(1).normal(12, 3, (720, 1280, 3)), 0, 255).astype(np.uint8)
     referee.process(0.0, dark)
-    assert messages and messages[-1][0] == "no_board" and "too dark" in messages[-1][1]
+    assert messages and messages[-1][0] == "underexposed" and "too dark" in messages[-1][1]
+
+
+def test_the_light_coming_on_over_a_table_without_a_board_is_a_new_status():
+    # Both frames are refused; the page must hear the second reason, not keep "too dark".
+    messages = []
+    referee = LiveReferee(on_status=lambda status, message: messages.append((status, message)))
+    noise = np.random.default_rng(1).normal(0, 3, (720, 1280, 3))
+    referee.process(0.0, np.clip(noise + 12, 0, 255).astype(np.uint8))
+    referee.process(10.0, np.clip(noise + 150, 0, 255).astype(np.uint8))
+    assert [status for status, _ in messages] == ["underexposed", "no_board"]
+    assert "too dark" not in messages[-1][1]
 
 
 def test_demo_script_is_a_game_with_one_flagged_placement_taken_back():

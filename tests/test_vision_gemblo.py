@@ -259,13 +259,19 @@ def test_each_plate_side_votes_with_its_strongest_edge_only() -> None:
     assert not plate_with_edges([19.9] * 6, [50] * 6).agrees((8, 0))
 
 
-def test_a_dim_plate_s_edges_show_in_proportion_to_its_light() -> None:
-    # The edges' steps fall with the light: 12 grey levels on a board whose cells show 50 are
-    # as plain as 40 on one that shows 170; a side under a hand steps by about 1 % of it.
-    edges = np.full((6, len(hexpose.PLATE_APOTHEMS)), 0.5)
-    edges[:, int(np.argmin(np.abs(hexpose.PLATE_APOTHEMS - 19.9)))] = [12, 13, 11, 0.5, 14, 12]
-    plate = hexpose._Plate(edges, 50.0)
-    assert plate.shows.tolist() == [True, True, True, False, True, True] and plate.agrees((0, 0))
+def test_a_plate_s_edges_show_in_proportion_to_its_light() -> None:
+    # The edges' steps fall with the light: 4-9 grey levels on a board whose cells show 50
+    # are plain edges (fixed grey levels once hid them), while 11 on one whose cells show 200
+    # is too faint to be the plate's edge there (its other sides step by 40).
+    def plate(steps: list[float], light: float) -> hexpose._Plate:
+        edges = np.full((6, len(hexpose.PLATE_APOTHEMS)), 0.5)
+        edges[:, int(np.argmin(np.abs(hexpose.PLATE_APOTHEMS - 19.9)))] = steps
+        return hexpose._Plate(edges, light)
+
+    dim = plate([6, 8, 5, 0.5, 9, 4], 50.0)
+    assert dim.shows.tolist() == [True, True, True, False, True, True] and dim.agrees((0, 0))
+    bright = plate([40, 45, 11, 0.5, 42, 38], 200.0)
+    assert bright.shows.tolist() == [True, True, False, False, True, True]
 
 
 @pytest.mark.parametrize("step", [(1, 0), (0, -1), (-1, 2)])

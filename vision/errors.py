@@ -19,7 +19,7 @@ CODES = {
     "unsupported_game": "reading this game's board from photos is not supported yet",
     "unwritable_debug_dir": "the debug images could not be written",
     "overexposed": "the photo is over-exposed: the board shows as plain white",
-    "underexposed": "the photo is too dark to find the board in",
+    "underexposed": "the photo is too dark to read the board in",
 }
 
 

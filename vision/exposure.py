@@ -20,8 +20,9 @@ PREVIEW_SIDE = 320  # long side (px) of the copy it is measured on: light is not
 
 
 def brightest(image: np.ndarray) -> float:
-    """The grey level the lightest BRIGHT_SHARE of the photo reaches."""
-    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    """The grey level the lightest BRIGHT_SHARE of the photo reaches (a grey frame may come as
+    one plane or as one channel; a colour one as BGR or BGRA)."""
+    gray = image if image.ndim == 2 else image[..., 0] if image.shape[2] == 1 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     s = min(1.0, PREVIEW_SIDE / max(gray.shape))
     small = cv2.resize(gray, None, fx=s, fy=s, interpolation=cv2.INTER_AREA) if s < 1.0 else gray
     counts = np.cumsum(cv2.calcHist([small], [0], None, [256], [0, 256]).ravel())
@@ -33,5 +34,12 @@ def refusal(image: np.ndarray, error: ReadError) -> ReadError:
     photo becomes ``underexposed``, with the reader's own reason kept."""
     if error.code != "no_board" or (level := brightest(image)) >= DARK:
         return error
-    return ReadError("underexposed", f"the photo is too dark (its lightest part reaches {level:.0f} of 255), so "
-                     f"{error.message}; light the board or let the camera take in more light")
+    return too_dark(level, error.message)
+
+
+def too_dark(level: float, why: str) -> ReadError:
+    """The ``underexposed`` refusal, one wording for every reader: the fault and its remedy
+    first (what the user can change), the reader's own finding in brackets after the light
+    measured, so that a "no board" finding does not read as the cause."""
+    return ReadError("underexposed", f"the photo is too dark to read the board in (its lightest part reaches "
+                     f"{level:.0f} of 255; {why}); light the board or let the camera take in more light")

@@ -74,7 +74,7 @@ from rules.geometrius import UNKNOWN_SHAPE, load_catalogue
 from rules.polygon import CAMERA, Polygon, Shape
 
 from .errors import ReadError
-from .exposure import DARK, brightest
+from .exposure import DARK, brightest, too_dark
 from .geometrius_frame import frame_line
 from .image_io import as_bgr
 from .matching import sample_at
@@ -1996,9 +1996,7 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     if image is not photo and all("shape" in t.uncertain for t in reading.read):
         # Brightened, the photo's noise spoils every polygon; it may have hidden whole tokens
         # too (a field found as one or two of them, numbered from there): nothing to go on.
-        raise ReadError("underexposed", f"the photo is too dark (its lightest part reaches {brightest(photo):.0f} "
-                                        "of 255): brightened, its noise leaves no token's polygon readable; light "
-                                        "the field or let the camera take in more light")
+        raise too_dark(brightest(photo), "brightened, its noise leaves no token's polygon readable")
     return reading
 
 

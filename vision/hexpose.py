@@ -408,7 +408,9 @@ class _Plate:
     at any step and simply does not count."""
 
     def __init__(self, edges: np.ndarray, light: float):
-        """``edges``: :func:`_plate_edges`; ``light``: the board's cells' median brightness."""
+        """``edges``: :func:`_plate_edges`; ``light``: the median brightness at the lattice's
+        cell centres, pieces included (the light on the board: a board half covered with dark
+        pieces lowers it, and so lowers the floor, which only lets fainter edges count)."""
         self.edges = edges
         self.strongest = self.edges.max(axis=1)
         self.shows = (self.strongest >= EDGE_SEEN * self.strongest.max()) & (self.strongest >= EDGE_FLOOR * light)
