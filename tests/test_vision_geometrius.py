@@ -836,3 +836,50 @@ def test_a_token_whose_frame_blur_hides_in_part_is_kept_in_doubt_not_dropped() -
             assert "shape" in near.uncertain
             kept += near.row == 0
     assert kept >= 2 and len(r.read) >= len(truth) - 2
+
+
+# --- places that may hold a token, and the numbering they decide (round 13) ---------------------
+
+def test_a_tablecloth_check_beside_the_field_is_no_token_and_moves_no_token() -> None:
+    """A checked tablecloth's squares beside the field show a frame in part, plain light
+    card and lines across them: taken for half-hidden tokens, five phantoms made a new top
+    row and left column and every real token was numbered a place off, with no doubt
+    reported. No polygon is measured on a check: it is no token."""
+    p = heldout_photo("patterned_table", 0)
+    r = read_geometrius(upright(p))
+    assert len(r.read) == len(p.tokens)
+    for truth, near in pairs(p, r):
+        assert (near.row, near.col) == (truth.row, truth.col)
+    assert not any("frame" in t.uncertain or "position" in t.uncertain for t in r.read)
+
+
+def test_a_token_across_a_hidden_one_is_kept_and_the_numbering_it_decides_in_doubt() -> None:
+    """A cup hides the field's top-left corner: the top row's one token in view touches the
+    field only through a hidden token, the field's growth never reached it, and the 16
+    tokens read were numbered a row up, 10 of them with no doubt. Its frame shows in full
+    across the hidden place: it is read, in doubt, and since the numbering rests on it,
+    every token's position is in doubt too."""
+    p = heldout_photo("hard", 3)
+    r = read_geometrius(upright(p))
+    for near in r.read:
+        truth = min(p.tokens, key=lambda t: math.dist(near.centre_px, t.centre_px))
+        assert math.dist(near.centre_px, truth.centre_px) < 30
+        assert (near.row, near.col) == (truth.row, truth.col)
+        assert "position" in near.uncertain
+    assert [t.row for t in r.read if "frame" in t.uncertain] == [0]
+
+
+def test_the_numbering_is_in_doubt_exactly_when_a_doubtful_place_decides_it() -> None:
+    """Rows and columns count from the topmost and leftmost token read: a doubtful place
+    above the top row or left of the left column moves every other token's position (a
+    phantom, or a real token missed, would do so silently); one within the field's rows and
+    columns moves none."""
+    from vision.geometrius import _numbered
+
+    to_px = np.diag([2.0, 2.0, 1.0])  # a field seen square from above, rows down
+    field = [(r, c) for r in range(1, 4) for c in range(1, 4)]
+    for doubtful, corner, rests in [((0, 2), (1, 0), True), ((2, 0), (0, 1), True),
+                                    ((1, 4), (0, 0), False), ((4, 3), (0, 0), False)]:
+        labels, _, resting = _numbered(to_px, [*field, doubtful], frozenset([doubtful]))
+        assert labels[(1, 1)] == corner and resting is rests, doubtful
+    assert not _numbered(to_px, field, frozenset())[2]

@@ -11,10 +11,12 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    lens does not bend the steps): a neighbour is a token when a frame was found there, or
    when its frame shows along most of its length (a chip, a hand or glare broke it). A
    place next to the field whose frame shows only in part, yet holds plain card of the
-   tokens' grey level with a drawing on it, is read as a token in doubt: dropped, it would
-   number every token beyond it a place off. An underexposed photo is first stretched to a
-   normal light (the search's contrasts are in grey levels), and a noisy one searched
-   smoothed.
+   tokens' grey level with a drawing on it, may hold a token (dropped, it would number
+   every token beyond it a place off); so may a place across a hidden one whose frame
+   shows in full (a cup over its neighbour). Such a place is read as a token in doubt
+   when a polygon is measured on it, and is the tablecloth when none is. An underexposed
+   photo is first stretched to a normal light (the search's contrasts are in grey levels),
+   and a noisy one searched smoothed.
 2. *Local frame*: each token's frame is fitted again in a top-down view of it (the first
    dark line going outwards from the card, four lines through most of their points): its
    own homography carries the polygon's measurement. Where the search's quad cannot be
@@ -57,7 +59,9 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
 Positions follow the contract: row 0 is the topmost row of tokens in the photo, column 0
 the leftmost, the grid turned by the quarter turn whose +col points nearest the photo's right
 at the field's centre, both of the grid's axes weighed (at a slant they need not be square in
-the photo): the axis nearer level runs along the rows.
+the photo): the axis nearer level runs along the rows. When a token in doubt lies beyond
+the others' top row or left column, the numbering rests on it: every token's position is
+then in doubt ("position"), whether it is a token or not.
 """
 from __future__ import annotations
 
@@ -156,7 +160,7 @@ class TokenReading:
     height_known: bool
     vertices: list[tuple[float, float]]  # token millimetres, x right, y up, centre at 0
     distance: float | None  # to the nearest catalogue shape, in camera tolerances
-    uncertain: list[str]  # what could not be read with confidence: "shape", "stack"
+    uncertain: list[str]  # what could not be read with confidence: "shape", "stack", "frame", "position"
     centre_px: tuple[float, float]
     homography: np.ndarray  # token millimetres (y down) -> photo pixels
 
@@ -453,16 +457,61 @@ def _card_level(gray: np.ndarray, H: np.ndarray) -> tuple[float, float]:
     return level, float(np.median(np.abs(v - level)))
 
 
-def _looks_like_token(gray: np.ndarray, dark: np.ndarray, H: np.ndarray, card: float) -> bool:
-    """A place whose frame showed too little to count may still hold a token that blur, a
-    hand or the dark hid: its frame shows in part, the inside of its frame is plain card of
-    the field's tokens' level (``card``) and holds a drawing. A tablecloth's check may
-    show a frame and be light, but is plain; the table beside a field is no card."""
-    level, spread = _card_level(gray, H)
-    if abs(level / max(card, 1.0) - 1) > CARD_LIKE or spread > CARD_PLAIN * card:
+def _drawn_card(gray: np.ndarray, dark: np.ndarray, H: np.ndarray, card: float) -> bool:
+    """Plain card inside a place's frame (its spread within CARD_PLAIN of the field's card
+    level ``card``) holding a drawing, as a token's inside does. A tablecloth's check may
+    show a frame and be light, but is plain."""
+    if _card_level(gray, H)[1] > CARD_PLAIN * card:
         return False
     ink = float((_inside(dark, apply_h(H, _square(INNER_MM)), 15) > 127).mean())
     return INK_INSIDE[0] <= ink <= INK_INSIDE[1]
+
+
+def _looks_like_token(gray: np.ndarray, dark: np.ndarray, H: np.ndarray, card: float) -> bool:
+    """A place whose frame showed too little to count may still hold a token that blur, a
+    hand or the dark hid: its frame shows in part, the inside of its frame is card of the
+    field's tokens' level (``card``) with a drawing on it (``_drawn_card``); the table
+    beside a field is no card."""
+    return abs(_card_level(gray, H)[0] / max(card, 1.0) - 1) <= CARD_LIKE and _drawn_card(gray, dark, H, card)
+
+
+def _neighbours(p: Pos) -> tuple[Pos, ...]:
+    """The four places beside ``p``: tokens touch by a side, never by a corner alone."""
+    r, c = p
+    return (r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)
+
+
+def _stepped(gray: np.ndarray, H: np.ndarray, dr: int, dc: int) -> np.ndarray | None:
+    """The homography of the place ``dr`` rows and ``dc`` columns from the token of ``H``
+    (token mm -> pixels of ``gray``); None when that place's centre lies outside the photo."""
+    moved = H @ np.array([[1, 0, dc * PITCH_MM], [0, 1, dr * PITCH_MM], [0, 0, 1]])
+    centre = apply_h(moved, np.zeros((1, 2)))[0]
+    return moved if 0 <= centre[0] < gray.shape[1] and 0 <= centre[1] < gray.shape[0] else None
+
+
+BEYOND_HIDDEN = ((-2, 0), (2, 0), (0, -2), (0, 2), (-1, -1), (-1, 1), (1, -1), (1, 1))  # steps across one place
+
+
+def _unreached(gray: np.ndarray, dark: np.ndarray, local: Mapping[Pos, np.ndarray], card: float
+               ) -> dict[Pos, np.ndarray]:
+    """Tokens the field's growth could not reach, at the homography a step put them: places
+    across one place from a token (two steps straight or one diagonal), next to none, whose
+    frame shows as much as a grown neighbour's must (FRAME_SHOWS) and holds plain card with
+    a drawing (``_drawn_card``). The field is connected, so the place between lies hidden
+    (a cup, a hand over it); missed, such a token beyond the top row or left column numbers
+    every token read a place off, silently (a cup over a field's top-left corner did).
+    Its card's level is not compared with the field's: a strong frame is asked of it, as of
+    any grown neighbour, and the light beside a cup or a hand differs."""
+    out: dict[Pos, np.ndarray] = {}
+    for (r, c), H in local.items():
+        for dr, dc in BEYOND_HIDDEN:
+            n = (r + dr, c + dc)
+            if n in local or n in out or any(m in local for m in _neighbours(n)):
+                continue
+            Hn = _stepped(gray, H, dr, dc)
+            if Hn is not None and _frame_evidence(gray, Hn) >= FRAME_SHOWS and _drawn_card(gray, dark, Hn, card):
+                out[n] = Hn
+    return out
 
 
 def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.ndarray]
@@ -472,10 +521,11 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
     frame found there lines up with the step, or its frame shows along most of its length.
     Stepping from each token's own frame, rather than from one grid for the whole field,
     keeps every step right under a distorting lens.
-    Also the places next to the field that may hold a token all the same (its frame shows
-    in part, ``_looks_like_token``), at the homography the step put them: missed, such a
-    token would go unreported and, in the field's top row or left column, move every other
-    token's contract position by one, silently."""
+    Also the places that may hold a token all the same, at the homography the step put
+    them: next to the field, its frame showing in part (``_looks_like_token``), or across a
+    hidden place (``_unreached``). Missed, such a token would go unreported and, beyond the
+    field's top row or left column, move every other token's contract position by one,
+    silently; taken, the tablecloth could do the same (``_numbered``)."""
     if len(found) > MAX_TOKENS:
         raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
                                     "Geometrius field")
@@ -487,13 +537,11 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
     frontier = [(0, 0)]
     while frontier:
         r, c = frontier.pop(0)
-        for n in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+        for n in _neighbours((r, c)):
             if n in local:  # (a place missed from one side may still show from another)
                 continue
-            step = np.array([[1, 0, (n[1] - c) * PITCH_MM], [0, 1, (n[0] - r) * PITCH_MM], [0, 0, 1]])
-            H = local[(r, c)] @ step
-            centre = apply_h(H, np.zeros((1, 2)))[0]
-            if not (0 <= centre[0] < gray.shape[1] and 0 <= centre[1] < gray.shape[0]):
+            H = _stepped(gray, local[(r, c)], n[0] - r, n[1] - c)
+            if H is None:
                 continue
             near = np.linalg.norm(apply_h(np.linalg.inv(H), centres), axis=1)
             if near.min() < 0.3 * PITCH_MM:
@@ -511,7 +559,7 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
                                         "Geometrius field")
     card = float(np.median([_card_level(gray, H)[0] for H in local.values()]))
     doubtful = {n: H for n, H in partial.items() if n not in local and _looks_like_token(gray, dark, H, card)}
-    return local, doubtful
+    return local, doubtful | _unreached(gray, dark, local, card)
 
 
 def _own_frame(gray: np.ndarray, H: np.ndarray, once: bool = False) -> np.ndarray:
@@ -1784,7 +1832,7 @@ class _Field:
     H: np.ndarray
     places: tuple[Pos, ...]
     local: Mapping[Pos, np.ndarray] = field(default_factory=dict)
-    doubtful: frozenset[Pos] = frozenset()  # places that may hold a token whose frame hardly shows
+    doubtful: frozenset[Pos] = frozenset()  # places that may hold a token (or be the tablecloth)
 
 
 def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
@@ -1857,6 +1905,19 @@ def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.nd
     return labels, H @ M
 
 
+def _numbered(H: np.ndarray, places: Sequence[Pos], doubtful: frozenset[Pos]
+              ) -> tuple[dict[Pos, Pos], np.ndarray, bool]:
+    """``_orient``'s labels and homography for the places read, and whether the numbering
+    rests on a doubtful place: whether any token not in doubt would be numbered otherwise
+    without the doubtful ones. Rows and columns count from the topmost and leftmost token
+    read, so a doubtful place beyond the others' top row or left column (a real token half
+    hidden, or the tablecloth) decides every token's position: whichever it is, no token's
+    position is then sure."""
+    labels, contract_H = _orient(H, places)
+    own = _orient(H, [p for p in places if p not in doubtful])[0]
+    return labels, contract_H, any(labels[p] != at for p, at in own.items())
+
+
 def _contract_to_grid(k: int) -> np.ndarray:
     """Turned grid coordinates (x = col, y = row) -> the field's own grid coordinates, undoing
     k quarter turns of (r, c) -> (c, -r): one undoes as (c', r') -> (c, r) = (r', -c')."""
@@ -1873,7 +1934,6 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
     H = located.H
     h, w = image.shape[:2]
     cam = field_camera(H, (w, h))
-    labels, contract_H = _orient(H, located.places)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if gray is None else gray
     b, g, red = (cv2.extractChannel(image, k) for k in range(3))  # three times quicker than split
     value = cv2.max(cv2.max(b, g), red)
@@ -1897,10 +1957,13 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         card_v = float(max(card_rgb.max(), 1.0))
         sight, score = _find_stack(image, value, Ht if Ht is not None else H0, centre_mm, cam, card_rgb, card_v)
         seen.append((pos, centre_mm, H0, Ht, card_rgb, sight, score))
+    # A place that may be no token (the tablecloth) is no witness of the camera.
     cam = _focal_from_stacks(H, (w, h), cam, [(s_, Ht if Ht is not None else H0, c_)
-                                              for _, c_, H0, Ht, _, s_, _ in seen if s_ is not None])
+                                              for p_, c_, H0, Ht, _, s_, _ in seen
+                                              if s_ is not None and p_ not in located.doubtful])
     tokens: list[TokenReading] = []
     matches: list[ShapeMatch | None] = []
+    places: list[Pos] = []
     for pos, centre_mm, H0, Ht, card_rgb, sight, score in seen:
         uncertain = [] if Ht is not None and pos not in located.doubtful else ["frame"]
         Ht = Ht if Ht is not None else H0
@@ -1916,15 +1979,26 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
             again = None if regained is None else match_shape(regained.vertices, catalogue.shapes, regained.loose)
             if again is not None and again.shape != UNKNOWN_SHAPE:
                 polygon, vertices, match = regained, regained.vertices, again
+        if pos in located.doubtful and vertices is None:
+            # No polygon where a token may lie: the tablecloth (on 24 patterned-table photos
+            # 14 such places of 16 measured none, every real token 3-9 corners). Kept, it
+            # numbered every token beside it a place off; one that does measure a polygon
+            # stays in doubt, and so does every position it decides (``_numbered``).
+            continue
         hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
         if match is None or not match.sure or hidden or not polygon.straight or pos in located.doubtful:
             uncertain.append("shape")
         vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
-        r, c = labels[pos]
         cpx = apply_h(Ht, np.zeros((1, 2)))[0]
-        tokens.append(TokenReading(r, c, UNKNOWN_SHAPE, stack.stack, stack.height_known, vert_list, None, uncertain,
+        places.append(pos)
+        tokens.append(TokenReading(*pos, UNKNOWN_SHAPE, stack.stack, stack.height_known, vert_list, None, uncertain,
                                    (float(cpx[0]), float(cpx[1])), Ht))
         matches.append(match)
+    labels, contract_H, resting = _numbered(H, places, located.doubtful)
+    for pos, token in zip(places, tokens):  # numbered once the doubtful places are settled
+        token.row, token.col = labels[pos]
+        if resting:
+            token.uncertain.append("position")
     _name_shapes(tokens, matches)
     tokens.sort(key=lambda t: (t.row, t.col))
     rows = max(t.row for t in tokens) + 1
