@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rules import gemblo
+from rules.gemblo import CORNERS
 from rules.placement import random_playout
 from vision import gemblo as reader
 from vision import hexpose
@@ -151,6 +152,86 @@ def test_weak_cells_that_complete_a_piece_are_best_guessed_clear_but_stay_in_dou
     labels, conf, post, ok = doubts([], [(5, -5)], p_clear=0.6)
     reader._clear_pieces(labels, conf, post, ok)
     assert labels[NAME[5, -5]] == reader.EMPTY and conf[NAME[5, -5]] < 0.5
+
+
+def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() -> None:
+    # Three cells in a row, each leaning empty at the same weak odds, and clear surely showing
+    # its monohex elsewhere: of their labellings only "none", the two dihexes and the trihex make
+    # distinct pieces, so the rules' weights say "empty" far more plainly than each cell does.
+    # But with no surely clear cell among them the photo's odds there err together (a piece the
+    # whole photo reads weakly, under blur), and the rules leave them in doubt (the seed-2 blur
+    # photo 6 had a clear cell read surely empty so).
+    row = [(0, 0), (0, 1), (0, 2)]
+    labels, conf, post, ok = doubts([(6, -6)], row, p_clear=0.012)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert all(labels[NAME[c]] == reader.EMPTY and conf[NAME[c]] < 0.5 for c in row)
+    # Beside a surely clear cell of the group the weighing still decides what only one
+    # labelling explains (see test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces).
+
+
+def corners_held(colours: str) -> tuple[list[str], np.ndarray]:
+    """Labels and confidences of a board whose corners (rules.gemblo.CORNERS, in order) surely
+    show these labels, everything else surely empty."""
+    labels, conf = [reader.EMPTY] * len(cells()), np.ones(len(cells()))
+    for c, lab in zip(CORNERS, colours):
+        labels[NAME[c]] = lab
+    return labels, conf
+
+
+def test_clear_s_start_is_the_corner_the_five_other_colours_leave() -> None:
+    # M3 in a six-colour game: each colour's first piece covers its own corner. Five corners
+    # surely show five colours, clear surely shows a cell elsewhere: the sixth corner is clear's.
+    seen = np.ones(len(cells()), bool)
+    labels, conf = corners_held(".RYGBP")
+    labels[NAME[0, 0]] = "C"
+    conf[NAME[7, 7]] = 0.3
+    assert reader._clear_start(labels, conf, seen) == NAME[7, 7]
+    conf[NAME[7, 7]] = 1.0  # read surely empty: the rules still name it (the reader then doubts it)
+    assert reader._clear_start(labels, conf, seen) == NAME[7, 7]
+    # Not seen (a hand over it), or not a six-colour game as far as the corners show: nothing.
+    assert reader._clear_start(labels, conf, ~seen) is None
+    for corners in (".RYGB.", ".RYGBR", "YRYGBP"):
+        assert reader._clear_start(*corners_held(corners), seen) is None
+    # Clear shows no cell: it may not have had its first turn, unless some colour shows a second
+    # piece (turns go round, and a first turn is never passed).
+    labels, conf = corners_held(".RYGBP")
+    assert reader._clear_start(labels, conf, seen) is None
+    labels[NAME[0, 0]] = "R"
+    assert reader._clear_start(labels, conf, seen) == NAME[7, 7]
+
+
+def bench_photo(seed: int, condition: str, i: int):
+    """The bench's photo i of a condition (``python -m bench gemblo_bench``, BENCH_SEED=seed)."""
+    from bench.gemblo_bench import BENCH
+    return BENCH.render(np.random.default_rng([seed, list(CONDITIONS).index(condition), i]), condition, (1600, 1200))
+
+
+@pytest.mark.parametrize("condition, i, sure", [("clean", 3, True), ("dim", 2, False)])
+def test_clear_s_start_corner_the_photo_doubts_is_read_clear(condition: str, i: int, sure: bool) -> None:
+    # The bench's seed 2: clear's first piece on its corner (7,7), at the rim and over the
+    # embossed double hexagon, read empty in doubt. The corners show the five other colours, so
+    # the corner is clear's: decided where clear surely shows elsewhere (clean), a best guess
+    # left in doubt where the dim photo shows no clear cell surely.
+    image, truth = bench_photo(2, condition, i)
+    reading = read_gemblo(image)
+    assert truth.labels["7,7"] == "C" == reading.cells.get("7,7")
+    assert ("7,7" not in reading.uncertain) == sure
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert wrong <= set(reading.uncertain)
+
+
+def test_cells_at_the_board_s_rim_are_not_taken_for_hidden() -> None:
+    # A rim cell's outer walls are a step up to the flat plate, fainter than a ridge: judged on
+    # the ridges' scale, a blurred photo's rim cells passed for hidden (8 cells, the bench's
+    # seed 2, blur photo 6) and were left out of the clear pieces' weighing. On their own scale
+    # none is, and a cup over a rim cell still hides it (seed 23, cup photo 1).
+    image, truth = bench_photo(2, "blur", 5)
+    pose = locate_board(image)
+    assert not truth.occluded and (reader.walls_seen(reader.rectify(image, pose, reader.CLEAR_PPU, 0.0))
+                                   >= reader.WALLS_HIDDEN).all()
+    image, _ = bench_photo(23, "cup", 0)
+    seen = reader.walls_seen(reader.rectify(image, locate_board(image), reader.CLEAR_PPU, 0.0))
+    assert seen[NAME[11, -10]] < reader.WALLS_HIDDEN
 
 
 def test_the_photos_own_clusters_of_clear_scores() -> None:

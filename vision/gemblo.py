@@ -15,7 +15,8 @@ offline on generated photos (``CLEAR_WEIGHTS``); a cell unlike the photo's empty
 measures at once lies beyond what they were fitted on, and is never surely empty.
 
 A cell whose walls do not show at all lies under a hand, a cup or a blinding glare: it is
-uncertain whatever colour shows there.
+uncertain whatever colour shows there. A wall at the board's rim (a step up to the flat plate,
+not a ridge) shows less than one between two cells, and is weighed on its own scale.
 
 The clear score's scale is fitted over many photos, but in one photo the clear and empty cells
 form two tight clusters whose gap moves with the light, the blur and the lens: the photo's own
@@ -38,7 +39,8 @@ doubtful cells links to the surely clear ones is empty; and the clear cells of a
 split into distinct pieces of the set, so a cell that only one labelling explains is decided
 (a group with too many doubts to weigh every labelling only takes the likeliest that makes
 pieces as its best guess). A doubtful cell's best guess also weighs how likely the pieces a
-labelling makes are (clear lays whole pieces, not independent cells).
+labelling makes are (clear lays whole pieces, not independent cells). In a six-colour game
+the corner the five other colours do not hold is clear's start, which its first piece covers (M3).
 
 Under-exposure: a clear piece shows only as a few per cent more light than an empty cell. Where
 the board is so dim that this spans about a grey level, rounding hides it, so a cell that looks
@@ -56,7 +58,7 @@ from typing import Callable, Mapping
 import cv2
 import numpy as np
 
-from rules.gemblo import pieces, row2
+from rules.gemblo import CORNERS, pieces, row2
 from rules.lattice import HEX
 
 from .colour import Palette, classify
@@ -279,17 +281,34 @@ def _wall_offsets(ppu: float) -> np.ndarray:
     return np.rint(pts[..., ::-1]).astype(int)
 
 
+@lru_cache(maxsize=1)
+def _shared_walls() -> np.ndarray:
+    """(463, 6) whether each of a cell's walls (in :func:`_wall_offsets`' order) lies between it
+    and another board cell, rather than at the board's rim."""
+    ang = np.radians(np.arange(6) * 60.0 + 30.0)
+    beyond = centres()[:, None] + np.sqrt(3) * np.column_stack([np.cos(ang), np.sin(ang)])[None]
+    gap = np.linalg.norm(beyond[:, :, None] - centres()[None, None], axis=-1).min(axis=2)
+    return gap < 0.5
+
+
 def walls_seen(top: np.ndarray) -> np.ndarray:
-    """(463,) how plainly each cell's walls show, over the board's median: the brightness
-    gradient on the second weakest of its six walls (strongest across each wall: the lattice
-    may sit a little off). Walls show through every piece, clear or coloured; a hand, a cup or
-    a blinding glare hides them."""
+    """(463,) how plainly each cell's walls show, over the board's median cell: the brightness
+    gradient on the second weakest of its six walls (strongest across each wall: the lattice may
+    sit a little off). Walls show through every piece, clear or coloured; a hand, a cup or a
+    blinding glare hides them. A wall at the board's rim is put on the scale of the walls
+    between cells first (the ratio of their medians in this photo): there the recess meets the
+    flat plate in one step, not a ridge between two recesses, and shows 0.4-0.8 as plainly
+    (median 0.58 over 20 generated photos); judged on the ridges' scale, 1 in 16 bare cells of
+    the outer ring passed for hidden, 1 in 270 inner cells."""
     gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY).astype(np.float32)
     grad = cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3))
     off = _wall_offsets(CLEAR_PPU)
     g = _gather(grad[..., None], off.reshape(-1, 2), CLEAR_PPU)[..., 0].reshape(-1, *off.shape[:3])
-    walls = np.sort(g.max(axis=3).mean(axis=2), axis=1)[:, 1]
-    return walls / max(float(np.median(walls)), 1e-6)
+    walls = g.max(axis=3).mean(axis=2)
+    typical = float(np.median(np.sort(walls, axis=1)[:, 1]))  # the board's median cell, its walls as they show
+    shared = _shared_walls()
+    rim = np.median(walls[shared]) / max(float(np.median(walls[~shared])), 1e-6)  # a rim step, as plain as a ridge
+    return np.sort(np.where(shared, walls, rim * walls), axis=1)[:, 1] / max(typical, 1e-6)
 
 
 def white_shares(top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -589,6 +608,52 @@ def _bridge_graph() -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(index[n] for n in (*HEX.edge(c), *HEX.contact(c)) if n in index) for c in cells())
 
 
+def _clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray) -> int | None:
+    """Clear's start corner, if the rules say clear covers it (M3), else None.
+
+    In a six-colour game the six corner cells are the starts, one a colour, and each colour's
+    first piece covers its own. So when five corners surely show five different colours and
+    clear has had its first turn (:func:`_clear_started`), the sixth corner is covered by clear,
+    whatever the photo makes of it. That cell lies at the board's rim and on an embossed double
+    hexagon, where the clear evidence reads least well. Nothing is said when the corners do not
+    show the five other colours, or the sixth is surely read a colour or clear already, or is
+    not ``seen`` (outside the photo, hidden)."""
+    index = _index()
+    corners = [index[c] for c in CORNERS]
+    sure = conf >= UNCERTAIN_BELOW
+    held = [i for i in corners if sure[i] and labels[i] not in (EMPTY, "C")]
+    if len(held) != len(corners) - 1 or len({labels[i] for i in held}) != len(held):
+        return None
+    start = next(i for i in corners if i not in held)
+    if not seen[start] or (sure[start] and labels[start] != EMPTY) or not _clear_started(labels, sure, start):
+        return None
+    return start
+
+
+def _read_clear(labels: list[str], conf: np.ndarray, i: int, confidence: float) -> list[int]:
+    """Read cell ``i`` clear at this confidence; returns it if its label changed."""
+    changed = [i] if labels[i] != "C" else []
+    labels[i], conf[i] = "C", confidence
+    return changed
+
+
+def _clear_started(labels: list[str], sure: np.ndarray, start: int) -> bool:
+    """Whether clear has had its first turn: it surely shows a cell beyond its start, or some
+    colour surely shows a second piece (two regions: M4). Turns go round, so after any colour's
+    second piece every colour has had one, and a first turn is never passed: nothing but
+    clear's own piece can cover clear's start corner by then."""
+    if _clear_shown(labels, sure, start):
+        return True
+    shown = [labels[reg[0]] for reg in _regions(labels)
+             if labels[reg[0]] != "C" and all(sure[i] for i in reg)]
+    return len(shown) > len(set(shown))
+
+
+def _clear_shown(labels: list[str], sure: np.ndarray, start: int) -> bool:
+    """Whether the photo surely shows a clear cell other than clear's start."""
+    return any(lab == "C" and sure[i] for i, lab in enumerate(labels) if i != start)
+
+
 def _clear_tree(labels: list[str], conf: np.ndarray, clear_only: np.ndarray,
                 settle: np.ndarray | None = None) -> list[int]:
     """Decide empty-or-clear doubts the clear colour's pieces cannot reach.
@@ -640,7 +705,8 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     share of the weight once the labellings are also weighed by the pieces they make
     (:func:`_pieces_prior`): a tetrahex two of whose cells the photo hardly shows is likelier
     than a dihex and two stray readings. A group touching a cell in other doubt (a hand,
-    a colour unsure) is left alone: that cell could be clear too. A group of more than
+    a colour unsure) is left alone: that cell could be clear too. A group with no surely clear
+    cell decides only what the rules leave one label for. A group of more than
     PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
     decides none. Returns the cells whose label changed."""
@@ -702,9 +768,12 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         for k, i in enumerate(doubtful):
             if shares[:, k].all() or not shares[:, k].any():  # the rules leave one label
                 conf[i] = TREE_CONF
-            elif not any(sure[n] for n in edges[i]):  # beside a clear piece: _doubt_beside_clear
+            elif fixed and not any(sure[n] for n in edges[i]):  # beside a clear piece: _doubt_beside_clear
                 # As sure as the pieces make it beyond the cell's own odds: those alone were left
-                # in doubt (the photo's two views disagreeing), and still are.
+                # in doubt (the photo's two views disagreeing), and still are. Only in a group
+                # the photo surely shows clear in: a group of doubts alone is most often a piece
+                # whose every cell the photo reads weakly alike (blur, a dim corner), and its
+                # cells' odds err together, so the labellings they allow add nothing sure.
                 odds = np.log(max(marginal[k], 1e-12)) - np.log(max(1 - marginal[k], 1e-12))
                 own = log_c[i] - log_e[i]
                 gain = abs(odds) - abs(own) if odds * own > 0 else abs(odds)
@@ -868,12 +937,25 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     changed: list[int] = []
     flags: list[str] = []
     if rules:
-        labels, changed, flags = _apply_rules(labels, post, conf)
         ok = clear_only & in_photo & ~hidden
+        # Clear's start corner: decided where the photo doubts only clear or empty and shows
+        # clear elsewhere, before the regions and pieces are weighed (its piece may then be
+        # completed from it); otherwise clear is its best guess, after them, and it stays in doubt
+        # (the tree and the pieces weighed from a corner alone could settle a photo whose clear
+        # pieces mostly read empty).
+        start = _clear_start(labels, conf, in_photo & ~hidden)
+        decided = start is not None and bool(ok[start]) and conf[start] < UNCERTAIN_BELOW \
+            and _clear_shown(labels, conf >= UNCERTAIN_BELOW, start)
+        if decided:
+            changed += _read_clear(labels, conf, start, TREE_CONF)
+        labels, more, flags = _apply_rules(labels, post, conf)
+        changed += more
         with np.errstate(divide="ignore"):
             leans_empty = np.log(post[:, 0] + 1e-12) - np.log(post[:, -1] + 1e-12) >= TREE_MIN_ODDS
         changed += _clear_pieces(labels, conf, post, ok)
         changed += _clear_tree(labels, conf, ok, leans_empty)
+        if start is not None and not decided and labels[start] != "C":
+            changed += _read_clear(labels, conf, start, min(conf[start], UNCERTAIN_BELOW - 0.01))
     # A cell read empty or clear whose light clipped has lost the glints and sheen that tell a
     # clear piece from the bare board: its label is a guess, whatever the rules inferred (they
     # start from the surely clear cells, and clipping hides clear pieces from those too).
