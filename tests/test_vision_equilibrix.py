@@ -403,6 +403,42 @@ def test_a_black_tile_under_a_shadows_edge_is_best_guessed_black() -> None:
     assert wrong(p, reading) == []
 
 
+@pytest.mark.parametrize("seed, condition, index, tiles", [
+    (11, "dim", 2, ("P 0 -3 0", "P 1 -3 2")),  # by their colour alone nearer white than black
+    (3, "stray_pieces", 1, ("T -2 -2 -", "P -1 -2 1")),  # their outline shows: "shadowed white"
+])
+def test_a_black_tile_a_soft_reflection_turns_grey_is_best_guessed_black(seed, condition, index, tiles) -> None:
+    """A soft window reflection (the bench's photos at their 1600×1200) adds more light to the
+    glossy tiles than to the wood: black tiles turn grey, neutral, and their gap no longer
+    shows lighter than their middle. They were best guessed white. White plastic is brighter
+    than the wood in the same light, and these are darker than the bare wood round them: they
+    are best guessed black, still uncertain, and the boards are exact."""
+    rng = np.random.default_rng([seed, list(CONDITIONS).index(condition), index])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions(condition, rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    for name in tiles:
+        assert p.fields[name] == "B" and name not in p.occluded
+        assert reading.fields.get(name) == "B" and name in reading.uncertain
+    assert wrong(p, reading) == []
+
+
+def test_the_wood_round_a_field_follows_a_local_shadow() -> None:
+    """The wood round a field is the fields read empty among its neighbours and theirs: a
+    shadow over them shows there, whatever the smooth light field says; too few: unknown."""
+    bright = np.zeros(144)
+    i = 70
+    bright[eq._round_about()[i]] = -0.5
+    empty = np.ones(144, bool)
+    which = np.zeros(144, bool)
+    which[[i, 0]] = True
+    round_ = eq._wood_round(bright, empty, which)
+    assert round_[i] == pytest.approx(-0.5) and np.isnan(round_[1])  # field 1 was not asked for
+    few = empty & ~eq._round_about()[i]
+    few[np.flatnonzero(eq._round_about()[i])[:2]] = True
+    assert np.isnan(eq._wood_round(bright, few, which)[i])
+
+
 def test_a_photo_read_twice_reads_the_same(tmp_path) -> None:
     """OpenCV's IPP paths (off for every reader, `vision/__init__.py`) made a read depend on
     where buffers lay in memory: a glared board's pose came out 0.67 on one read and 0.71 on

@@ -76,7 +76,12 @@ quarter keeps the wood's red hue and about its brightness, the best guess is emp
 and neutral as white plastic but keeps its grain: a white field whose darkest tenth lies well
 below its middle is not sure, nor is one several times rougher than the smoothest white
 fields (flat plastic) and a fair share as rough as the bare wood (a phone's tone map lifts the
-wood beside black tiles until it is as bright and grey as white plastic).
+wood beside black tiles until it is as bright and grey as white plastic). A soft reflection
+adds more light to the glossy tiles than to the wood, so a black tile under one turns grey and
+neutral, and may be read white; white plastic is brighter than the wood in any light the two
+share, so a doubtful neutral field read white but darker than the bare wood round it (the
+fields read empty among its neighbours and theirs, which share a shadow the smooth light field
+does not follow) is best guessed black.
 
 Covered fields' best guess: skin and a sleeve are read black or white by their brightness,
 but plastic is neutral (bluer over the wood's light than wood or skin). A covered field (see
@@ -197,6 +202,7 @@ PARTLY_BLACK_WHITE = -0.5  # ... in a field read white (white plastic lies about
 WHITE_GRAIN = 0.015  # least margin below white tiles' usual darkest tenth (share of the middle)
 NEIGHBOUR_R = 0.62  # r: a field's neighbours (5 or 6) have their centroids this close
 HIDDEN_AROUND = 0.5  # share of doubtful neighbours that makes an empty-looking field doubtful
+WOOD_ROUND = 3  # fields read empty round a field (neighbours and theirs) that show the light there
 OUTLINE_SHARE = 0.45  # an empty field whose outline shows less than this share of the usual: hidden
 DRAWN_OUTLINE = 0.25  # a field whose outline shows more than this share of an empty one's is no black tile when
 # as red as the wood (neutral in a shadow: see WHITE_OUTLINE)
@@ -1298,6 +1304,18 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     washed_wood = (glared_part & (label == 2) & (conf < UNCERTAIN_BELOW) & _wood_red(dark_feat, means)
                    & (dark_rel < 0.5 * (means[LABELS.index(EMPTY), 0] + means[LABELS.index("W"), 0])))
     label = np.where(washed_wood, 0, label)
+    # Grey plastic. White plastic is brighter than the wood in any light the two share, and a
+    # reflection adds more to it than to the wood (the tiles are glossier). A black tile under a
+    # soft reflection turns grey: neutral, between black and the wood, and its gap no longer
+    # shows lighter than its middle, so its colour alone may lie nearer white's than black's,
+    # or the shadow rule above takes it for shadowed white plastic. A doubtful neutral field
+    # read white yet darker than the bare wood round it is best guessed black (still doubtful).
+    # The wood round it, not the light field, is the reference: a white tile in a shadow the
+    # smooth light field does not follow is dimmer than the light field says, and so is the
+    # wood beside it.
+    pale = (label == 2) & (conf < UNCERTAIN_BELOW) & seen & ~_wood_red(feat, means)
+    grey = pale & (feat[:, 0] < _wood_round(feat[:, 0], (label == 0) & seen, pale))
+    label = np.where(grey, 1, label)
     # The five-dot rule: a node never holds more than five fields of one colour, six with the
     # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
     # misread, and which cannot be told: all of that colour there are doubtful.
@@ -1325,6 +1343,28 @@ def _neighbours() -> np.ndarray:
     c = fg.centroids()
     d = np.linalg.norm(c[:, None] - c[None], axis=2)
     return ((d < NEIGHBOUR_R) & (d > 0)).astype(np.float64)
+
+
+@lru_cache(maxsize=1)
+def _round_about() -> np.ndarray:
+    """Which fields lie round which (144 x 144, bool): its neighbours and theirs, not itself."""
+    near = _neighbours()
+    out = (near @ near + near) > 0
+    np.fill_diagonal(out, False)
+    return out
+
+
+def _wood_round(bright: np.ndarray, empty: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """For each field ``which`` selects, the brightness (over the light field) of the bare wood
+    round it: the median over the fields read empty among its neighbours and theirs; NaN
+    where fewer than WOOD_ROUND are. Unlike the light field's smooth surface, it follows a
+    shadow or a reflection lying over a few fields."""
+    out = np.full(len(bright), np.nan)
+    for i in np.flatnonzero(which):
+        wood = _round_about()[i] & empty
+        if wood.sum() >= WOOD_ROUND:
+            out[i] = np.median(bright[wood])
+    return out
 
 
 # --- reading the ring ----------------------------------------------------------------------
