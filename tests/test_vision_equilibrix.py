@@ -388,6 +388,58 @@ def test_wood_a_highlight_partly_clips_is_guessed_empty_by_its_darkest_part() ->
     assert [n for n in wrong(p, reading) if n not in p.occluded] == []
 
 
+@pytest.mark.parametrize("seed, condition, index, fields", [
+    (3, "glare", 0, ("P -1 2 0", "P 1 1 2")),  # a lamp's reflection clips their red and green
+    (3, "hard", 0, ("P 3 -2 1",)),  # a soft reflection, nothing clipped: the board is read exactly
+])
+def test_wood_a_highlight_pulls_towards_the_lamps_hue_is_guessed_empty(seed, condition, index, fields) -> None:
+    """Wood under a highlight (the bench's photos at their 1600×1200) turns bright, and its hue
+    moves towards the lamp's, that of plastic: these fields were read white, not surely. They
+    stay clearly redder than the plastic, which added light leaves neutral, the highlight shows
+    (it clips part of them, or their grain shows), and their blue channel is not clipped (only
+    that could make them look redder than they are): their best guess is empty, and they stay
+    uncertain."""
+    rng = np.random.default_rng([seed, list(CONDITIONS).index(condition), index])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions(condition, rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    for name in fields:
+        assert p.fields.get(name, ".") == "."
+        assert reading.fields.get(name, ".") == "." and name in reading.uncertain
+    assert silent_errors(p, reading) == []
+    if condition == "hard":
+        assert wrong(p, reading) == []
+
+
+def test_white_tiles_a_shadow_makes_look_red_stay_white() -> None:
+    """In a dim photo with a hand's shadow over part of the board (the bench's seed 79, `hard`
+    photo 1, at its 1600×1200) the smooth light field misses the shadow, and white tiles in it
+    look as much redder than plastic as glared wood does. Nothing clips them and they are as
+    smooth as plastic: no highlight shows, and their best guess stays white."""
+    rng = np.random.default_rng([79, list(CONDITIONS).index("hard"), 1])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions("hard", rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    whites = ("T -2 -2 -", "P -2 -1 0", "P -2 -1 2", "P -1 -2 1", "P 0 -2 0", "T 0 -2 +")
+    assert [p.fields.get(n) for n in whites] == ["W"] * len(whites)
+    assert [reading.fields.get(n) for n in whites] == ["W"] * len(whites)
+    assert silent_errors(p, reading) == []
+
+
+def test_white_tiles_whose_blue_a_highlight_clips_stay_white() -> None:
+    """Under a cool lamp white plastic's blue channel is its brightest, so a highlight clips it
+    first and the tile looks redder than it is: that is no sign of wood, and its best guess
+    stays white."""
+    p = photo("cool_light", 9)
+    reading = read_equilibrix(upright(p))
+    whites = sorted(n for n, c in p.fields.items() if c == "W")[:6]
+    image = upright(p)
+    for centre in reading.pose.to_photo(fg.centroids()[[fg.names().index(n) for n in whites]]):
+        image = _highlight(image, centre, 0.5 * 55)
+    glared = read_with_pose(image, reading.pose)
+    assert [glared.fields.get(n) for n in whites] == ["W"] * len(whites)
+
+
 def test_a_black_tile_under_a_shadows_edge_is_best_guessed_black() -> None:
     """A shadow's edge across a black tile (the bench's seed 43, `shadow` photo 1, at its
     1600×1200) darkens part of the gap round it, so its outline no longer shows lighter than

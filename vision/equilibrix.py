@@ -72,7 +72,10 @@ its mean; the darkest quarter of its middle, which the highlight misses, stays b
 field is read black (not surely; for a field read white a less dark quarter will do, since
 white plastic is brighter than the wood even there). Added light moves the wood's colour towards the
 lamp's, never beyond, so where a highlight partly clips a doubtful white field whose darkest
-quarter keeps the wood's red hue and about its brightness, the best guess is empty. Wood under a highlight turns as bright
+quarter keeps the wood's red hue and about its brightness, the best guess is empty; so too where
+a doubtful white field's middle (its blue channel not clipped) is clearly redder than plastic and
+a highlight shows there (it clips part of the middle, or the wood's grain shows), since plastic
+keeps its hue under the lamp's light. Wood under a highlight turns as bright
 and neutral as white plastic but keeps its grain: a white field whose darkest tenth lies well
 below its middle is not sure, nor is one several times rougher than the smoothest white
 fields (flat plastic) and a fair share as rough as the bare wood (a phone's tone map lifts the
@@ -1131,6 +1134,14 @@ def _wood_red(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
     return feat[:, 1] < 0.5 * (means[LABELS.index(EMPTY), 1] + means[LABELS.index("W"), 1])
 
 
+def _redder_than_plastic(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Fields whose blueness lies more than two of white's spreads below white plastic's (that
+    spread is the same in every photo: its floor is its cap). Plastic, black or white, is
+    neutral, and so is the lamp's light a highlight adds: under a highlight plastic keeps its
+    hue, while the wood's moves towards it, never beyond."""
+    return feat[:, 1] < means[LABELS.index("W"), 1] - 2 * MAX_SPREAD["W"][1]
+
+
 def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.ndarray | None = None) -> tuple[
         np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(label index, confidence, far from every class, the classes' means, read white but less
@@ -1171,7 +1182,7 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.nd
     far = np.sqrt(d.sum(2)[np.arange(len(feat)), label]) > OUTLIER
     conf = np.where(far, np.minimum(conf, 0.3), conf)
     # Wood under the lamp's reflection is brighter and a little bluer, but less blue than white.
-    glared = (label == white) & (feat[:, 1] < means[white, 1] - 2 * spreads[white, 1])
+    glared = (label == white) & _redder_than_plastic(feat, means)
     if white_ref is not None:
         # Many glared fields widen the white class towards themselves: the ring's white tiles,
         # where they show, keep the plastic's own colour (with the widest spread white allows);
@@ -1253,6 +1264,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     # bare wood's grain is wood made bright and grey (a phone's tone map lifts the wood beside a
     # black tile, a highlight washes it) or plastic under an edge: not sure.
     sure_empty = (label == 0) & (conf >= UNCERTAIN_BELOW) & seen
+    grained = np.zeros(len(cores), bool)
     if white.sum() >= 3 and sure_empty.sum() >= 5:
         plastic = PLASTIC_ROUGH * np.percentile(rough[white], 25) + ROUGH_FLOOR
         grained = white & (rough > plastic) & (rough > WOOD_ROUGH * np.median(rough[sure_empty]))
@@ -1324,6 +1336,16 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
         mine = (label == j) & seen
         crowded = (_node_fields() @ (mine | ((by_colour == j) & seen)).astype(np.float64)) > equilibrix.DOTS + 1
         conf = np.where(mine & (_node_fields()[crowded].sum(0) > 0), np.minimum(conf, 0.3), conf)
+    # Wood under a highlight: its hue moves towards the lamp's, that of plastic, but stays
+    # redder, and it keeps its grain. A doubtful field read white and clearly redder than
+    # plastic, where a highlight shows (it clips part of the middle, or the field keeps the
+    # wood's grain), is best guessed empty. The hue alone is not enough: white tiles in a
+    # shadow the smooth light field misses can look as red over it. Only where the blue channel
+    # is not clipped: a clipped red channel only makes a field look bluer than it is, a clipped
+    # blue one redder (white plastic under a cool lamp). Last, so that no doubt above depends
+    # on it.
+    wood = glared & (glared_part | grained) & (label == 2) & (conf < UNCERTAIN_BELOW) & (med[:, 0] < CLIPPED)
+    label = np.where(wood & _redder_than_plastic(feat, means), 0, label)
     return np.where(seen, label, 0), np.where(seen, conf, 0.0), coef
 
 
