@@ -42,6 +42,11 @@ pieces as its best guess). A doubtful cell's best guess also weighs how likely t
 labelling makes are (clear lays whole pieces, not independent cells). In a six-colour game
 the corner the five other colours do not hold is clear's start, which its first piece covers (M3).
 
+Besides the fitted score, each cell is compared, pixel by pixel, with this photo's own surely clear
+and surely empty cells (a matched filter: where its lamp's glint falls on a piece, where the bevel
+shines, which way the hue fades). That likeness leans the best guesses of doubtful cells, and puts
+in doubt a cell the score made only just sure against it; it makes no cell sure.
+
 Under-exposure: a clear piece shows only as a few per cent more light than an empty cell. Where
 the board is so dim that this spans about a grey level, rounding hides it, so a cell that looks
 empty there is uncertain (best guess kept), never surely empty.
@@ -117,6 +122,12 @@ MIX_NU = 4.0  # Student-t tails
 # on the clear side and at most this many cells per clear cell are in doubt between them.
 MIX_MIN_CLEAR, MIX_MIN_MEAN, MIX_SEPARATION, MIX_MAX_BETWEEN = 6, 1.5, 3.5, 1.5
 MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score's own side)
+# This photo's own look of clear and of empty cells (see clear_likeness): a pixel counts at most
+# LIKENESS_CLIP of the empty cells' spreads (an embossed mark's line, a glint must not decide); the
+# likeness adds at most LIKENESS_CAP log-odds (its template is drawn from the very cells that scale
+# it, so it flatters itself); its two clusters are never narrower than LIKENESS_SPREAD (a twentieth
+# of the gap between them).
+LIKENESS_CLIP, LIKENESS_CAP, LIKENESS_SPREAD = 3.0, 3.0, 0.05
 RULES_BUDGET_S = 0.1  # CPU time of the reading thread for the rules prior (a reading must not depend on the load)
 CHANGED_CONF = 0.45  # a cell the rules relabelled stays uncertain: the photo did not show it
 PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are all weighed (2**n)
@@ -486,6 +497,80 @@ def _probabilities(rect: np.ndarray, top: np.ndarray, shown: np.ndarray | None =
     return post, conf, clear_only
 
 
+def cell_pixels(top: np.ndarray) -> np.ndarray:
+    """(463, 3n) each cell's pixels inside its walls, every other one across and down (an eighth
+    of a cell's radius apart: finer than a glint or a bevel, and a quarter of the work), as a
+    clear piece changes them: brightness over the cell's median (light and shade cancel), then
+    a* and b* (a clear piece fades the board's hue towards the lamp's white)."""
+    whole_o = _clear_offsets(CLEAR_PPU)[0]
+    whole_o = whole_o[(whole_o % 2 == 0).all(axis=1)]
+    gray = _gather(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY), whole_o, CLEAR_PPU).astype(np.float32) + 1.0
+    lab = _gather(cv2.cvtColor(top, cv2.COLOR_BGR2LAB), whole_o, CLEAR_PPU).astype(np.float32)
+    return np.concatenate([gray / np.median(gray, axis=1, keepdims=True), lab[..., 1], lab[..., 2]], axis=1)
+
+
+def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """(463,) log-odds of clear by how each cell looks beside this photo's own ``clear`` and
+    ``empty`` cells, pixel by pixel; 0 where the photo shows too few of either.
+
+    The fitted score sums a few measures whose weights were fitted over many photos; here the
+    photo itself says where its clear cells differ from its empty ones (where the lamp's glint
+    falls on a piece, where its bevel shines, which way the hue fades, how the embossing and
+    the lens distort all of it). Each pixel is put in spreads of the empty cells' same pixel
+    (clipped, LIKENESS_CLIP), projected on the clear cells' difference (a matched filter:
+    0 looks empty, 1 looks clear), and the projection weighed by the two sets' own clusters
+    (Student-t, as the scores' clusters)."""
+    if clear.sum() < MIX_MIN_CLEAR or empty.sum() < MIN_PLAIN:
+        return np.zeros(len(pixels))
+    centre = np.median(pixels[empty], axis=0)
+    spread = 1.4826 * np.median(np.abs(pixels[empty] - centre), axis=0) + 1e-3
+    template = (np.median(pixels[clear], axis=0) - centre) / spread
+    z = np.clip((pixels - centre) / spread, -LIKENESS_CLIP, LIKENESS_CLIP)
+    match = z @ template / max(float(np.clip(template, -LIKENESS_CLIP, LIKENESS_CLIP) @ template), 1e-9)
+    means = np.array([np.median(match[empty]), np.median(match[clear])])
+    spreads = np.array([max(1.4826 * float(np.median(np.abs(match[ref] - m))), LIKENESS_SPREAD)
+                        for ref, m in ((empty, means[0]), (clear, means[1]))])
+    ll = _cluster_log_lik(match, means, spreads, np.full(2, 0.5))
+    return np.clip(ll[:, 1] - ll[:, 0], -LIKENESS_CAP, LIKENESS_CAP)
+
+
+def _weigh_likeness(top: np.ndarray, post: np.ndarray, conf: np.ndarray, labels: list[str],
+                    readable: np.ndarray, plain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The likeness of the ``readable`` cells (those whose only doubt is clear or empty) to this
+    photo's surely clear and surely empty cells (of those, only the ``plain`` ones: clipped light
+    flattens what a clear piece changes); returns the confidences and the likeness to lean the
+    doubtful cells' best guesses by.
+
+    A cell the fitted score made just sure but that the likeness contradicts is in doubt: as
+    sure as both together make it. Agreement makes no cell surer (the likeness is drawn from
+    the cells it would confirm); a doubtful cell's best guess leans by it."""
+    sure = conf >= UNCERTAIN_BELOW
+    lab = np.array(labels)
+    likeness = np.where(readable, clear_likeness(cell_pixels(top), sure & (lab == "C"),
+                                                 sure & (lab == EMPTY) & plain), 0.0)
+    own = _clear_odds(post)
+    against = sure & (likeness * own < 0)
+    conf = np.where(against, np.minimum(conf, np.abs(own + likeness) / CLEAR_SURE), conf)
+    return conf, likeness
+
+
+def _lean_guesses(labels: list[str], post: np.ndarray, lean: np.ndarray, doubtful: np.ndarray) -> None:
+    """Best guesses of the ``doubtful`` empty-or-clear cells by the photo's odds and their
+    likeness (:func:`clear_likeness`) together. Taken after the rules' region fixes: the regions
+    the rules flag and doubt stay those the photo's odds alone make, so a guess cannot talk a
+    region out of its doubt (and leave a cell in it silently wrong)."""
+    odds = _clear_odds(post) + lean
+    for i in np.flatnonzero(doubtful):
+        if labels[i] in (EMPTY, "C"):
+            labels[i] = "C" if odds[i] > 0 else EMPTY
+
+
+def _clear_odds(post: np.ndarray) -> np.ndarray:
+    """(463,) the photo's log-odds of clear against empty."""
+    with np.errstate(divide="ignore"):
+        return np.log(post[:, -1] + 1e-12) - np.log(post[:, 0] + 1e-12)
+
+
 # --- the rules as a prior ----------------------------------------------------------------
 
 def _regions(labels: list[str]) -> list[list[int]]:
@@ -694,7 +779,8 @@ def _clear_tree(labels: list[str], conf: np.ndarray, clear_only: np.ndarray,
     return changed
 
 
-def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_only: np.ndarray) -> list[int]:
+def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_only: np.ndarray,
+                  lean: np.ndarray | None = None) -> list[int]:
     """Decide empty-or-clear doubts by the pieces the clear cells must form.
 
     The clear cells of an edge-connected group (surely clear ones and doubtful ones) must split
@@ -709,9 +795,11 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     cell decides only what the rules leave one label for. A group of more than
     PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
-    decides none. Returns the cells whose label changed."""
+    decides none. ``lean``: log-odds of clear the best guesses weigh beyond the photo's odds
+    (:func:`clear_likeness`; default none). Returns the cells whose label changed."""
     doubt = conf < UNCERTAIN_BELOW
     cand = doubt & clear_only
+    lean = np.zeros(len(labels)) if lean is None else lean
     sure = np.array([lab == "C" for lab in labels]) & ~doubt
     member = cand | sure
     edges = _edges()
@@ -749,12 +837,13 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
                 weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
                 shares.append(on)
                 flat = on.sum() * np.log(CLEAR_BASE) + (~on).sum() * np.log1p(-CLEAR_BASE)
-                priors.append(_pieces_prior(made) - flat)
+                priors.append(_pieces_prior(made) - flat + float(lean[doubtful][on].sum()))
         if not weights:
             continue
         shares = np.array(shares)
-        # The best guess also weighs which pieces a labelling makes (_pieces_prior); the photo's
-        # odds alone decide how sure a cell is.
+        # The best guess also weighs which pieces a labelling makes (_pieces_prior) and how
+        # its cells look beside the photo's own (lean); the photo's odds alone decide how sure
+        # a cell is.
         guess_weights = np.array(weights) + np.array(priors)
         if len(doubtful) > PIECES_MAX_DOUBT:  # not every labelling weighed: a best guess, nothing decided
             for i, on in zip(doubtful, shares[int(np.argmax(guess_weights))]):
@@ -933,11 +1022,13 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     post, conf, clear_only = _probabilities(rect, top, ~hidden & in_photo, clipped)
     conf = np.where(in_photo, conf, 0.0)
     conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
+    ok = clear_only & in_photo & ~hidden
     labels = [LABELS[j] for j in np.argmax(post, 1)]
+    conf, lean = _weigh_likeness(top, post, conf, labels, ok, ~clipped)
     changed: list[int] = []
     flags: list[str] = []
+    start, decided = None, False
     if rules:
-        ok = clear_only & in_photo & ~hidden
         # Clear's start corner: decided where the photo doubts only clear or empty and shows
         # clear elsewhere, before the regions and pieces are weighed (its piece may then be
         # completed from it); otherwise clear is its best guess, after them, and it stays in doubt
@@ -950,10 +1041,12 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
             changed += _read_clear(labels, conf, start, TREE_CONF)
         labels, more, flags = _apply_rules(labels, post, conf)
         changed += more
-        with np.errstate(divide="ignore"):
-            leans_empty = np.log(post[:, 0] + 1e-12) - np.log(post[:, -1] + 1e-12) >= TREE_MIN_ODDS
-        changed += _clear_pieces(labels, conf, post, ok)
-        changed += _clear_tree(labels, conf, ok, leans_empty)
+    relabelled = np.zeros(len(labels), bool)
+    relabelled[changed] = True
+    _lean_guesses(labels, post, lean, ok & (conf < UNCERTAIN_BELOW) & ~relabelled)
+    if rules:
+        changed += _clear_pieces(labels, conf, post, ok, lean)
+        changed += _clear_tree(labels, conf, ok, -_clear_odds(post) >= TREE_MIN_ODDS)
         if start is not None and not decided and labels[start] != "C":
             changed += _read_clear(labels, conf, start, min(conf[start], UNCERTAIN_BELOW - 0.01))
     # A cell read empty or clear whose light clipped has lost the glints and sheen that tell a
