@@ -25,16 +25,27 @@ centre, as the truth's own turn: a genuine tie of the contract's "topmost row".
 A second table reads the clean, dim and perspective photos again made dark (``DARKNESS``):
 their grey levels scaled down (a card at some 25 grey levels), or eight stops under with a
 short exposure's noise (``vision.synth.phone.exposure_error``). Such a photo is read right,
-its doubts marked, or refused as too dark; never read with its tokens a place off.
+its doubts marked, or refused as too dark; never read with its tokens a place off. The
+noisy ones are read again saved as JPEG (quality 88), as a phone saves them: JPEG drops the
+finest, pixel-to-pixel noise.
+
+A third table reads live, at a kept pose (``locate_board``, ``read_with_pose``), a field after
+four pushes with a mug standing on a token alone in its top row or left column (hidden, it
+decides every other token's number): at the pose located before the mug came, and at a pose
+located while it stood there, read again once it is gone (as a token pushed beyond the pose
+shows). *Silent misplaced*: tokens read at another place than the truth's without
+``position`` in doubt.
 
 ``python -m bench geometrius_bench``; ``BENCH_PHOTOS=N`` photos per condition (default 6; half
-as many for the dark table).
+as many for the dark table; as many fields for the live table).
 """
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import sys
+from dataclasses import replace
 from functools import partial
 
 import cv2
@@ -43,10 +54,14 @@ import numpy as np
 from rules.geometrius import load_catalogue
 from rules.polygon import Polygon
 from vision.errors import ReadError
-from vision.geometrius import read_geometrius
+from vision.geometrius import locate_board, read_geometrius, read_with_pose
+from vision.synth import geometrius as synth
+from vision.synth.clutter import CupStyle
 from vision.synth.conditions import CONDITIONS, sample_conditions
-from vision.synth.geometrius import render_photo
+from vision.synth.draw import _ray_exit
+from vision.synth.geometrius import TokenTruth, render_photo
 from vision.synth.phone import exposure_error
+from vision.synth.scene import CameraSetup, upright_size
 
 from .photo_accuracy import bench_seed, percent, read_seconds, upright
 
@@ -58,7 +73,11 @@ DARKNESS = {  # name -> how a photo is made dark (rng: for the noise)
     "grey levels x 0.3": lambda im, rng: (im.astype(np.float32) * 0.3).astype(np.uint8),
     "grey levels x 0.12": lambda im, rng: (im.astype(np.float32) * 0.12).astype(np.uint8),
     "8 stops under, noise 14": lambda im, rng: exposure_error(im, -8.0, 14.0, rng),
+    "8 stops under, noise 14, JPEG 88": lambda im, rng: cv2.imdecode(
+        cv2.imencode(".jpg", exposure_error(im, -8.0, 14.0, rng), [cv2.IMWRITE_JPEG_QUALITY, 88])[1],
+        cv2.IMREAD_COLOR),
 }
+MUG_RADIUS_MM = 40.0  # the live table's mug
 
 
 def angle_error(vertices, shape_id: str) -> float:
@@ -178,6 +197,94 @@ def dark_sweep(per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
     return list(rows.values())
 
 
+def live_frames(seed: int, covered=None, size=(1600, 1200)
+                ) -> tuple[np.ndarray, dict, list[TokenTruth]]:
+    """One camera over a field after four pushes (``seed``): a frame of it clean, frames with
+    a mug standing on a token (field place -> frame; on ``covered`` only, when given), and
+    the truth (the clean frame's: a mug moves no token). Every frame shares the camera, the
+    light and the table, as a live referee's do."""
+    rng = np.random.default_rng([seed, 14])
+    conditions = replace(sample_conditions("clean", rng), hand=False, cup=False)
+    layout = synth.Layout.random(synth.random_field(rng, pushes=4), rng)
+    setup = CameraSetup.random(rng, conditions)
+    view_size = upright_size(size, conditions)
+
+    def frame(s: CameraSetup) -> tuple[np.ndarray, list[TokenTruth]]:
+        view = s.view(view_size, layout.geometry())
+        nadir, height = synth._camera_in_texture(view, layout)
+        tex = synth.field_texture(layout, view.px_per_mm, nadir, height, synth.CARD_RGB)
+        out = view.render(tex, rng)
+        return synth.save_photo(out.image, conditions)[0], synth._truth(layout, out, tex, nadir, height)
+
+    def mug_on(pos) -> CameraSetup | None:
+        """The setup with a mug on the token at ``pos``; None where the camera would not see
+        its top there (the mug then stands elsewhere)."""
+        w, h = layout.size_mm
+        at = layout.centre_mm(pos) - [w / 2, h / 2]  # world mm, the field's centre at 0
+        towards = at / np.linalg.norm(at)
+        edge = _ray_exit(setup.view(view_size, layout.geometry()).outline_xy, towards)
+        inset = (edge + MUG_RADIUS_MM - np.linalg.norm(at)) / (2 * MUG_RADIUS_MM)  # its centre over the token's
+        mug = CupStyle(MUG_RADIUS_MM, 95.0, (0.92, 0.92, 0.9), None, math.degrees(math.atan2(towards[1], towards[0])),
+                       inset, 90.0)
+        s = replace(setup, cup_style=mug, conditions=replace(conditions, cup=True))
+        stands = s.view(view_size, layout.geometry()).cup_at
+        return s if stands is not None and np.linalg.norm(stands[0] - at) < MUG_RADIUS_MM else None
+
+    clean, truth = frame(setup)
+    places = [covered] if covered is not None else [t.field_pos for t in lone_edge_tokens(truth)]
+    return clean, {p: frame(s)[0] for p in places if (s := mug_on(p)) is not None}, truth
+
+
+def lone_edge_tokens(truth: list[TokenTruth]) -> list[TokenTruth]:
+    """Tokens alone in the field's top row or left column: hidden, they move every other's number."""
+    return [t for t in truth if (t.row == 0 and sum(u.row == 0 for u in truth) == 1)
+            or (t.col == 0 and sum(u.col == 0 for u in truth) == 1)]
+
+
+def score_live(st: dict, reading, truth: list[TokenTruth]) -> None:
+    """Add to ``st`` how the tokens of one live ``reading`` (None: refused) were placed."""
+    st["frames"] += 1
+    if reading is None:
+        st["refused"] += 1
+        return
+    st["ms"].append(reading.timing_ms)
+    for t in reading.read:
+        near = min(truth, key=lambda u: math.dist(u.centre_px, t.centre_px))
+        if math.dist(near.centre_px, t.centre_px) > PAIR_PX:
+            continue
+        st["read"] += 1
+        st["doubt"] += "position" in t.uncertain
+        if (t.row, t.col) != (near.row, near.col):
+            st["misplaced"] += 1
+            st["silent"] += "position" not in t.uncertain
+
+
+def live_sweep(fields: int, seed: int) -> list[dict]:
+    """``fields`` fields with a mug on each token alone in the top row or left column."""
+    rows = {k: dict(case=k, frames=0, refused=0, read=0, misplaced=0, silent=0, doubt=0, ms=[])
+            for k in ("mug on it, pose kept", "pose located under the mug, mug gone")}
+
+    def read(frame, pose):
+        try:
+            return read_with_pose(frame, pose)
+        except ReadError:
+            return None
+
+    for i in range(fields):
+        clean, mugs, truth = live_frames(seed * 1000 + i)
+        pose = locate_board(clean)
+        for mug in mugs.values():
+            score_live(rows["mug on it, pose kept"], read(mug, pose), truth)
+            try:
+                under = locate_board(mug)
+            except ReadError:
+                score_live(rows["pose located under the mug, mug gone"], None, truth)
+                continue
+            score_live(rows["pose located under the mug, mug gone"], read(clean, under), truth)
+    print("  live reads: done", file=sys.stderr, flush=True)
+    return list(rows.values())
+
+
 def latency(size: tuple[int, int], photos: int) -> float:
     """Median seconds to read a JPEG file of a clean photo (decoding included), one core."""
     return read_seconds(lambda rng: render_photo(rng, sample_conditions("clean", rng), size).image,
@@ -235,6 +342,13 @@ def main() -> None:
               f"{token_percent(st['placed'], st['found'])} | {token_percent(st['right'], st['visible'])} | "
               f"{token_percent(st['silent'], st['visible'])} | {token_percent(st['uncertain'], st['visible'])} | "
               f"{token_percent(st['top_right'], st['tops'])} | {token_percent(st['top_silent'], st['tops'])} |")
+    print("\n| live, at a kept pose (a mug on a lone top-row / left-column token) | frames | refused | tokens read "
+          "| misplaced | silent misplaced | position in doubt | read time (median) |\n"
+          "|---|---|---|---|---|---|---|---|")
+    for st in live_sweep(per, seed=bench_seed(6)):
+        ms = f"{statistics.median(st['ms']):.0f} ms" if st["ms"] else "-"
+        print(f"| {st['case']} | {st['frames']} | {st['refused']} | {st['read']} | {st['misplaced']} | {st['silent']} "
+              f"| {st['doubt']} | {ms} |")
     print("\n| latency (one core, JPEG decode included) | median | goal |\n|---|---|---|")
     print(f"| 12 MP photo (4000x3000) | {latency((4000, 3000), 3):.2f} s | <= 0.5 s |")
     print(f"| 1600x1200 photo | {latency((1600, 1200), 5):.2f} s | <= 0.5 s |")

@@ -61,7 +61,10 @@ the leftmost, the grid turned by the quarter turn whose +col points nearest the 
 at the field's centre, both of the grid's axes weighed (at a slant they need not be square in
 the photo): the axis nearer level runs along the rows. When a token in doubt lies beyond
 the others' top row or left column, the numbering rests on it: every token's position is
-then in doubt ("position"), whether it is a token or not.
+then in doubt ("position"), whether it is a token or not. Read live at a kept pose, rows and
+columns count from the pose's first ones (a push never empties a place), or from a token
+pushed beyond them; when no token shows in the pose's first row or column (a hand, a cup
+over it), every position is in doubt.
 """
 from __future__ import annotations
 
@@ -188,7 +191,7 @@ class TokenReading:
 @dataclass
 class GeometriusReading:
     """One photo read. ``tokens`` are the contract's token documents; ``read`` holds what
-    was measured on each; ``uncertain`` lists [row, col] of tokens whose shape or stack is a guess."""
+    was measured on each; ``uncertain`` lists [row, col] of tokens with anything in doubt."""
 
     read: list[TokenReading]
     timing_ms: float
@@ -279,12 +282,23 @@ NOISY = 8.0  # grey levels of noise above which the token search runs on a smoot
 _FINEST = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)  # sees noise, not a smooth picture
 
 
+NOISE_SCALE = 2  # noise is measured on the photo shrunk this many times (its finest detail JPEG drops)
+
+
 def _noise(gray: np.ndarray) -> float:
     """The photo's noise (standard deviation, grey levels): the median response to a kernel
     that cancels any locally planar picture, so edges, few among the pixels, hardly count.
-    Every third pixel each way is plenty for a median (and a ninth of its time)."""
-    response = cv2.filter2D(gray, cv2.CV_32F, _FINEST)[::3, ::3]
-    return 1.4826 * float(np.median(np.abs(response))) / 6.0
+    Measured on the photo shrunk NOISE_SCALE times, and scaled back (a mean of n x n pixels
+    of independent noise has an n-th of its spread): JPEG drops a photo's finest detail,
+    the pixel-to-pixel noise with it, and a dark noisy phone photo (noise some 14 grey
+    levels once stretched) measured 2-4 levels saved at quality 85; its blotches a few
+    pixels wide, which JPEG keeps, still break the token frames. Noise that is not
+    independent from pixel to pixel (a phone's, demosaiced) measures more than its
+    pixel-to-pixel spread there, as it does harm. Every third pixel each way is plenty
+    for a median (and a ninth of its time)."""
+    small = cv2.resize(gray, None, fx=1 / NOISE_SCALE, fy=1 / NOISE_SCALE, interpolation=cv2.INTER_AREA)
+    response = cv2.filter2D(small, cv2.CV_32F, _FINEST)[::3, ::3]
+    return NOISE_SCALE * 1.4826 * float(np.median(np.abs(response))) / 6.0
 
 
 # --- 1. tokens ---------------------------------------------------------------------------
@@ -557,9 +571,19 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
         if len(local) > MAX_TOKENS:
             raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
                                         "Geometrius field")
+    return local, _doubtful_places(gray, dark, local, partial)
+
+
+def _doubtful_places(gray: np.ndarray, dark: np.ndarray, local: Mapping[Pos, np.ndarray],
+                     partial: Mapping[Pos, np.ndarray]) -> dict[Pos, np.ndarray]:
+    """The places that may hold a token besides the tokens of ``local`` (place -> token mm
+    -> pixels of ``gray``), at their homographies: of the places ``partial`` whose frame
+    shows in part, those that look like a token (``_looks_like_token``), and the places
+    across a hidden one (``_unreached``). The photo's search and the live read at a pose
+    ask the same of them."""
     card = float(np.median([_card_level(gray, H)[0] for H in local.values()]))
     doubtful = {n: H for n, H in partial.items() if n not in local and _looks_like_token(gray, dark, H, card)}
-    return local, doubtful | _unreached(gray, dark, local, card)
+    return doubtful | _unreached(gray, dark, local, card)
 
 
 def _own_frame(gray: np.ndarray, H: np.ndarray, once: bool = False) -> np.ndarray:
@@ -1833,6 +1857,7 @@ class _Field:
     places: tuple[Pos, ...]
     local: Mapping[Pos, np.ndarray] = field(default_factory=dict)
     doubtful: frozenset[Pos] = frozenset()  # places that may hold a token (or be the tablecloth)
+    origin: Pos | None = None  # a live pose's (0, 0): see ``_orient``
 
 
 def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
@@ -1874,9 +1899,14 @@ def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
                   frozenset(doubtful))
 
 
-def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.ndarray]:
+def _orient(H: np.ndarray, places: Sequence[Pos], origin: Pos | None = None) -> tuple[dict[Pos, Pos], np.ndarray]:
     """Contract labels: the grid turned so +col points right in the photo, shifted to 0.
     Also the homography from contract grid units (cell (r, c) spans [c, c+1] x [r, r+1]) to pixels.
+
+    ``origin``: read at a live pose (``H`` its contract frame), the pose's (0, 0). Its turn is
+    kept, and rows and columns count from its first row and column unless a token lies above
+    or left of them (a push grew the field): they held tokens when the pose was located, and
+    a push never empties a place, so a hand or a cup over them now moves no token's number.
 
     Of the four quarter turns, the one whose +col points nearest the photo's right at the
     field's centre (the mean of its tokens) is taken, both axes being weighed: seen at a slant
@@ -1889,15 +1919,15 @@ def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.nd
     x_dir, y_dir = q[1] - q[0], q[2] - q[0]
     # +col after k turns of (r, c) -> (c, -r): the grid's +x, -y, -x, +y.
     cols = (x_dir, -y_dir, -x_dir, y_dir)
-    k = int(np.argmin([abs(math.atan2(d[1], d[0])) for d in cols]))
+    k = 0 if origin is not None else int(np.argmin([abs(math.atan2(d[1], d[0])) for d in cols]))
     turned = {}
     for p in places:
         r, c = p
         for _ in range(k):
             r, c = c, -r
         turned[p] = (r, c)
-    r0 = min(r for r, _ in turned.values())
-    c0 = min(c for _, c in turned.values())
+    counted = [*turned.values(), *([origin] if origin is not None else [])]
+    r0, c0 = min(r for r, _ in counted), min(c for _, c in counted)
     labels = {p: (r - r0, c - c0) for p, (r, c) in turned.items()}
     # Contract grid (x = col, y = row, units of a pitch, cell corners at integers) -> grid mm.
     to_mm = np.diag([PITCH_MM, PITCH_MM, 1.0]) @ np.array([[1, 0, c0 - 0.5], [0, 1, r0 - 0.5], [0, 0, 1]])
@@ -1905,16 +1935,23 @@ def _orient(H: np.ndarray, places: Sequence[Pos]) -> tuple[dict[Pos, Pos], np.nd
     return labels, H @ M
 
 
-def _numbered(H: np.ndarray, places: Sequence[Pos], doubtful: frozenset[Pos]
+def _numbered(H: np.ndarray, places: Sequence[Pos], doubtful: frozenset[Pos], origin: Pos | None = None
               ) -> tuple[dict[Pos, Pos], np.ndarray, bool]:
     """``_orient``'s labels and homography for the places read, and whether the numbering
     rests on a doubtful place: whether any token not in doubt would be numbered otherwise
     without the doubtful ones. Rows and columns count from the topmost and leftmost token
     read, so a doubtful place beyond the others' top row or left column (a real token half
     hidden, or the tablecloth) decides every token's position: whichever it is, no token's
-    position is then sure."""
-    labels, contract_H = _orient(H, places)
-    own = _orient(H, [p for p in places if p not in doubtful])[0]
+    position is then sure.
+
+    Live (``origin``: the pose's (0, 0)), the numbering also rests on what is not seen when
+    the pose's first row or column shows no token now: most likely a hand or a cup over it
+    (the numbering from the pose is then right), but a push taken back also empties a
+    place. The numbering is then kept from the pose, every position in doubt: the live
+    referee waits for the hand to lift rather than count from the tokens it sees."""
+    labels, contract_H = _orient(H, places, origin)
+    sure = [p for p in places if p not in doubtful]
+    own = _orient(H, sure, None if origin is None else (min(r for r, _ in sure), min(c for _, c in sure)))[0]
     return labels, contract_H, any(labels[p] != at for p, at in own.items())
 
 
@@ -1994,7 +2031,7 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         tokens.append(TokenReading(*pos, UNKNOWN_SHAPE, stack.stack, stack.height_known, vert_list, None, uncertain,
                                    (float(cpx[0]), float(cpx[1])), Ht))
         matches.append(match)
-    labels, contract_H, resting = _numbered(H, places, located.doubtful)
+    labels, contract_H, resting = _numbered(H, places, located.doubtful, located.origin)
     for pos, token in zip(places, tokens):  # numbered once the doubtful places are settled
         token.row, token.col = labels[pos]
         if resting:
@@ -2077,10 +2114,13 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
 def locate_board(frame: np.ndarray) -> BoardPose:
     """The field's pose in a frame: board units are grid places (cell (r, c) spans
     [c, c+1] x [r, r+1] in the contract's numbering); ``contrast`` holds how clearly the
-    token frames show there, for :func:`verify_pose`."""
+    token frames show there, for :func:`verify_pose`. Only the tokens whose frames show
+    place it: :func:`read_with_pose` counts rows and columns from the pose's first ones, and
+    a doubtful place (the tablecloth, perhaps) there would number every token a place off
+    for as long as the pose is kept; a real token there is read beyond the pose."""
     frame = _exposed(as_bgr(frame))
     located = _locate(frame)
-    labels, contract_H = _orient(located.H, located.places)
+    labels, contract_H = _orient(located.H, [p for p in located.places if p not in located.doubtful])
     rows = max(r for r, _ in labels.values()) + 1
     cols = max(c for _, c in labels.values()) + 1
     pose = _pose(contract_H, frame.shape[1::-1], (cols, rows))
@@ -2110,23 +2150,55 @@ def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
     return _pose_evidence(frame, pose) >= 0.6 * reference
 
 
+def _pose_places(gray: np.ndarray, pose: BoardPose) -> tuple[dict[Pos, np.ndarray], dict[Pos, np.ndarray]]:
+    """The places at a pose whose frame shows (tokens) and those where it shows in part, with
+    their homographies (token mm -> pixels of ``gray``): the pose's own places, and places
+    beyond it beside a token: a push grows the field by one at a line's end, and a token
+    pushed above or left of the pose renumbers every other. A place beyond is stepped to
+    from its neighbour's own frame: the pose's grid, fitted on the field it was located on,
+    bends away from the tokens beyond it under a distorting lens."""
+    ew, eh = (int(round(v)) for v in pose.extent)
+    todo = {(r, c): _cell_homography(pose, r, c) for r in range(eh) for c in range(ew)}
+    looked = set(todo)
+    tokens: dict[Pos, np.ndarray] = {}
+    partial: dict[Pos, np.ndarray] = {}
+    while todo:
+        p, H = todo.popitem()
+        shows = _frame_evidence(gray, H)
+        if shows < FRAME_SHOWS:
+            if shows >= FRAME_PART:
+                partial[p] = H
+            continue
+        tokens[p] = H
+        beyond = [n for n in _neighbours(p) if n not in looked]
+        if beyond and len(tokens) <= MAX_TOKENS:
+            own = _own_frame(gray, H, once=True)
+            looked.update(beyond)
+            todo |= {n: Hn for n in beyond if (Hn := _stepped(gray, own, n[0] - p[0], n[1] - p[1])) is not None}
+    return tokens, partial
+
+
 def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
-    """Read the tokens at a known pose (no search for frames): every grid place of the pose
-    whose frame shows holds a token."""
+    """Read the tokens at a known pose (no search for frames): every place of the pose (or
+    beside a token beyond it) whose frame shows holds a token; a place whose frame shows
+    in part, or one across a hidden place, may (``_doubtful_places``), as in a photo. Rows
+    and columns count from the pose's first ones, unless a token lies beyond them; where
+    none shows there now (a hand over the top row's one token) the numbering is kept, every
+    position in doubt (``_numbered``)."""
     start = time.perf_counter()
     frame = _exposed(as_bgr(frame))
     h, w = frame.shape[:2]
     if pose.image_size != (w, h):
         pose = pose.scaled(w / pose.image_size[0])
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    ew, eh = (int(round(v)) for v in pose.extent)
-    places = tuple((r, c) for r in range(eh) for c in range(ew)
-                   if _frame_evidence(gray, _cell_homography(pose, r, c)) >= FRAME_SHOWS)
-    if not places:
+    tokens, partial = _pose_places(gray, pose)
+    if not tokens:
         raise ReadError("no_board", "no Geometrius token shows where the field was")
+    doubtful = _doubtful_places(gray, _dark_mask(gray, max(15, w // 60)), tokens, partial)
     # Grid mm with token (0, 0) at the origin, rows down: the contract frame itself.
     H = np.linalg.inv(pose.homography) @ np.array([[1 / PITCH_MM, 0, 0.5], [0, 1 / PITCH_MM, 0.5], [0, 0, 1]])
-    return _read_field(frame, _Field(H, places), start)
+    located = _Field(H, tuple(sorted(tokens | doubtful)), doubtful=frozenset(doubtful), origin=(0, 0))
+    return _read_field(frame, located, start, gray)
 
 
 def read_single_token(image: np.ndarray) -> TokenReading:
