@@ -97,7 +97,7 @@ READERS = {
                          unsure=lambda reading: [flower.parse_field(f) if isinstance(f, str) else tuple(f)
                                                  for f in reading.uncertain]),
     # The token field's outline holds the 16 tokens it starts with (it grows by pushes).
-    "geometrius": Reader("vision.geometrius", lambda reading: [t.state() for t in reading.tokens], 16,
+    "geometrius": Reader("vision.geometrius", lambda reading: reading.tokens, 16,  # the contract's token dicts
                          unsure=geometrius_unsure),
 }
 

@@ -442,8 +442,7 @@ def test_a_geometrius_reading_reaches_the_session_as_tokens(monkeypatch, tmp_pat
     from tests.test_session_geometrius import FIELD, PLAYERS
 
     tokens = [{"row": r, "col": c, "shape": s, "stack": []} for r, row in enumerate(FIELD) for c, s in enumerate(row)]
-    read = [SimpleNamespace(state=lambda t=t: dict(t)) for t in tokens]  # vision.geometrius.TokenReading
-    still = _fake_reader(monkeypatch, "vision.geometrius", [SimpleNamespace(tokens=read, uncertain=[])])
+    still = _fake_reader(monkeypatch, "vision.geometrius", [SimpleNamespace(tokens=tokens, uncertain=[])])
     seen = []
     referee = LiveReferee(on_board=lambda board, uncertain, t: seen.append((board, uncertain)), game="geometrius")
     _run(referee, still)
@@ -451,8 +450,29 @@ def test_a_geometrius_reading_reaches_the_session_as_tokens(monkeypatch, tmp_pat
     session = Session.start(Store.open(tmp_path), {"players": PLAYERS}, "geometrius")
     session.observe(*seen[0], 1.0)
     assert session.snapshot()["geometrius"]["waiting"] is False
-    unsure = SimpleNamespace(tokens=read, uncertain=[{"row": 0, "col": 1}, [2, 2]])
+    unsure = SimpleNamespace(tokens=tokens, uncertain=[{"row": 0, "col": 1}, [2, 2]])
     assert READERS["geometrius"].unsure(unsure) == [(0, 1), (2, 2)]
+
+
+def test_a_mug_on_the_geometrius_field_s_corner_token_never_shifts_the_board_read_live():
+    """The real reader over generated frames: a field is read, then a mug is stood on its
+    top-left token, alone in the top row and the left column. The board read under the mug
+    has every other token at its own place, every place unsure (so the session waits for the
+    mug to go): counted from the tokens in view, the field was a row and a column off."""
+    from bench.geometrius_bench import live_frames
+    from companion_app.live import Gate
+
+    clean, mugs, truth = live_frames(0, (-1, -1))
+    seen = []
+    referee = LiveReferee(on_board=lambda board, uncertain, t: seen.append((board, uncertain)), game="geometrius",
+                          gate=Gate(steady_seconds=0.5, hand_patience_seconds=1.0))
+    for k in range(16):
+        referee.process(0.25 * k, clean if k < 4 else mugs[(-1, -1)])
+    places = {(t.row, t.col) for t in truth}
+    assert [len(board) for board, _ in seen] == [len(truth), len(truth) - 1]
+    assert {(d["row"], d["col"]) for d in seen[0][0]} == places
+    under = {(d["row"], d["col"]) for d in seen[1][0]}
+    assert under == places - {(0, 0)} and set(seen[1][1]) == under
 
 
 def test_demo_cache_follows_the_renderer(tmp_path, monkeypatch):
