@@ -506,3 +506,31 @@ def test_a_lost_round_board_is_found_again_with_its_earlier_pose(monkeypatch):
     referee.watch_game("equilibrix")
     referee.process(100.0, still)
     assert references[-1] is None
+
+
+@pytest.mark.parametrize("game", ["gemblo", "equilibrix"])
+def test_the_real_reader_s_board_reaches_the_referee(game):
+    """The real reader, not a stand-in, over a still generated photo: one board leaves the
+    loop, in the session's cells, each cell not marked unsure as the photo holds it. (A
+    stand-in modelled the Geometrius reading wrongly and hid that every live read failed.)"""
+    from companion_app.cells import cells_of
+    from companion_app.live import Gate
+
+    if game == "gemblo":
+        from tests.test_vision_gemblo import photo, upright
+        truth_state = {"cells": photo("clean", 3).cells}
+    else:
+        from tests.test_vision_equilibrix import photo, upright
+        truth_state = {"fields": photo("clean", 3).fields}
+    frame = upright(photo("clean", 3))
+    seen = []
+    referee = LiveReferee(on_board=lambda board, uncertain, t: seen.append((board, uncertain)), game=game,
+                          gate=Gate(steady_seconds=0.5, hand_patience_seconds=1.0))
+    for k in range(12):
+        referee.process(0.25 * k, frame)
+    assert len(seen) == 1
+    board, unsure = seen[0]
+    cells = board["fields"] if game == "equilibrix" and "fields" in board else board
+    truth = cells_of(game, truth_state)
+    assert cells and {c: v for c, v in cells.items() if c not in unsure} == {
+        c: v for c, v in truth.items() if c not in unsure}
