@@ -15,7 +15,7 @@ import pytest
 from rules.blokus import Setup, decompose, random_game_state
 from vision.blokus import (apply_rules, debug_images, locate_board, read_blokus, read_with_pose,
                            verify_pose)
-from vision.blokus_complete import _anchors, _inventory, _Patch, _starts
+from vision.blokus_complete import _anchors, _inventory, _Patch, _starts, _turn_order
 from vision.errors import ReadError
 from vision.image_io import load_image
 from vision.pose import BoardPose
@@ -592,6 +592,30 @@ def test_rules_never_confirm_a_label_they_chose_against_the_photo() -> None:
     assert out.confirmed == [] and out.confidence[0, 2] < 0.5
 
 
+def test_a_piece_hidden_whole_is_put_back_when_the_turn_order_misses_it() -> None:
+    # Round one: each colour lays a tromino in its corner; round two: blue, yellow, red and
+    # green each lay their monomino. A cup hides blue's monomino whole: nothing of it shows,
+    # and the rules alone allow the cell empty (ties go to the board). But blue plays first
+    # and can still move, so it cannot have laid fewer pieces than yellow (B7): the cell
+    # under the cup is guessed blue, and stays doubtful. With the monominoes not laid yet,
+    # the same hidden cell stays empty.
+    labels = (".", "B", "Y", "R", "G")
+    first = _cut(_cut(["." * 20] * 20, [(0, 0), (0, 1), (1, 0)], "B"), [(0, 17), (0, 18), (0, 19)], "Y")
+    first = _cut(_cut(first, [(19, 17), (19, 18), (19, 19)], "R"), [(19, 0), (19, 1), (19, 2)], "G")
+    second = _cut(_cut(first, [(1, 2)], "B"), [(1, 16)], "Y")
+    second = _cut(_cut(second, [(18, 16)], "R"), [(18, 3)], "G")
+    cup = np.zeros((20, 20), bool)
+    cup[1, 2] = True
+    for state in (second, first):
+        assert decompose(state).flags == ()
+        read = _cut(state, [(1, 2)])
+        prob = _truth_probabilities(read, labels)
+        conf = np.full((20, 20), 0.98)
+        prob[cup], conf[cup] = 1.0 / len(labels), 0.0
+        out = apply_rules(read, labels, prob, conf, occluded=cup)
+        assert out.board == state and out.flags == [] and out.confidence[1, 2] < 0.5
+
+
 @pytest.mark.parametrize("setup", [Setup(), Setup(fixed_corners=True)], ids=["any_corner", "fixed_corners"])
 def test_completion_search_judges_the_pieces_at_a_patch_as_the_rules_do(setup: Setup) -> None:
     # The completion search re-implements piece identity, once per colour and the corner
@@ -618,7 +642,8 @@ def test_completion_search_judges_the_pieces_at_a_patch_as_the_rules_do(setup: S
                 grid[r][c] = "."
             anchors = _anchors(grid, starts)
             started = {colour for colour, at in starts.items() if any(grid[r][c] == colour for r, c in at)}
-            patch = _Patch(grid, cells, [[(label, 0.0) for label in labels]] * len(cells), laid, anchors, starts)
+            turns = _turn_order(state, np.zeros((20, 20), bool), setup)
+            patch = _Patch(grid, cells, [[(label, 0.0) for label in labels]] * len(cells), laid, anchors, starts, turns)
             for n in range(10):
                 truth = [state[r][c] for r, c in cells]
                 labelling = truth if n == 0 else [str(x) for x in rng.choice(labels, len(cells))]

@@ -518,7 +518,8 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
        rules chose their label, the photo did not show it.
     2. *Complete*: each patch of doubtful cells is relabelled as a whole with its likeliest
        legal labelling (:mod:`vision.blokus_complete`): a piece cut short by three hidden
-       cells, two pieces meeting under a glare spot. Its cells stay doubtful.
+       cells, two pieces meeting under a glare spot, a piece hidden whole that the turn
+       order's piece counts ask for. Its cells stay doubtful.
     3. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
        glare, say) is confirmed when every other label would break the rules.
     Bounded in CPU time (a photo drowned in glare has more conflicts than are worth searching).
@@ -568,7 +569,7 @@ def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarra
     for flag in flags:
         for r, c in flag.cells:
             conflicted[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = True
-    trial, filled = complete(rows, labels, smooth, doubtful, conflicted, time.thread_time() + COMPLETE_BUDGET_S,
+    trial, filled = complete(rows, labels, smooth, doubtful, conflicted, COMPLETE_BUDGET_S,
                              lambda board: _badness(decompose(board).flags))
     return (trial, decompose(trial).flags, filled) if filled else (rows, flags, [])
 

@@ -12,7 +12,9 @@ nor redo a patch where two pieces meet.
 Where the photo cannot tell legal labellings apart (a cell wholly hidden has no colour
 evidence), the board wins the tie: in random games a visible piece runs on into a hidden
 cell beside it about as often as it stops there (43 % against 57 %), and a whole piece no
-cell of which was seen costs more still. The cells stay doubtful: this is the best guess
+cell of which was seen costs more still. Only the turn order (B7) can ask for such a piece:
+colours lay one piece each in turn, so one that can still move and has laid fewer pieces
+than the turn order allows has a piece hidden. The cells stay doubtful: this is the best guess
 that "boards exact" counts and the score sheet lists as undecided, never a reading.
 
 The search walks the patch's cells depth first, cheapest label first, and drops a labelling
@@ -22,13 +24,15 @@ largest piece; a node budget bounds a photo half under a hand.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from functools import lru_cache
 from typing import Callable
 
 import cv2
 import numpy as np
 
-from rules.blokus import EMPTY, SIZE, Setup, board, pieces, rules
+from rules.blokus import EMPTY, SIZE, Setup, board, decompose, pieces, rules
+from rules.placement import has_legal_placement
 
 MAX_PATCH = 24  # larger doubtful patches are left to the one- and two-cell fixes
 MAX_PIECE = 5  # cells of Blokus's largest piece
@@ -36,6 +40,7 @@ OPTION_COST = float(np.log(5.0))  # labels the colour evidence finds 5x less lik
 CONFLICT_COST = float(np.log(20.0))  # ... 20x less likely, at cells the rules already find wrong
 HIDDEN_PIECE_CELL = 0.05  # prior cost of a doubtful cell being part of a piece: ties go to the board
 UNSEEN_PIECE = 1.0  # prior cost (log odds) of a piece lying wholly in the doubtful patch
+TURN_COST = float(np.log(20.0))  # prior cost per piece a labelling puts a colour off the turn order (B7)
 NODE_BUDGET = 4000  # search nodes per patch (some 40 ms)
 NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1))
 
@@ -93,8 +98,8 @@ def _normal(cells) -> frozenset:
 class _Patch:
     """One patch of doubtful cells and the search for its likeliest legal labelling."""
 
-    def __init__(self, grid, cells, options, laid, anchors, starts):
-        self.grid, self.cells, self.options, self.laid = grid, cells, options, laid
+    def __init__(self, grid, cells, options, laid, anchors, starts, turns):
+        self.grid, self.cells, self.options, self.laid, self.turns = grid, cells, options, laid, turns
         # colour -> the cells a chain may start from: its start corners, and the cells chained
         # to one without the patch (:func:`_anchors`)
         self.roots: dict[str, list[tuple[int, int]]] = {colour: list(at) for colour, at in starts.items()}
@@ -170,7 +175,11 @@ class _Patch:
                 new.setdefault(colour, []).append(piece)
                 regions.append((colour, region))
                 cost += UNSEEN_PIECE * (region <= self.inside)
-        return cost if self._chained(regions) else None
+        if not self._chained(regions):
+            return None
+        counts = {colour: len(self.laid.get(colour, ())) + len(new.get(colour, ()))
+                  for colour in self.laid.keys() | new.keys()}  # the whole board's pieces
+        return cost + TURN_COST * self.turns(counts)
 
     def _chained(self, regions: list[tuple[str, set[tuple[int, int]]]]) -> bool:
         """Does every region at the patch reach its colour's corner, corner to corner, through
@@ -201,7 +210,7 @@ class _Patch:
 
 
 def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
-             conflicted: np.ndarray, deadline: float, badness: Callable[[list[str]], int],
+             conflicted: np.ndarray, budget_s: float, badness: Callable[[list[str]], int],
              setup: Setup = Setup()) -> tuple[list[str], list[tuple[int, int]]]:
     """Relabel each patch of ``doubtful`` cells with its likeliest legal labelling.
 
@@ -210,11 +219,13 @@ def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubt
     less likely labels are tried too. Returns the new rows and the cells that changed. A
     patch whose current labelling is already the likeliest legal one, or that has none, is
     left as it is; so is one whose new labelling makes the board's conflicts (``badness``)
-    grow: the search sees only the pieces at the patch. ``setup``: the table's rules (which
-    corners each colour starts from).
+    grow: the search sees only the pieces at the patch. ``budget_s``: CPU time the search
+    may spend. ``setup``: the table's rules (which corners each colour starts from).
     """
     grid = [list(row) for row in rows]
     starts = _starts(setup)
+    turns = _turn_order(rows, doubtful, setup)  # the first one builds the rules' placement table
+    deadline = time.thread_time() + budget_s
     changed: list[tuple[int, int]] = []
     bad = None
     cost = -np.log(np.maximum(smooth, 1e-300))
@@ -245,7 +256,7 @@ def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubt
         laid = _inventory(grid, {(r + dr, c + dc) for r, c in cells for dr, dc in NEIGHBOURS + ((0, 0),)})
         for r, c in cells:
             grid[r][c] = EMPTY
-        patch = _Patch(grid, cells, options, laid, _anchors(grid, starts), starts)
+        patch = _Patch(grid, cells, options, laid, _anchors(grid, starts), starts, turns)
         now = patch.cost_of(current)
         best = patch.run()
         keep = current if best is None or (now is not None and now <= best[0] + 1e-9) else best[1]
@@ -278,3 +289,37 @@ def _anchors(grid: list[list[str]], starts: dict[str, frozenset[tuple[int, int]]
         for r, c in np.argwhere(np.isin(parts, list(rooted))):
             anchors[(int(r), int(c))] = colour
     return anchors
+
+
+def _turn_order(rows: list[str], doubtful: np.ndarray, setup: Setup) -> Callable[[dict[str, int]], int]:
+    """Pieces per colour -> how many pieces they stray from what the turn order allows (B7).
+
+    Colours lay one piece each in turn, and one passes only when it has no legal placement
+    left, which it never regains (the board only fills). So a colour that can still move
+    has laid a piece in every round: no colour has more pieces than such a colour playing
+    before it, nor more than one piece more than such a colour playing after it (so the
+    counts of the colours that can move fall by at most one along the turn order). A colour
+    is known to move only if it has a placement clear of the doubtful cells and their edge
+    neighbours (what lies there is a guess). This asks for a piece hidden whole under a cup,
+    or merges a "piece" too many, when the counts show it; once every colour has passed (a
+    finished game) it says nothing.
+    """
+    placement_rules = rules(setup)
+    squares = board()
+    pos = decompose(rows, setup).position
+    unsure = squares.mask((int(r), int(c)) for r, c in np.argwhere(doubtful))
+    blocked = replace(pos, occupied=pos.occupied | unsure | squares.grow(unsure, squares.edge))
+    order = placement_rules.rotation
+    moving = [colour for colour in order if has_legal_placement(placement_rules, blocked, colour)]
+
+    def stray(counts: dict[str, int]) -> int:
+        total = 0
+        for i, first in enumerate(order):
+            for second in order[i + 1:]:
+                a, b = counts.get(first, 0), counts.get(second, 0)
+                if first in moving:  # the second has at most as many as the first
+                    total += max(0, b - a)
+                if second in moving:  # the first has at most one more than the second
+                    total += max(0, a - b - 1)
+        return total
+    return stray
