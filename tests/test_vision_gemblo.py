@@ -180,24 +180,56 @@ def corners_held(colours: str) -> tuple[list[str], np.ndarray]:
 
 def test_clear_s_start_is_the_corner_the_five_other_colours_leave() -> None:
     # M3 in a six-colour game: each colour's first piece covers its own corner. Five corners
-    # surely show five colours, clear surely shows a cell elsewhere: the sixth corner is clear's.
-    seen = np.ones(len(cells()), bool)
+    # surely show five colours, clear surely shows a cell of its first piece beside the sixth
+    # corner: that corner is clear's.
+    seen, readable = np.ones(len(cells()), bool), np.zeros(len(cells()), bool)
     labels, conf = corners_held(".RYGBP")
-    labels[NAME[0, 0]] = "C"
+    labels[NAME[6, 7]] = "C"
     conf[NAME[7, 7]] = 0.3
-    assert reader._clear_start(labels, conf, seen) == NAME[7, 7]
+    assert reader._clear_start(labels, conf, seen, readable) == NAME[7, 7]
     conf[NAME[7, 7]] = 1.0  # read surely empty: the rules still name it (the reader then doubts it)
-    assert reader._clear_start(labels, conf, seen) == NAME[7, 7]
+    assert reader._clear_start(labels, conf, seen, readable) == NAME[7, 7]
     # Not seen (a hand over it), or not a six-colour game as far as the corners show: nothing.
-    assert reader._clear_start(labels, conf, ~seen) is None
+    assert reader._clear_start(labels, conf, ~seen, readable) is None
     for corners in (".RYGB.", ".RYGBR", "YRYGBP"):
-        assert reader._clear_start(*corners_held(corners), seen) is None
+        assert reader._clear_start(*corners_held(corners), seen, readable) is None
     # Clear shows no cell: it may not have had its first turn, unless some colour shows a second
-    # piece (turns go round, and a first turn is never passed).
+    # piece (turns go round, and a first turn is never passed), joined to its first across a
+    # bridge (M5).
     labels, conf = corners_held(".RYGBP")
-    assert reader._clear_start(labels, conf, seen) is None
-    labels[NAME[0, 0]] = "R"
-    assert reader._clear_start(labels, conf, seen) == NAME[7, 7]
+    assert reader._clear_start(labels, conf, seen, readable) is None
+    labels[NAME[-6, 12]] = "R"
+    assert reader._clear_start(labels, conf, seen, readable) == NAME[7, 7]
+
+
+def rim_obstacles(labels: list[str], colour: str, count: int = 15) -> None:
+    """Lay ``count`` obstacle pieces (monohexes) of ``colour`` round the board's rim, evenly
+    spaced and clear of the corners, as a five-player table does with its unused colour."""
+    rim = [c for c in cells() if sum(n in NAME for n in gemblo.board().cells_of(
+        gemblo.board().edge[gemblo.board().index[c]])) < 6 and min(
+        max(abs(c[0] - k[0]), abs(c[1] - k[1]), abs(c[0] + c[1] - k[0] - k[1])) for k in CORNERS) > 2]
+    rim.sort(key=lambda c: np.arctan2(*gemblo.screen(c)[::-1]))
+    for c in rim[::len(rim) // count][:count]:
+        labels[NAME[c]] = colour
+
+
+@pytest.mark.parametrize("obstacles", ["C", "R"])
+def test_a_five_player_game_s_bare_corner_is_not_taken_for_clear_s_start(obstacles: str) -> None:
+    # Five players: the unused colour's 15 pieces lie round the rim as obstacles and the starts
+    # are not the corners, so five corners may hold five colours and the sixth be bare. The
+    # obstacles are not one group as a player's pieces are (M5): clear's (the five players' colours
+    # on the corners, clear surely shown), or red's (on its corner; clear not shown, red's second
+    # piece says a round has passed). The bare corner is not read clear.
+    seen, readable = np.ones(len(cells()), bool), np.zeros(len(cells()), bool)
+    labels, conf = corners_held(".RYGBP")
+    rim_obstacles(labels, obstacles)
+    assert reader._clear_start(labels, conf, seen, readable) is None
+    # The same board with the obstacle colour's cells doubtful between the pieces: still separate
+    # as far as the photo surely shows (cells doubting only clear or empty cannot be red).
+    readable[:] = True
+    conf[[i for i, lab in enumerate(labels) if lab == reader.EMPTY]] = 0.3
+    if obstacles == "R":
+        assert reader._clear_start(labels, conf, seen, readable) is None
 
 
 def bench_photo(seed: int, condition: str, i: int):
@@ -318,6 +350,47 @@ def test_the_likeliest_labellings_of_a_large_group_come_likeliest_first() -> Non
     assert len(reader._likeliest(log_c[:4], log_e[:4])) == 16
 
 
+def test_empty_cells_are_measured_against_the_bare_board_not_what_the_light_spares() -> None:
+    # Cells read empty whose light did not clip set what a bare cell looks like, when they are
+    # most of them; when the light clips most of the bare board, the few it spares (clear pieces
+    # pass less light) are no sample of it and all cells read empty are.
+    empty = np.zeros(100, bool)
+    empty[:80] = True
+    clipped = np.zeros(100, bool)
+    clipped[:30] = True
+    assert (reader._plain(empty, clipped) == (empty & ~clipped)).all()
+    clipped[:60] = True
+    assert (reader._plain(empty, clipped) == empty).all()
+    assert (reader._plain(empty, None) == empty).all()
+
+
+def test_clear_pieces_under_a_cool_lamp_that_clips_the_bare_board_are_not_read_empty() -> None:
+    # The bench's seed 43, cool_light #1: the lamp clips blue and green on 185 of the bare cells,
+    # not on the 46 clear cells; measured against the unclipped cells (mostly the clear ones) the
+    # clear cells looked empty, 36 of them surely.
+    image, truth = bench_photo(43, "cool_light", 1)
+    reading = read_gemblo(image)
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert wrong <= set(reading.uncertain)
+    assert sum(lab == "C" and reading.cells.get(n) == "C" for n, lab in truth.labels.items()) >= 40
+
+
+def test_a_colour_on_more_cells_than_its_pieces_hold_puts_the_empty_cells_in_doubt() -> None:
+    # Each colour has 72 cells of pieces. The bench's seed 5, warm_light #0: the lamp reddens the
+    # bare board, the colour classifier reads it red (364 cells) and the blue pieces, darkest,
+    # as the empty class (40 cells surely empty). Every cell read empty, clear or red is a guess.
+    seen = np.ones(len(cells()), bool)
+    labels = ["R"] * 73 + [reader.EMPTY] * (len(cells()) - 73)
+    assert reader._overfull(labels, seen) == {"R": 73}
+    seen[:2] = False  # cells under a hand, read red, do not count
+    assert reader._overfull(labels, seen) == {} == reader._overfull(labels[1:] + ["G"], np.ones(len(cells()), bool))
+    image, truth = bench_photo(5, "warm_light", 0)
+    reading = read_gemblo(image)
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert wrong <= set(reading.uncertain)
+    assert any(f.startswith("colour_overfull: R") for f in reading.flags)
+
+
 def test_cells_under_a_hand_are_doubted_not_read() -> None:
     p = photo("hand", 10)
     assert len(p.occluded) > 20
@@ -383,6 +456,29 @@ def test_each_plate_side_votes_with_its_strongest_edge_only() -> None:
     assert not any(plate.agrees(step) for step in hexpose._steps(3))
     # A step so far off that some sides' search leaves the measured apothems: no crash, no verdict.
     assert not plate_with_edges([19.9] * 6, [50] * 6).agrees((8, 0))
+
+
+def test_a_table_s_lines_beside_two_sides_do_not_register_the_lattice_cells_off() -> None:
+    # A patterned table's straight lines beyond two opposite sides, stronger than the plate's own
+    # edges there: the four other sides still place the lattice (the lines are dropped, whichever
+    # two they are).
+    plate = plate_with_edges([19.9, 19.9, 22.3, 19.9, 19.9, 22.4], [50, 50, 120, 50, 50, 120])
+    assert plate.agrees((0, 0)) and plate.centre((0, 0))[2] == 4
+    # The edges of the bench's seed 43, patterned_table #0 (R from its traced lattice's middle):
+    # at step (2, 0) the lines of sides 2 and 5 and the plate's edges of sides 3 and 4 lie at one
+    # distance by chance, and the lattice was read two cells off (245 cells wrong, silently). But
+    # there sides 0 and 1 show the plate's edge over the lattice's outer cells; at (1, 2) every
+    # side's edge is beyond the cells.
+    plate = plate_with_edges([15.6, 19.0, 25.6, 24.1, 20.7, 19.0], [46, 48, 114, 57, 41, 113])
+    assert plate.agrees((2, 0)) and plate.inside((2, 0)) == 2 and plate.inside((1, 2)) == 0
+    assert plate.best(hexpose._steps(3)) == (1, 2)
+
+
+def test_a_board_on_a_patterned_table_is_registered_by_its_plate() -> None:
+    image, truth = bench_photo(43, "patterned_table", 0)
+    reading = read_gemblo(image)
+    assert np.abs(reading.pose.to_board(np.asarray(truth.corners, float)) - corner_points()).max() < 0.35
+    assert {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab} <= set(reading.uncertain)
 
 
 def test_a_plate_s_edges_show_in_proportion_to_its_light() -> None:

@@ -24,7 +24,8 @@ clusters decide many cells the fitted scale alone leaves in doubt.
 
 Over-exposure (a phone metering on a dark table clips the light board at white): a clipped
 channel says only "at least this bright". Cells whose light clipped do not set what a plain
-empty cell looks like, and a cell read empty or clear there is uncertain (the glints and sheen
+empty cell looks like (unless they are most of the bare board: the few a lamp spares are then
+mostly clear pieces), and a cell read empty or clear there is uncertain (the glints and sheen
 that tell them apart are cut off). A photo whose board is plain white in all three channels, or
 whose lattice cannot be seen in a photo largely white, is refused as over-exposed.
 
@@ -40,12 +41,18 @@ split into distinct pieces of the set, so a cell that only one labelling explain
 (a group with too many doubts to weigh every labelling only takes the likeliest that makes
 pieces as its best guess). A doubtful cell's best guess also weighs how likely the pieces a
 labelling makes are (clear lays whole pieces, not independent cells). In a six-colour game
-the corner the five other colours do not hold is clear's start, which its first piece covers (M3).
+the corner the five other colours do not hold is clear's start, which its first piece covers (M3);
+the photo does not say the variant, so this holds only where each colour's cells can be one group
+from its corner (M5), as no five-player game's obstacle colour is.
 
 Besides the fitted score, each cell is compared, pixel by pixel, with this photo's own surely clear
 and surely empty cells (a matched filter: where its lamp's glint falls on a piece, where the bevel
 shines, which way the hue fades). That likeness leans the best guesses of doubtful cells, and puts
 in doubt a cell the score made only just sure against it; it makes no cell sure.
+
+A colour read on more cells than its 18 pieces hold is not that colour alone: the colour
+classifier took the bare board for it (a warm lamp reddening the board), and its empty class
+then holds some colour's pieces. Every cell read empty, clear or that colour is then a guess.
 
 Under-exposure: a clear piece shows only as a few per cent more light than an empty cell. Where
 the board is so dim that this spans about a grey level, rounding hides it, so a cell that looks
@@ -153,6 +160,7 @@ OVEREXPOSED = 0.3  # share of the seen cells white in all three channels: the bo
 GLINT_LOST, SHEEN_LOST = 0.06, 0.5
 WHITE_PHOTO = 0.1  # share of a photo plain white: enough to be the washed-out board
 MIN_PLAIN = 20  # unclipped empty cells needed to measure the clear evidence against them alone
+PLAIN_SHARE = 0.5  # ... and their share of the cells read empty
 # Under-exposure: a clear piece's evidence is a contrast of a few per cent of the light on the
 # board (its bevel bands and sides lie 3-8 % above an empty cell's, on generated photos of every
 # condition: CLEAR_CONTRAST, the typical one). A photo holds whole grey levels only, so where the
@@ -488,13 +496,25 @@ def _probabilities(rect: np.ndarray, top: np.ndarray, shown: np.ndarray | None =
     post[real.ravel(), :len(PALETTE.labels)] = colours.posterior.reshape(-1, len(PALETTE.labels))
     conf[real.ravel()] = colours.confidence.ravel()
     empty = np.argmax(post, 1) == 0
-    plain = empty if clipped is None or (empty & ~clipped).sum() < MIN_PLAIN else empty & ~clipped
+    plain = _plain(empty, clipped)
     p_clear, c_clear = _clear(clear_features(top), empty, plain)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
     clear_only = empty & (conf >= UNCERTAIN_BELOW)
     conf[empty] = np.minimum(conf[empty], c_clear[empty])
     return post, conf, clear_only
+
+
+def _plain(empty: np.ndarray, clipped: np.ndarray | None) -> np.ndarray:
+    """The cells read empty that say what a bare cell looks like in this photo: those whose light
+    did not clip, when there are enough of them (MIN_PLAIN) and they are most of the cells read
+    empty; else all cells read empty. Where the light clips most of the bare board (a cool lamp
+    saturating blue and green), the few cells it spares are no sample of it: they are what passes
+    less light, the clear pieces above all, and measured against them a clear piece looks empty."""
+    if clipped is None:
+        return empty
+    unclipped = empty & ~clipped
+    return unclipped if unclipped.sum() >= max(MIN_PLAIN, PLAIN_SHARE * empty.sum()) else empty
 
 
 def cell_pixels(top: np.ndarray) -> np.ndarray:
@@ -693,7 +713,7 @@ def _bridge_graph() -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(index[n] for n in (*HEX.edge(c), *HEX.contact(c)) if n in index) for c in cells())
 
 
-def _clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray) -> int | None:
+def _clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray, readable: np.ndarray) -> int | None:
     """Clear's start corner, if the rules say clear covers it (M3), else None.
 
     In a six-colour game the six corner cells are the starts, one a colour, and each colour's
@@ -702,7 +722,9 @@ def _clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray) -> int |
     whatever the photo makes of it. That cell lies at the board's rim and on an embossed double
     hexagon, where the clear evidence reads least well. Nothing is said when the corners do not
     show the five other colours, or the sixth is surely read a colour or clear already, or is
-    not ``seen`` (outside the photo, hidden)."""
+    not ``seen`` (outside the photo, hidden), or the photo does not show a six-colour game's
+    groups (:func:`_six_colour_groups`: a five-player game's corners may hold five colours and
+    the sixth be bare). ``readable``: the cells whose only doubt is clear or empty."""
     index = _index()
     corners = [index[c] for c in CORNERS]
     sure = conf >= UNCERTAIN_BELOW
@@ -710,9 +732,42 @@ def _clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray) -> int |
     if len(held) != len(corners) - 1 or len({labels[i] for i in held}) != len(held):
         return None
     start = next(i for i in corners if i not in held)
-    if not seen[start] or (sure[start] and labels[start] != EMPTY) or not _clear_started(labels, sure, start):
+    if not seen[start] or (sure[start] and labels[start] != EMPTY) or not _clear_started(labels, sure, start) \
+            or not _six_colour_groups(labels, sure, readable, held, start):
         return None
     return start
+
+
+def _six_colour_groups(labels: list[str], sure: np.ndarray, readable: np.ndarray, held: list[int],
+                       start: int) -> bool:
+    """Whether each colour's cells can be one group from its own corner, as in a six-colour
+    game: every piece joins an earlier one of its colour at an edge or across a bridge (M5), back
+    to the first, which covers the colour's corner (M3). The five ``held`` corners' colours: their
+    surely read cells, joined through cells in doubt of a colour. Clear: its surely clear cells,
+    joined through any doubtful cell, to its ``start``. A five-player game fails this: its unused
+    colour lies round the rim in 15 separate obstacle pieces (clear's, or one of the five held
+    corners' colours), placed by the table, not joined by the rules."""
+    lab = np.array(labels)
+    for i in held:
+        own = sure & (lab == labels[i])
+        if not _reach(i, own | (~sure & ~readable))[own].all():
+            return False
+    clear = sure & (lab == "C")
+    return bool(_reach(start, clear | ~sure)[clear].all())
+
+
+def _reach(source: int, open_: np.ndarray) -> np.ndarray:
+    """(463,) the cells reached from ``source`` over edges and bridges (M5) through ``open_`` cells."""
+    graph = _bridge_graph()
+    reach = np.zeros(len(open_), bool)
+    reach[source] = True
+    stack = [source]
+    while stack:
+        for n in graph[stack.pop()]:
+            if open_[n] and not reach[n]:
+                reach[n] = True
+                stack.append(n)
+    return reach
 
 
 def _read_clear(labels: list[str], conf: np.ndarray, i: int, confidence: float) -> list[int]:
@@ -756,17 +811,9 @@ def _clear_tree(labels: list[str], conf: np.ndarray, clear_only: np.ndarray,
     sure = [i for i, lab in enumerate(labels) if lab == "C" and not doubt[i]]
     if not sure:
         return []
-    graph = _bridge_graph()
     open_ = doubt.copy()
     open_[sure] = True
-    reach = np.zeros(len(labels), bool)
-    reach[sure[0]] = True
-    stack = [sure[0]]
-    while stack:
-        for n in graph[stack.pop()]:
-            if open_[n] and not reach[n]:
-                reach[n] = True
-                stack.append(n)
+    reach = _reach(sure[0], open_)
     if not reach[sure].all():
         return []
     changed = []
@@ -1034,7 +1081,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
         # completed from it); otherwise clear is its best guess, after them, and it stays in doubt
         # (the tree and the pieces weighed from a corner alone could settle a photo whose clear
         # pieces mostly read empty).
-        start = _clear_start(labels, conf, in_photo & ~hidden)
+        start = _clear_start(labels, conf, in_photo & ~hidden, ok)
         decided = start is not None and bool(ok[start]) and conf[start] < UNCERTAIN_BELOW \
             and _clear_shown(labels, conf >= UNCERTAIN_BELOW, start)
         if decided:
@@ -1055,8 +1102,24 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     lost = clipped & np.isin(labels, (EMPTY, "C"))
     # So too a cell read empty where the light is too dim for a clear piece to show at all.
     lost |= too_dark_for_clear(top) & (np.array(labels) == EMPTY)
+    overfull = _overfull(labels, in_photo & ~hidden)
+    if overfull:
+        lost |= np.isin(labels, (EMPTY, "C", *overfull))
+    flags += [f"colour_overfull: {c} on {n} cells, more than its pieces hold" for c, n in overfull.items()]
     conf = np.where(lost, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return labels, conf, list(dict.fromkeys(changed)), flags
+
+
+def _overfull(labels: list[str], seen: np.ndarray) -> dict[str, int]:
+    """The colours read on more ``seen`` cells (in the photo, walls showing: not under a hand)
+    than their 18 pieces hold: what the colour classifier took for that colour is the bare board
+    (a warm lamp reddening it) or something else besides. Then the cells read empty are no sure
+    sign of an empty cell either (the class that took the board's place may hold a colour's
+    pieces), and every cell read empty, clear or that colour is a guess. Returns each such colour
+    and how many seen cells it was read on."""
+    most = sum(len(p.cells) for p in pieces().pieces)
+    shown = [lab for lab, s in zip(labels, seen) if s]
+    return {c: shown.count(c) for c in LABELS if c != EMPTY and shown.count(c) > most}
 
 
 def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
+from itertools import combinations
 
 import cv2
 import numpy as np
@@ -64,6 +65,7 @@ EDGE_FLOOR = 0.06  # share of the light on the board's cells: an edge weaker tha
 # plate's edge steps by 14 % of it or more; a side under a hand by about 1 %). A share, not grey levels: the step
 # falls with the light, so a dim photo's edges (10-18 grey levels) are as plain as a bright one's
 SIDE_OFF = 0.4  # R: a side's edge this far off the distance the others agree on is something beside the plate
+PLATE_INSIDE = 1.0  # R: a side's strongest edge this far inside PLATE_SEARCH lies over the lattice's outer cells
 REGISTER_STEPS = 3  # the traced lattice may be off by up to this many cells
 WIDE_STEPS = 8  # ... and by this many when the plate's outline was far off
 RIM_SUSPECT = 0.35  # the board's outer cells' walls over the ring beyond's (share of the cells'), below which
@@ -399,13 +401,17 @@ class _Plate:
     side's edge is its strongest step within PLATE_SEARCH beyond the moved lattice's cells;
     it is *placed* when that is the side's strongest step anywhere. The placed sides must put
     the plate's middle on the lattice's (PLATE_OFF) at one distance all round (PLATE_MISFIT);
-    one side off that distance by more than SIDE_OFF (a straight box or phone lying beside
-    it) is dropped, and counts as not placed. The step agrees when at least PLATE_SIDES sides
-    are placed and fit. The rim's width is not needed, only that the lattice sits in the
-    middle of its plate. A lattice whole cells off moves the edge out of some sides' search
-    (those are then not placed) and the middle off the lattice's, by the whole cells, on the
-    others; a side whose strongest edge is something else (a hand's, a box's) is not placed
-    at any step and simply does not count."""
+    a side or two off that distance by more than SIDE_OFF (a straight box or phone lying beside
+    it, a patterned table's lines beyond two opposite sides) are dropped, whichever leave the most
+    sides fitting, and count as not placed. The step agrees when at least PLATE_SIDES sides are
+    placed and fit. Of the steps that agree, the one with the fewest sides showing their edge
+    over the lattice's cells is taken (:meth:`inside`): four sides may agree by chance at a wrong
+    step (a table's lines on two sides, the plate's own edges on two others), but there the
+    plate's edge on the remaining sides lies where the board still has cells. The rim's width
+    is not needed, only that the lattice sits in the middle of its plate. A lattice whole cells
+    off moves the edge out of some sides' search (those are then not placed) and the middle off
+    the lattice's, by the whole cells, on the others; a side whose strongest edge is something
+    else (a hand's, a box's) is not placed at any step and simply does not count."""
 
     def __init__(self, edges: np.ndarray, light: float):
         """``edges``: :func:`_plate_edges`; ``light``: the median brightness at the lattice's
@@ -439,29 +445,49 @@ class _Plate:
             j = int(np.argmax(self.edges[k][window]))
             d[k] = rel[window][j]
             placed[k] = self.shows[k] and self.edges[k][window][j] >= self.strongest[k]
-        A = np.column_stack([np.ones(6), _NORMALS])
-        for _ in range(2):
-            if placed.sum() < 3:
-                return np.full(2, np.inf), np.inf, int(placed.sum())
-            sol, *_ = np.linalg.lstsq(A[placed], d[placed], rcond=None)
-            res = np.where(placed, np.abs(A @ sol - d), 0.0)
-            if res.max() <= SIDE_OFF or placed.sum() <= PLATE_SIDES:
-                break
-            placed[int(np.argmax(res))] = False
-        return sol[1:], float(np.sqrt(np.mean(res[placed] ** 2))), int(placed.sum())
+        sides = np.flatnonzero(placed)
+        if len(sides) < 3:
+            return np.full(2, np.inf), np.inf, len(sides)
+        # The most sides at one distance all round (each within SIDE_OFF), down to PLATE_SIDES:
+        # a side or two whose strongest edge is a box's or a table's line beside the plate are
+        # dropped, whichever they are. None such: all of them, misfit and all.
+        fits = [_plate_fit(d, list(subset)) for size in range(len(sides), min(PLATE_SIDES, len(sides)) - 1, -1)
+                for subset in combinations(sides, size)]
+        fitting = [f for f in fits if f[3] <= SIDE_OFF]
+        middle, misfit, count, _ = max(fitting, key=lambda f: (f[2], -f[1])) if fitting else fits[0]
+        return middle, misfit, count
+
+    def inside(self, step: tuple[int, int]) -> int:
+        """How many sides that show the plate's edge have it (their strongest edge) over the
+        outer cells of the lattice moved by ``step`` (PLATE_INSIDE within the cells' end): the
+        plate cannot end where the board still has cells, so such a step is wrong by whole
+        cells, unless that edge is a hand's or a cast shadow's."""
+        offset = _shift(step)
+        strongest = PLATE_APOTHEMS[np.argmax(self.edges, axis=1)] - _NORMALS @ offset
+        return int((self.shows & (strongest < PLATE_SEARCH[0] - PLATE_INSIDE)).sum())
 
     def best(self, steps: list[tuple[int, int]]) -> tuple[int, int]:
-        """A step that agrees; else the one with the most sides placed; then the plate's middle
+        """A step that agrees, with the fewest sides whose edge lies over its cells
+        (:meth:`inside`); else the one with the most sides placed; then the plate's middle
         nearest and fitting best."""
-        def rank(step: tuple[int, int]) -> tuple[bool, int, float]:
+        def rank(step: tuple[int, int]) -> tuple[bool, int, int, float]:
             middle, misfit, placed = self.centre(step)
-            return not self.agrees(step), -placed, float(np.hypot(*middle)) + misfit
+            return not self.agrees(step), self.inside(step), -placed, float(np.hypot(*middle)) + misfit
         return min(steps, key=rank)
 
     def agrees(self, step: tuple[int, int] = (0, 0)) -> bool:
         """Do the plate's edges place the lattice moved by ``step``?"""
         middle, misfit, placed = self.centre(step)
         return placed >= PLATE_SIDES and misfit <= PLATE_MISFIT and float(np.hypot(*middle)) <= PLATE_OFF
+
+
+def _plate_fit(apothems: np.ndarray, sides: list[int]) -> tuple[np.ndarray, float, int, float]:
+    """The plate's middle and distance through these sides' edges (least squares): the middle,
+    the RMS misfit, how many sides and the largest misfit of one."""
+    A = np.column_stack([np.ones(6), _NORMALS])[sides]
+    sol, *_ = np.linalg.lstsq(A, apothems[sides], rcond=None)
+    res = np.abs(A @ sol - apothems[sides])
+    return sol[1:], float(np.sqrt(np.mean(res ** 2))), len(sides), float(res.max())
 
 
 def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADIUS - 1.5,
