@@ -16,10 +16,11 @@ This module is the same for every game.
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from rules.records import InvalidInput, setup_of
 from rules.sgf import to_sgf
@@ -66,11 +67,20 @@ class Mailbox:
 
 
 class Broadcast:
-    """Fan-out of snapshots to every open page (Server-Sent Events), never blocking."""
+    """Fan-out of snapshots to every open page (Server-Sent Events), never blocking.
+
+    It numbers what it sends: every session publishing through it (a new game, KOMBO's next
+    one, the game resumed) takes the next version, and each inbox gets them in that order.
+    A page that is also handed snapshots by its own requests, which may arrive after a newer
+    state was streamed, keeps the newest by ``version``: within one ``run`` (this server
+    process) a higher version is always the later state; a new run is a restarted server.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._boxes: set[Mailbox] = set()
+        self.run = secrets.token_hex(8)
+        self.version = 0
 
     def subscribe(self) -> Mailbox:
         box = Mailbox()
@@ -82,11 +92,15 @@ class Broadcast:
         with self._lock:
             self._boxes.discard(box)
 
-    def publish(self, item: str) -> None:
+    def publish(self, item_for: Callable[[int], str]) -> int:
+        """Send ``item_for(version)``, the next version, to every inbox; return that version.
+        Numbering and delivery are one step, so no inbox is left holding an older item."""
         with self._lock:
-            boxes = list(self._boxes)
-        for box in boxes:
-            box.put(item)
+            self.version += 1
+            item = item_for(self.version)
+            for box in self._boxes:
+                box.put(item)  # never waits: an inbox only keeps the newest
+            return self.version
 
     def close(self) -> None:
         with self._lock:
@@ -218,7 +232,8 @@ class Session:
     # --- output --------------------------------------------------------------------------
 
     def snapshot(self) -> dict:
-        """Everything the live page shows, with a version that grows with every change."""
+        """Everything the live page shows, with a version that grows with every change (see
+        :class:`Broadcast`: the version is the broadcast's, shared by the sessions it serves)."""
         with self._lock:
             if self._snapshot is None:
                 self._snapshot = self._build_snapshot()
@@ -271,9 +286,12 @@ class Session:
             self._alerts = {(a.event_id, a.code): a for a in self.store.ensure_alerts(self.id, missing)}
 
     def _publish(self) -> None:
-        self.version += 1
-        self._snapshot = None
-        self.broadcast.publish(json.dumps(self.snapshot()))
+        def item(version: int) -> str:
+            self.version = version
+            self._snapshot = None
+            return json.dumps(self.snapshot())
+
+        self.broadcast.publish(item)
 
     def _layout_json(self) -> dict:
         """The board's drawing (static for the session, so built once)."""
@@ -307,6 +325,7 @@ class Session:
         over = bool(game is not None and game.over)
         return {
             "version": self.version,
+            "run": self.broadcast.run,
             "session": {"id": self.id, "game": self.row.game, "variant": self.setup.variant,
                         "created": self.row.created},
             "players": adapter.players(),

@@ -274,6 +274,53 @@ def test_live_page_reconnects_to_a_restarted_server(server, browser):
     page.close()
 
 
+# The answer to the page's own action held back in the browser until the test lets it go.
+HOLD_CORRECTIONS = """
+window.heldAnswers = [];
+const realFetch = window.fetch;
+window.fetch = async (url, init) => {
+  const response = await realFetch(url, init);
+  if (String(url).endsWith("/api/correct")) await new Promise((go) => window.heldAnswers.push(go));
+  return response;
+};
+"""
+
+
+def test_a_late_answer_never_draws_over_a_newer_streamed_state(server, browser):
+    """On a busy machine the answer to a tap can reach the page after the stream brought a
+    newer state (a camera turn made meanwhile): the page keeps the newer one, or it would
+    show the stale board until the next change (a Geometrius turn's card button never came)."""
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(20000)
+    page.add_init_script(HOLD_CORRECTIONS)
+    page.request.post(server.base + "/api/session", data=json.dumps({"variant": "classic"}),
+                      headers={"Content-Type": "application/json"})
+    page.goto(server.base + "/live")
+    page.wait_for_selector("#conn[data-state=live]")
+    session = server.session
+    for t, rows in enumerate(boards()[:2]):
+        session.observe(rows, [], float(t))
+    page.wait_for_selector("#history li[data-index='1']")
+
+    page.click(f'.cell[data-cell="{MISSED[0]},{MISSED[1]}"]')
+    page.wait_for_selector("#picker[open]")
+    page.click('#picker .choice[data-colour="Y"]')
+    page.wait_for_function(f"document.querySelector('.cell[data-cell=\"{MISSED[0]},{MISSED[1]}\"]').dataset.colour === 'Y'")
+    page.wait_for_function("window.heldAnswers.length === 1")  # streamed; the answer waits
+    session.observe(boards()[2], [], 2.0)  # red's turn, streamed
+    page.wait_for_selector("#history li[data-index='2']")
+    newest = session.snapshot()["version"]
+    page.evaluate("window.heldAnswers.forEach((go) => go())")
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "Corrected" in page.locator("#toast").inner_text()
+    assert page.evaluate("state.version") == newest
+    assert page.locator("#history li").count() == 3
+
+    session.set_camera("ok", "camera 0: watching the board")  # and the next state still shows
+    page.wait_for_selector("#camera[data-status=ok]")
+    page.close()
+
+
 def test_review_scores_a_photo_and_refuses_a_non_image(server, browser):
     base = server.base
     page = browser.new_page(viewport=LANDSCAPE)

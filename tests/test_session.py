@@ -257,6 +257,36 @@ def test_slow_subscriber_never_blocks(tmp_path):
     assert newest["camera"]["message"] == "frame 199" and slow.get(0) is None
 
 
+def test_snapshots_are_numbered_in_order_across_the_sessions_of_a_server(tmp_path):
+    """The live page keeps the newest snapshot by version (an action's answer may reach it
+    after a newer streamed state): versions grow across a server's sessions, each inbox
+    ends on the newest, and a restarted server is told apart by its run."""
+    store = Store.open(tmp_path)
+    broadcast = Broadcast()
+    inbox = broadcast.subscribe()
+    first = Session.start(store, {"variant": "classic"}, broadcast=broadcast)
+    first.set_camera("ok", "watching")
+    before = first.snapshot()
+    second = Session.start(store, {"variant": "classic"}, broadcast=broadcast)  # a new game
+    after = second.snapshot()
+    assert after["session"]["id"] != before["session"]["id"]
+    assert after["run"] == before["run"] and after["version"] > before["version"]
+    assert json.loads(inbox.get(0))["version"] == after["version"]
+
+    # two sessions publishing at once (the old one answering a late tap): the inbox is left
+    # holding the newest state, never an older one that lost the race
+    threads = [threading.Thread(target=lambda s=s: [s.set_camera("ok", f"frame {i}") for i in range(100)])
+               for s in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert json.loads(inbox.get(0))["version"] == broadcast.version == after["version"] + 200
+
+    resumed = Session.resume(Store.open(tmp_path))  # a restarted server
+    assert resumed.snapshot()["run"] != after["run"]
+
+
 def test_bad_setup_is_refused(tmp_path):
     with pytest.raises(SessionError, match="variant"):
         new_session(tmp_path, variant="five-player")

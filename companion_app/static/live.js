@@ -3,7 +3,7 @@
 "use strict";
 
 let state = null;
-let shown = "";          // session id and version of the snapshot on screen
+let shown = null;        // {run, version} of the snapshot on screen
 let pickedTurn = null;
 let alertsShown = "";    // ids of the alerts on screen: redrawn only when they change
 
@@ -86,6 +86,21 @@ function render(s) {
 
 /* ---- live updates ------------------------------------------------------------------ */
 
+/* Snapshots reach the page two ways: streamed, and as the answer to the page's own action.
+   An answer can arrive after a newer state was streamed (it was computed first, or a camera
+   turn came in meanwhile), and nothing streams that newer state again: so only a newer
+   snapshot is ever drawn. Versions are numbered by the server run across its sessions; a
+   snapshot from another run is a restarted server, drawn whatever its version. */
+function isNewer(s) {
+  return shown === null || s.run !== shown.run || s.version > shown.version;
+}
+
+function show(s) {
+  if (!isNewer(s)) return;
+  shown = { run: s.run, version: s.version };
+  render(s);
+}
+
 let source = null;
 let retryMs = 1000;
 
@@ -99,9 +114,7 @@ function connect() {
   source = new EventSource("/events");
   source.addEventListener("open", () => { retryMs = 1000; setConnection("live", "live"); });
   source.addEventListener("state", (event) => {
-    const s = JSON.parse(event.data);
-    const key = `${s.session.id}:${s.version}`;
-    if (key !== shown) { shown = key; render(s); }
+    show(JSON.parse(event.data));
   });
   source.addEventListener("error", () => {
     // Reconnect ourselves with backoff: the browser gives up for good on some errors.
@@ -114,9 +127,7 @@ function connect() {
 
 async function act(url, body, done) {
   try {
-    const s = await post(url, body);
-    shown = `${s.session.id}:${s.version}`;
-    render(s);
+    show(await post(url, body));
     if (done) toast(done);
   } catch (err) {
     toast(capitalise(err.message), "error");
