@@ -6,9 +6,10 @@ and rules that make most misreadings visible. Pieces of one colour never share a
 (B5), so every one-colour region must be one of the 21 pieces, each used once, chained
 corner to corner from a board corner. A reading that breaks this is re-examined at its least
 confident cells (second-best labels) before it is reported; what cannot be explained away
-is reported as flags. A patch of doubtful cells (under a hand, a cup, a glare spot) is then
-completed as a whole with the likeliest labelling the rules allow. A doubtful cell whose
-colour is clear but faint (glare) is confirmed when no other label would keep the board legal.
+is reported as flags, and the pieces they name as uncertain, however clear their colour. A
+patch of doubtful cells (under a hand, a cup, a glare spot) is then completed as a whole with
+the likeliest labelling the rules allow. A doubtful cell whose colour is clear but faint
+(glare) is confirmed when no other label would keep the board legal.
 
 Glare adds the same white to every channel, so what it leaves unclipped keeps the plastic's
 chroma, and where a channel clips, the chroma is only cut off at the pixel's headroom: cells
@@ -95,6 +96,9 @@ WITNESS_MATCH = 0.9  # share of the chroma's match its label must hold to confir
 WITNESS_AGREES = 0.5  # share of the whole cell's chroma match a few unclipped pixels' label must hold
 WITNESSED = 0.6  # confidence of a cell whose chroma confirms its colour reading
 CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertain" line)
+CONTESTED = 0.3  # confidence of a cell of a piece the rules reject, that no cheap relabelling explained
+# conflicts that name the pieces in doubt (``first_not_in_corner`` names a whole colour)
+CONTESTED_FLAGS = ("not_a_piece", "piece_already_used", "no_corner_contact")
 
 
 class RulesOutcome(NamedTuple):
@@ -153,7 +157,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN, GLARE_RING)
     borders = cell_borders(rect, PX_PER_CELL, MARGIN, SIZE)
     prior = None if profile is None else profile.prior()
-    colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS)
+    colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS, neutral_light=True)
     hidden = under_occluder(borders)
     window = np.concatenate([inner, ring], axis=2)
     lost = _chroma_lost(window, colours)
@@ -522,6 +526,8 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
        order's piece counts ask for. Its cells stay doubtful.
     3. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
        glare, say) is confirmed when every other label would break the rules.
+    4. *Doubt*: the cells of a piece still in conflict are reported uncertain, however clear
+       their colour (:func:`_contested`).
     Bounded in CPU time (a photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs: glare lowers the confidence, not
     the direction the few usable pixels point in (a cell without any has a flat ``prob``);
@@ -553,10 +559,49 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     for r, c in filled:
         conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
     changed.extend(cell for cell in filled if cell not in changed)
-    confirmed = _confirm(rows, flags, labels, prob, conf, changed, deadline)
+    contested = _contested(rows, flags, conf < UNCERTAIN_BELOW)
+    confirmed = [cell for cell in _confirm(rows, flags, labels, prob, conf, changed, deadline) if cell not in contested]
     for r, c in confirmed:
         conf[r, c] = max(conf[r, c], CONFIRMED)
+    for r, c in contested:
+        conf[r, c] = min(conf[r, c], CONTESTED)
     return RulesOutcome(rows, conf, list(flags), changed, confirmed)
+
+
+def _contested(rows: list[str], flags, doubtful: np.ndarray) -> set[tuple[int, int]]:
+    """Cells of the pieces the conflicts left after the fixes name: no piece of the set, a
+    piece repeated (both copies: the flag names one, the misread may be the other), pieces
+    chained to nothing that no doubtful cell could chain (:func:`_chained_by_doubt`).
+
+    A conflict the cheap relabellings could not explain is a misread the colour evidence is
+    sure of (empty cells along a shadow's edge read as a dark red, a red mug over a corner
+    cell) or a real foul; the photo cannot tell which, so the cells stay flagged and are
+    reported uncertain for the user to check, never as read. A missing start piece names a
+    whole colour, not where the misread lies, and is left to its flag.
+    """
+    contested: set[tuple[int, int]] = set()
+    for flag in flags:
+        if flag.code in CONTESTED_FLAGS:
+            cells = {(int(r), int(c)) for r, c in flag.cells}
+            if flag.code == "piece_already_used":
+                cells |= _twins(rows, cells)
+            elif flag.code == "no_corner_contact":
+                cells -= _chained_by_doubt(cells, doubtful)
+            contested |= cells
+    return contested
+
+
+def _chained_by_doubt(loose: set[tuple[int, int]], doubtful: np.ndarray) -> set[tuple[int, int]]:
+    """The loose pieces (one colour's, chained to nothing) whose corner-to-corner group touches
+    a doubtful cell. A hand or a glare spot over a link of the chain leaves the pieces beyond it
+    loose yet read right; what lies at the link is reported uncertain already."""
+    mask = np.zeros(doubtful.shape, np.uint8)
+    for cell in loose:
+        mask[cell] = 1
+    _, groups = cv2.connectedComponents(mask, connectivity=8)  # pieces of one colour meet at corners
+    near = cv2.dilate(doubtful.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    linked = set(np.unique(groups[near & (mask > 0)]).tolist())
+    return {cell for cell in loose if groups[cell] in linked}
 
 
 def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarray, conf: np.ndarray):

@@ -176,6 +176,26 @@ def _light_field(raw: np.ndarray, weight: np.ndarray, fallback: np.ndarray) -> n
     return field * trust + fallback * (1 - trust)
 
 
+def _neutral_field(raw: np.ndarray, feat: np.ndarray, unseen: np.ndarray, field: np.ndarray) -> np.ndarray:
+    """The first light field, taught by every cell that is neutral under ``field`` (the photo's
+    one grey) whatever its lightness; ``field`` itself when fewer than 4 are.
+
+    Under a deep shadow the board's empty cells are two greys, a lit one and a shaded one, both
+    without colour. Left to the classes, the tight empty class keeps one of them (the more
+    numerous) and the other grey goes to whichever colour's class is dark and wide enough to take
+    it; a light field taught only by the kept grey then never learns the other light, and the
+    cells along the shadow's edge stay "a dark colour" round after round (a band of empty cells
+    read red). Chroma, unlike lightness, survives a shadow, so the first field is taught by
+    every cell with the chroma of an empty one, and the classes then start from the board's own
+    light on both sides of the shadow's edge. A piece dull enough to pass is outvoted by the
+    empty cells round it in the smooth field, and later rounds learn from the classes again.
+    """
+    grey = (np.hypot(feat[..., 1], feat[..., 2]) < EMPTY_CHROMA) & ~unseen
+    if grey.sum() < 4:
+        return field
+    return _light_field(raw, grey, field)
+
+
 def _cell_colours(pix: np.ndarray, field: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Median colour of the least glare-touched half of each cell's usable pixels, divided
     by the light (the board's grey becomes 1, 1, 1), and the usable share; NaN if none.
@@ -324,7 +344,8 @@ def _posterior(x: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.nda
 
 
 def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3,
-             prior: Prior | None = None, shown: np.ndarray | None = None, translucent: bool = False) -> CellColours:
+             prior: Prior | None = None, shown: np.ndarray | None = None, translucent: bool = False,
+             neutral_light: bool = False) -> CellColours:
     """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR).
 
     ``prior``: a table's colour profile (``ColourProfile.prior()``), see the module notes.
@@ -332,6 +353,8 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
     only these teach the light field and the classes, so a hand or a cup over the board
     cannot become the board's grey or stretch a colour. All cells are still classified.
     ``translucent``: the colours are filters laid on the board (see :func:`_fit_classes`).
+    ``neutral_light``: the first light field is taught by every neutral cell, whatever its
+    lightness (see :func:`_neutral_field`); off by default, it is measured on Blokus only.
     """
     rows, cols = inner.shape[:2]
     hues = palette.hues()
@@ -354,6 +377,9 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
     resp = None
     for round_ in range(rounds):
         feat, usable = _features(inner, ring, field)
+        if resp is None and neutral_light:
+            field = _neutral_field(raw_med, feat, unseen, field)
+            feat, usable = _features(inner, ring, field)
         lab = feat.reshape(-1, 3)
         ab = lab[:, 1:]
         if resp is None:  # first split: chroma, then the nearest nominal hue
