@@ -744,3 +744,20 @@ def test_a_grey_plateau_above_a_dark_boards_grey_has_lost_its_chroma() -> None:
     others = np.ones((n, n), bool)
     others[2:4, 2:4] = False
     assert lost[others].mean() < 0.05 and not lost[7, 6:].any()
+
+
+def test_a_loose_piece_is_not_excused_by_a_doubt_the_rules_then_confirm() -> None:
+    # Blue's corner monomino, a blue tromino chained to nothing, and between them one doubtful
+    # empty cell. A loose piece beside a doubt is let off (a hand over the link); but the rules
+    # confirm that cell empty, so nothing at the link is in doubt and the tromino must be.
+    labels = (".", "B", "Y", "R", "G")
+    rows = [["."] * 20 for _ in range(20)]
+    for r, c in ((0, 0), (2, 3), (3, 3), (4, 3)):
+        rows[r][c] = "B"
+    board = ["".join(row) for row in rows]
+    prob = _truth_probabilities(board, labels)
+    conf = np.full((20, 20), 0.97)
+    conf[1, 2] = 0.4
+    out = apply_rules(board, labels, prob, conf)
+    assert any(f.code == "no_corner_contact" for f in out.flags)
+    assert all(out.confidence[r, 3] < 0.5 for r in (2, 3, 4))

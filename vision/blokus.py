@@ -559,8 +559,13 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     for r, c in filled:
         conf[r, c] = min(conf[r, c], float(smooth[r, c, labels.index(rows[r][c])]))
     changed.extend(cell for cell in filled if cell not in changed)
-    contested = _contested(rows, flags, conf < UNCERTAIN_BELOW)
-    confirmed = [cell for cell in _confirm(rows, flags, labels, prob, conf, changed, deadline) if cell not in contested]
+    # Confirmed first: a cell the rules confirm is no doubt that could excuse a loose piece
+    # beside it (_chained_by_doubt), or the conflict would be reported as read.
+    confirmed = _confirm(rows, flags, labels, prob, conf, changed, deadline)
+    doubtful = conf < UNCERTAIN_BELOW
+    doubtful[tuple(np.array(confirmed, int).reshape(-1, 2).T)] = False
+    contested = _contested(rows, flags, doubtful)
+    confirmed = [cell for cell in confirmed if cell not in contested]
     for r, c in confirmed:
         conf[r, c] = max(conf[r, c], CONFIRMED)
     for r, c in contested:
