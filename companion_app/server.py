@@ -87,9 +87,11 @@ class Table:
         with self._lock:
             doc = self.with_catalogue(doc)
             session = Session.start(self.store, doc, doc.get("game", self.game), self.broadcast)
-            if self.camera:
-                session.set_camera(*self.camera)
-            self.session = session
+            previous, self.session = self.session, session
+            if previous is not None:
+                previous.retire()
+            # published again once the old game is silent: the newest state is the new game's
+            session.set_camera(*(self.camera or (session.camera.status, session.camera.message)))
             if session.row.game != self.game:
                 self.game = session.row.game
                 if self.referee is not None:

@@ -130,6 +130,7 @@ class Session:
     broadcast: Broadcast = field(default_factory=Broadcast)
     version: int = 0
     camera: Camera = field(default_factory=Camera)
+    retired: bool = False  # another game is the table's now: publish nothing more (see retire)
     _events: list[EventRow] = field(default_factory=list)
     _derived: Derived | None = None
     _alerts: dict[tuple[int, str], AlertRow] = field(default_factory=dict)
@@ -229,6 +230,14 @@ class Session:
             self.camera = Camera(status, message)
             self._publish()
 
+    def retire(self) -> None:
+        """Another game is the table's now (a new game, KOMBO's next one). A late tap or camera
+        frame may still reach this session: its events are kept, but it publishes nothing more,
+        since a snapshot of it would take a later version than the new game's and every page
+        would draw the closed game over it."""
+        with self._lock:
+            self.retired = True
+
     # --- output --------------------------------------------------------------------------
 
     def snapshot(self) -> dict:
@@ -286,6 +295,10 @@ class Session:
             self._alerts = {(a.event_id, a.code): a for a in self.store.ensure_alerts(self.id, missing)}
 
     def _publish(self) -> None:
+        if self.retired:
+            self._snapshot = None
+            return
+
         def item(version: int) -> str:
             self.version = version
             self._snapshot = None

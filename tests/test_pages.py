@@ -717,3 +717,23 @@ def test_serve_listens_on_an_ipv6_address():
         pytest.skip(f"no IPv6 loopback on this machine: {e}")
     with listen("::1", 0) as listener:
         assert listener.family == socket.AF_INET6 and listener.getsockname()[0] == "::1"
+
+
+def test_a_new_game_is_the_newest_state_whatever_the_old_one_still_hears(tmp_path):
+    """Versions grow across a server's sessions, so a late tap or camera frame reaching the
+    game just replaced would take a later version than the new game's, and every page would
+    draw the closed game over it: a replaced game publishes nothing more."""
+    client = create_app(tmp_path).test_client()
+    table = client.application.extensions["tableref"]
+    inbox = table.broadcast.subscribe()
+    assert client.post("/api/session", json={"game": "blokus", "variant": "classic"}).status_code == 200
+    old = table.session
+    assert client.post("/api/session", json={"game": "blokus", "variant": "classic"}).status_code == 200
+    new = table.session
+    newest = json.loads(inbox.get(0))
+    assert newest["session"]["id"] == new.id != old.id
+    old.set_camera("ok", "a frame of the old game")  # in flight when the game changed
+    old.correct_cell((0, 0), "B")
+    last = json.loads(inbox.get(0) or "null") or newest
+    assert last["session"]["id"] == new.id and last["version"] == table.broadcast.version
+    assert old.snapshot()["session"]["id"] == old.id  # its state is still there to read
