@@ -43,7 +43,8 @@ pieces as its best guess). A doubtful cell's best guess also weighs how likely t
 labelling makes are (clear lays whole pieces, not independent cells). In a six-colour game
 the corner the five other colours do not hold is clear's start, which its first piece covers (M3);
 the photo does not say the variant, so this holds only where each colour's cells can be one group
-from its corner (M5), as no five-player game's obstacle colour is.
+from its corner (M5), as no five-player game's obstacle colour is, and clear is then only that
+corner's best guess, in doubt.
 
 Besides the fitted score, each cell is compared, pixel by pixel, with this photo's own surely clear
 and surely empty cells (a matched filter: where its lamp's glint falls on a piece, where the bevel
@@ -1074,18 +1075,12 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     conf, lean = _weigh_likeness(top, post, conf, labels, ok, ~clipped)
     changed: list[int] = []
     flags: list[str] = []
-    start, decided = None, False
+    start = None
     if rules:
-        # Clear's start corner: decided where the photo doubts only clear or empty and shows
-        # clear elsewhere, before the regions and pieces are weighed (its piece may then be
-        # completed from it); otherwise clear is its best guess, after them, and it stays in doubt
-        # (the tree and the pieces weighed from a corner alone could settle a photo whose clear
-        # pieces mostly read empty).
+        # Clear's start corner: clear is its best guess, after the regions and pieces are
+        # weighed, and it stays in doubt. Deciding it (and completing its piece from it) gained
+        # no board on the bench, and the photo only suggests a six-colour game, never proves one.
         start = _clear_start(labels, conf, in_photo & ~hidden, ok)
-        decided = start is not None and bool(ok[start]) and conf[start] < UNCERTAIN_BELOW \
-            and _clear_shown(labels, conf >= UNCERTAIN_BELOW, start)
-        if decided:
-            changed += _read_clear(labels, conf, start, TREE_CONF)
         labels, more, flags = _apply_rules(labels, post, conf)
         changed += more
     relabelled = np.zeros(len(labels), bool)
@@ -1094,7 +1089,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     if rules:
         changed += _clear_pieces(labels, conf, post, ok, lean)
         changed += _clear_tree(labels, conf, ok, -_clear_odds(post) >= TREE_MIN_ODDS)
-        if start is not None and not decided and labels[start] != "C":
+        if start is not None and labels[start] != "C":
             changed += _read_clear(labels, conf, start, min(conf[start], UNCERTAIN_BELOW - 0.01))
     # A cell read empty or clear whose light clipped has lost the glints and sheen that tell a
     # clear piece from the bare board: its label is a guess, whatever the rules inferred (they
