@@ -472,7 +472,8 @@ class _Plate:
         nearest and fitting best."""
         def rank(step: tuple[int, int]) -> tuple[bool, int, int, float]:
             middle, misfit, placed = self.centre(step)
-            return not self.agrees(step), self.inside(step), -placed, float(np.hypot(*middle)) + misfit
+            agrees = self.agrees(step)
+            return not agrees, self.inside(step) if agrees else 0, -placed, float(np.hypot(*middle)) + misfit
         return min(steps, key=rank)
 
     def agrees(self, step: tuple[int, int] = (0, 0)) -> bool:
