@@ -210,11 +210,8 @@ def live_frames(seed: int, covered=None, size=(1600, 1200)
     view_size = upright_size(size, conditions)
 
     def frame(s: CameraSetup) -> tuple[np.ndarray, list[TokenTruth]]:
-        view = s.view(view_size, layout.geometry())
-        nadir, height = synth._camera_in_texture(view, layout)
-        tex = synth.field_texture(layout, view.px_per_mm, nadir, height, synth.CARD_RGB)
-        out = view.render(tex, rng)
-        return synth.save_photo(out.image, conditions)[0], synth._truth(layout, out, tex, nadir, height)
+        out, truth = synth.shoot(layout, s.view(view_size, layout.geometry()), rng)
+        return synth.save_photo(out.image, conditions)[0], truth
 
     def mug_on(pos) -> CameraSetup | None:
         """The setup with a mug on the token at ``pos``; None where the camera would not see

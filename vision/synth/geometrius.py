@@ -38,6 +38,7 @@ from rules.polygon import EXACT, Polygon
 
 from ..geometrius import (ARC_MM, CHIP_MM, CHIP_RADIUS_MM, FRAME_MM, FRAME_WIDTH_MM, PITCH_MM, POLY_RADIUS_MM,
                           SIDE_SHADE, SPOTS, STONE_RADIUS_MM)
+from .clutter import Hand
 from .conditions import Conditions
 from .scene import BoardGeometry, BoardTexture, CameraSetup, SceneRender, View, save_photo, upright_size
 
@@ -462,6 +463,17 @@ def _truth(layout: Layout, out: SceneRender, tex: BoardTexture, nadir: np.ndarra
     return out_list
 
 
+def shoot(layout: Layout, view: View, rng: np.random.Generator, card: tuple[float, float, float] = CARD_RGB,
+          hand: Hand | None = None) -> tuple[SceneRender, list[TokenTruth]]:
+    """The field of ``layout`` as the camera ``view`` sees it (with ``hand`` over it, if any):
+    the rendered frame and its tokens' truth. One layout shot by several views (a live
+    referee's frames, a mug moved) keeps its tokens where they lie."""
+    nadir, camera_height = _camera_in_texture(view, layout)
+    tex = field_texture(layout, view.px_per_mm, nadir, camera_height, card)
+    out = view.render(tex, rng, hand)
+    return out, _truth(layout, out, tex, nadir, camera_height)
+
+
 def render_photo(rng: np.random.Generator, conditions: Conditions, size: tuple[int, int] = (1600, 1200),
                  field: Mapping[Pos, Token] | None = None) -> GeometriusPhoto:
     """A phone photo of a Geometrius field (random unless given) under ``conditions``.
@@ -471,12 +483,9 @@ def render_photo(rng: np.random.Generator, conditions: Conditions, size: tuple[i
     layout = Layout.random(field, rng)
     setup = CameraSetup.random(rng, conditions)
     view: View = setup.view(upright_size(size, conditions), layout.geometry())
-    nadir, camera_height = _camera_in_texture(view, layout)
     card = tuple(float(np.clip(v * rng.uniform(0.96, 1.03), 0, 1)) for v in CARD_RGB)
-    tex = field_texture(layout, view.px_per_mm, nadir, camera_height, card)
     hand = view.random_hand(rng, conditions, tuple(0.4 * np.array(layout.size_mm)))
-    out = view.render(tex, rng, hand)
-    tokens = _truth(layout, out, tex, nadir, camera_height)
+    out, tokens = shoot(layout, view, rng, card, hand)
     image, encoded = save_photo(out.image, conditions)
     occluded = {(t.row, t.col) for t in tokens if not t.polygon_visible}
     return GeometriusPhoto(image, encoded, tokens, occluded, conditions, view.board_scale)
