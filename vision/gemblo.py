@@ -117,6 +117,7 @@ CLEAR_BIAS = -7.433
 CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must not decide)
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
+RIM_SCALE = (1.0, 2.5)  # a rim step shows 0.4-0.8 as plainly as a ridge: the scale that evens them, bounded
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
 CLEAR_SURE_BESIDE = 14.0  # the same for an empty-looking cell that would complete a clear piece
@@ -328,6 +329,7 @@ def walls_seen(top: np.ndarray) -> np.ndarray:
     typical = float(np.median(np.sort(walls, axis=1)[:, 1]))  # the board's median cell, its walls as they show
     shared = _shared_walls()
     rim = np.median(walls[shared]) / max(float(np.median(walls[~shared])), 1e-6)  # a rim step, as plain as a ridge
+    rim = float(np.clip(rim, *RIM_SCALE))  # a sleeve along the rim must not lift the rim's hidden cells into sight
     return np.sort(np.where(shared, walls, rim * walls), axis=1)[:, 1] / max(typical, 1e-6)
 
 
