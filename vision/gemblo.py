@@ -687,8 +687,7 @@ def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -
     be a piece, may be the piece's cell the photo hardly shows: there the clear evidence must
     say 'empty' more plainly (CLEAR_SURE_BESIDE) to be trusted."""
     index = {c: i for i, c in enumerate(cells())}
-    with np.errstate(divide="ignore"):
-        score = np.log(post[:, -1] + 1e-12) - np.log(post[:, 0] + 1e-12)
+    score = _clear_odds(post)
     ps = pieces()
     for region in _regions(labels):
         if labels[region[0]] != "C":
@@ -771,13 +770,6 @@ def _reach(source: int, open_: np.ndarray) -> np.ndarray:
                 reach[n] = True
                 stack.append(n)
     return reach
-
-
-def _read_clear(labels: list[str], conf: np.ndarray, i: int, confidence: float) -> list[int]:
-    """Read cell ``i`` clear at this confidence; returns it if its label changed."""
-    changed = [i] if labels[i] != "C" else []
-    labels[i], conf[i] = "C", confidence
-    return changed
 
 
 def _clear_started(labels: list[str], sure: np.ndarray, start: int) -> bool:
@@ -1092,7 +1084,8 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
         changed += _clear_pieces(labels, conf, post, ok, lean)
         changed += _clear_tree(labels, conf, ok, -_clear_odds(post) >= TREE_MIN_ODDS)
         if start is not None and labels[start] != "C":
-            changed += _read_clear(labels, conf, start, min(conf[start], UNCERTAIN_BELOW - 0.01))
+            labels[start], conf[start] = "C", min(conf[start], UNCERTAIN_BELOW - 0.01)
+            changed.append(start)
     # A cell read empty or clear whose light clipped has lost the glints and sheen that tell a
     # clear piece from the bare board: its label is a guess, whatever the rules inferred (they
     # start from the surely clear cells, and clipping hides clear pieces from those too).
