@@ -157,7 +157,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN, GLARE_RING)
     borders = cell_borders(rect, PX_PER_CELL, MARGIN, SIZE)
     prior = None if profile is None else profile.prior()
-    colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS, neutral_light=True)
+    colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS)
     hidden = under_occluder(borders)
     window = np.concatenate([inner, ring], axis=2)
     lost = _chroma_lost(window, colours)

@@ -344,8 +344,7 @@ def _posterior(x: np.ndarray, means: np.ndarray, covs: np.ndarray, prior: np.nda
 
 
 def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int = 3,
-             prior: Prior | None = None, shown: np.ndarray | None = None, translucent: bool = False,
-             neutral_light: bool = False) -> CellColours:
+             prior: Prior | None = None, shown: np.ndarray | None = None, translucent: bool = False) -> CellColours:
     """Classify cells from their pixels (``sampling.cell_samples``: rows x cols x n x 3 BGR).
 
     ``prior``: a table's colour profile (``ColourProfile.prior()``), see the module notes.
@@ -353,8 +352,8 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
     only these teach the light field and the classes, so a hand or a cup over the board
     cannot become the board's grey or stretch a colour. All cells are still classified.
     ``translucent``: the colours are filters laid on the board (see :func:`_fit_classes`).
-    ``neutral_light``: the first light field is taught by every neutral cell, whatever its
-    lightness (see :func:`_neutral_field`); off by default, it is measured on Blokus only.
+    The first light field is taught by every neutral cell, whatever its lightness
+    (:func:`_neutral_field`: a deep shadow's lit and shaded greys both).
     """
     rows, cols = inner.shape[:2]
     hues = palette.hues()
@@ -377,7 +376,7 @@ def classify(inner: np.ndarray, ring: np.ndarray, palette: Palette, rounds: int 
     resp = None
     for round_ in range(rounds):
         feat, usable = _features(inner, ring, field)
-        if resp is None and neutral_light:
+        if resp is None:
             field = _neutral_field(raw_med, feat, unseen, field)
             feat, usable = _features(inner, ring, field)
         lab = feat.reshape(-1, 3)
