@@ -41,6 +41,11 @@ REFINED = 3  # at most this many candidates are refined
 PHONE_FOCAL = 1.2  # a phone main camera's focal length in half-diagonals (about 80 degrees diagonal)
 MIN_CROSSED = 25  # crossing segments per family before their tilt is believed
 COARSER = (2,)  # multiples of the lines' strongest period tried when it shows no grid
+# Line families told apart this finely (tolerance and removal width of a vanishing point, degrees;
+# the usual are 1.5 and 4) when no coarser search shows a grid: a cloth's stripes lying a degree
+# or two off the board's grooves merge with them into one family, whose vanishing point then
+# serves neither, and the cloth's period wins the comb fit.
+FINE_FAMILIES = {"tol_deg": 0.75, "remove_deg": 1.5}
 RUNS_ON = 0.5  # a grid whose lines run on past an edge at this share of their contrast inside is off
 ON_RIM = 0.45  # a grid whose own edge row shows its lines at under this share of their contrast inside lies on the rim
 MAX_SETTLE = 3  # whole-cell moves tried on a grid whose edge lies on the board or on its rim
@@ -188,23 +193,26 @@ def _camera_tilt(v1: np.ndarray, v2: np.ndarray) -> float:
 
 
 def candidates(gray: np.ndarray, cells: int, rng: np.random.Generator,
-               multiple: int = 1) -> tuple[list[GridCandidate], float | None]:
+               multiple: int = 1, fine: bool = False) -> tuple[list[GridCandidate], float | None]:
     """Grid hypotheses in ``gray``'s pixels, best evidence first, and the camera tilt implied
     by the best-supported pair of crossing line families (None without one).
 
     ``multiple`` > 1: only the hypotheses where one or both axes have that multiple of the
     strongest period of their lines (see ``_comb_fit``), for when the usual ones show no grid.
+    ``fine``: line families told apart by ``FINE_FAMILIES``, for the same case (a cloth whose
+    stripes run nearly along the board's grooves).
 
     The lens is estimated first from the segments themselves (plumb lines), so the comb fit
     sees straight, evenly spaced lines even through a wide phone lens.
     """
     h, w = gray.shape
     seg, norm = detect_segments(gray, min_length=max(8.0, 0.01 * max(h, w)))
-    vps = vanishing_points(seg, rng, count=4)
+    families = FINE_FAMILIES if fine else {}
+    vps = vanishing_points(seg, rng, count=4, **families)
     k = lens_from_segments(seg, [mask for _, mask in vps[:3]]) if len(vps) >= 2 else 0.0
     if k != 0.0:  # find the families again on straightened segments
         seg = undistort(seg, k)
-        vps = vanishing_points(seg, rng, count=4)
+        vps = vanishing_points(seg, rng, count=4, **families)
     to_pixels = np.linalg.inv(norm.matrix())
 
     def candidate(frame: np.ndarray, x0: float, sx: float, y0: float, sy: float) -> GridCandidate:
@@ -484,12 +492,13 @@ def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = N
     best = None
     # Refinement can rescue a rough candidate (vanishing points blurred by table texture),
     # so the few best are refined until one clearly shows the grid.
+    # No grid at the lines' strongest period: try multiples of it, then finer line families.
     found, tilt = candidates(gray, cells, rng)
-    for multiple in (1, *COARSER):
-        if multiple > 1:  # no grid at the lines' strongest period: try multiples of it
+    for multiple, fine in ((1, False), *((m, False) for m in COARSER), (1, True)):
+        if (multiple, fine) != (1, False):
             if best is not None and best[2] >= MIN_EVIDENCE:
                 break
-            found = candidates(gray, cells, rng, multiple)[0]
+            found = candidates(gray, cells, rng, multiple, fine)[0]
         for cand in [c for c in found if c.evidence >= 0.5 * MIN_EVIDENCE][:REFINED]:
             to_photo, k, rms = refine(gray, cand.to_photo, cells, cand.k)
             ev = evidence(gray, _pose(to_photo, (w, h), cells, k))
