@@ -65,10 +65,10 @@ def _clear_examples(per_condition: int) -> tuple[np.ndarray, np.ndarray]:
                 pose = reader.locate_board(image)
             except ReadError:
                 continue
-            top = rectify(image, pose, reader.CLEAR_PPU, 0.0)
-            post = reader._probabilities(rectify(image, pose, reader.PPU, 0.0), top)[0]
+            gray, lab = reader.grey_and_lab(rectify(image, pose, reader.CLEAR_PPU, 0.0))
+            post = reader._probabilities(rectify(image, pose, reader.PPU, 0.0), gray, lab)[0]
             empty = post[:, 0] + post[:, -1] >= post.max(axis=1)  # read as empty by colour
-            z = reader.clear_zscores(reader.clear_features(top), empty)
+            z = reader.clear_zscores(reader.clear_features(gray, lab), empty)
             truth = np.array([photo.cells.get(n, ".") for n in NAMES])
             keep = empty & np.isin(truth, [".", "C"]) & ~np.isin(NAMES, list(photo.occluded))
             xs.append(np.column_stack([z, np.clip(z, 0, None) ** 2 / reader.CLIP_Z])[keep])

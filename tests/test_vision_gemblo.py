@@ -43,6 +43,11 @@ def upright(p: GembloPhoto) -> np.ndarray:
     return load_image(p.encoded) if p.encoded is not None else p.image
 
 
+def top_grey(image: np.ndarray, pose: BoardPose) -> np.ndarray:
+    """The top-down view the reader looks at walls and light in, in grey levels."""
+    return reader.grey_and_lab(reader.rectify(image, pose, reader.CLEAR_PPU, 0.0))[0]
+
+
 def silent_errors(p: GembloPhoto, reading, hidden_too: bool = False) -> list[str]:
     """Cells read wrong without being marked uncertain: what must never happen (cells hidden
     by a hand or a cup only when ``hidden_too``)."""
@@ -133,6 +138,19 @@ def test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces() -> None:
     assert labels[NAME[6, -6]] == "." and conf[NAME[6, -6]] >= 0.5
     assert conf[NAME[-4, 4]] < 0.5
 
+
+
+def test_a_group_holding_a_faded_cell_is_best_guessed_but_decides_nothing() -> None:
+    # The same boards, the doubtful cell beside the four surely clear ones faded (a colour doubt
+    # weighed as clear or empty): its group takes the rules' best guess but decides no cell (a
+    # group misread elsewhere would make it surely wrong). Other groups are decided as before.
+    l_shape, dihex = [(0, 0), (0, 1), (0, 2), (1, 0)], [(-4, 2), (-4, 3)]
+    labels, conf, post, ok = doubts(l_shape + dihex + [(-8, 0)], [(2, 0), (6, -6)], p_clear=0.3)
+    faded = np.zeros(len(cells()), bool)
+    faded[NAME[2, 0]] = True
+    reader._clear_pieces(labels, conf, post, ok, faded=faded)
+    assert labels[NAME[2, 0]] == "C" and conf[NAME[2, 0]] < 0.5
+    assert labels[NAME[6, -6]] == "." and conf[NAME[6, -6]] >= 0.5
 
 def test_weak_cells_that_complete_a_piece_are_best_guessed_clear_but_stay_in_doubt() -> None:
     # Two cells of a straight tetrahex read clear, two lean empty (p = 0.3): by the photo's odds
@@ -259,10 +277,9 @@ def test_cells_at_the_board_s_rim_are_not_taken_for_hidden() -> None:
     # none is, and a cup over a rim cell still hides it (seed 23, cup photo 1).
     image, truth = bench_photo(2, "blur", 5)
     pose = locate_board(image)
-    assert not truth.occluded and (reader.walls_seen(reader.rectify(image, pose, reader.CLEAR_PPU, 0.0))
-                                   >= reader.WALLS_HIDDEN).all()
+    assert not truth.occluded and (reader.walls_seen(top_grey(image, pose)) >= reader.WALLS_HIDDEN).all()
     image, _ = bench_photo(23, "cup", 0)
-    seen = reader.walls_seen(reader.rectify(image, locate_board(image), reader.CLEAR_PPU, 0.0))
+    seen = reader.walls_seen(top_grey(image, locate_board(image)))
     assert seen[NAME[11, -10]] < reader.WALLS_HIDDEN
 
 
@@ -333,6 +350,45 @@ def test_doubtful_cells_are_best_guessed_by_their_likeness_to_the_photos_own(con
     assert all(c in reading.uncertain for c in cells_)
     assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
+
+
+def test_a_cell_in_colour_doubt_whose_hue_faded_past_the_fitted_range_is_not_called_empty() -> None:
+    # Synthetic clear evidence: every cell alike but three, whose a* and b* lie far off the bare
+    # cells' (clipped at CLIP_Z spreads). The fitted score's squared terms call such a hue empty.
+    # Where the colour classifier doubts the cell too (unlike the bare board, like no colour), the
+    # hue has faded as under clear plastic, past what the score was fitted on: its odds are even
+    # at worst. Not where the classifier is sure, nor for a hue only a shadow's few spreads off.
+    rng = np.random.default_rng(5)
+    features = rng.normal(size=(463, 21))
+    features[:3, :2] = [[40.0, 40.0], [40.0, 40.0], [3.0, 3.0]]
+    empty = np.ones(463, bool)
+    doubted = np.zeros(463, bool)
+    p0, conf0, faded0 = reader._clear(features, empty, empty, doubted)
+    assert p0[0] < 0.5 and not faded0.any()
+    doubted[[0, 2]] = True
+    p, conf, faded = reader._clear(features, empty, empty, doubted)
+    assert p[0] >= 0.5 and faded[0]
+    assert p[1] == p0[1] < 0.5 and not faded[1]
+    assert p[2] == p0[2] and not faded[2]
+    assert np.array_equal(conf, conf0) and faded.sum() == 1
+
+
+@pytest.mark.parametrize("seed, condition, i, cells_", [
+    (2, "cool_light", 5, ("8,-3",)),  # its doubt left a whole piece's region flagged, 12 cells in doubt
+    (2, "noise", 1, ("8,-1", "8,0")),  # and (7,1), read clear, was taken out of the piece they make
+    (5, "jpeg", 2, ("7,-6",)),
+])
+def test_clear_cells_the_colour_classifier_doubts_are_weighed_with_their_piece(seed: int, condition: str, i: int,
+                                                                              cells_: tuple[str, ...]) -> None:
+    # Clear pieces whose cells the colour classifier read empty but doubted (their hue faded far
+    # off the bare board's), and the fitted score called empty (log-odds -9 to 0): they were left
+    # out of the clear pieces' weighing, and the group beside them with them. Weighed as clear or
+    # empty, the pieces guess them right and the board is read exactly; they stay in doubt.
+    image, truth = bench_photo(seed, condition, i)
+    reading = read_gemblo(image)
+    assert all(truth.labels[c] == "C" == reading.cells.get(c) for c in cells_)
+    assert all(c in reading.uncertain for c in cells_)
+    assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
 def test_the_likeliest_labellings_of_a_large_group_come_likeliest_first() -> None:
     rng = np.random.default_rng(3)
@@ -692,8 +748,7 @@ def test_a_photo_too_dark_for_clear_pieces_never_reads_them_surely_empty() -> No
     clear = [k for k, c in p.cells.items() if c == "C"]
     assert len(clear) >= 10 and all(k in reading.uncertain for k in clear if reading.cells.get(k) != "C")
     lit = read_gemblo(upright(p))
-    top = reader.rectify(upright(p), lit.pose, reader.CLEAR_PPU, 0.0)
-    assert not reader.too_dark_for_clear(top).any()
+    assert not reader.too_dark_for_clear(top_grey(upright(p), lit.pose)).any()
 
 
 def test_a_board_washed_out_to_white_is_refused_as_over_exposed() -> None:

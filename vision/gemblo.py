@@ -12,7 +12,10 @@ fades towards the lamp's white). So among the cells read as empty, a score over 
 measures (each in spreads of this photo's empty cells, so light and board colour cancel)
 says clear or empty, and near the cut the cell is uncertain. The weights were fitted
 offline on generated photos (``CLEAR_WEIGHTS``); a cell unlike the photo's empty cells in many
-measures at once lies beyond what they were fitted on, and is never surely empty.
+measures at once lies beyond what they were fitted on, and is never surely empty. Nor is a cell
+the colour classifier reads empty yet finds unlike the bare board and like no colour, when its
+hue has faded far off the bare cells' (as under clear plastic): the score's 'empty' says nothing
+there, the cell is weighed with the clear pieces as clear or empty, and it stays in doubt.
 
 A cell whose walls do not show at all lies under a hand, a cup or a blinding glare: it is
 uncertain whatever colour shows there. A wall at the board's rim (a step up to the flat plate,
@@ -71,7 +74,7 @@ from typing import Callable, Mapping
 import cv2
 import numpy as np
 
-from rules.gemblo import CORNERS, pieces, row2
+from rules.gemblo import CORNERS, pieces, row2, screen
 from rules.lattice import HEX
 
 from .colour import Palette, classify
@@ -291,11 +294,18 @@ def _in_photo(pose: BoardPose) -> np.ndarray:
 
 # --- classification ----------------------------------------------------------------------
 
+@lru_cache(maxsize=1)
+def _side_normals() -> np.ndarray:
+    """(6, 2) unit normals of a cell's walls, each towards the neighbour beyond it, in the
+    lattice's NEIGHBOURS order (so a wall and the cell across it are one index)."""
+    steps = np.array([screen(n) for n in NEIGHBOURS])
+    return steps / np.linalg.norm(steps, axis=1, keepdims=True)
+
+
 @lru_cache(maxsize=2)
 def _wall_offsets(ppu: float) -> np.ndarray:
-    """(6, along, across, 2) pixel offsets (dy, dx) on each of a cell's six walls."""
-    ang = np.radians(np.arange(6) * 60.0 + 30.0)
-    normal = np.column_stack([np.cos(ang), np.sin(ang)])
+    """(6, along, across, 2) pixel offsets (dy, dx) on each of a cell's six walls (NEIGHBOURS' order)."""
+    normal = _side_normals()
     tangent = np.column_stack([-normal[:, 1], normal[:, 0]])
     pts = ((np.sqrt(3) / 2 + np.array(WALL_ACROSS)[None, None, :, None]) * normal[:, None, None]
            + np.array(WALL_ALONG)[None, :, None, None] * tangent[:, None, None]) * ppu
@@ -304,15 +314,13 @@ def _wall_offsets(ppu: float) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _shared_walls() -> np.ndarray:
-    """(463, 6) whether each of a cell's walls (in :func:`_wall_offsets`' order) lies between it
-    and another board cell, rather than at the board's rim."""
-    ang = np.radians(np.arange(6) * 60.0 + 30.0)
-    beyond = centres()[:, None] + np.sqrt(3) * np.column_stack([np.cos(ang), np.sin(ang)])[None]
-    gap = np.linalg.norm(beyond[:, :, None] - centres()[None, None], axis=-1).min(axis=2)
-    return gap < 0.5
+    """(463, 6) whether each of a cell's walls (NEIGHBOURS' order, as :func:`_wall_offsets`) lies
+    between it and another board cell, rather than at the board's rim."""
+    index = _index()
+    return np.array([[(q + dq, r + dr) in index for dq, dr in NEIGHBOURS] for q, r in cells()])
 
 
-def walls_seen(top: np.ndarray) -> np.ndarray:
+def walls_seen(gray: np.ndarray) -> np.ndarray:
     """(463,) how plainly each cell's walls show, over the board's median cell: the brightness
     gradient on the second weakest of its six walls (strongest across each wall: the lattice may
     sit a little off). Walls show through every piece, clear or coloured; a hand, a cup or a
@@ -320,8 +328,9 @@ def walls_seen(top: np.ndarray) -> np.ndarray:
     between cells first (the ratio of their medians in this photo): there the recess meets the
     flat plate in one step, not a ridge between two recesses, and shows 0.4-0.8 as plainly
     (median 0.58 over 20 generated photos); judged on the ridges' scale, 1 in 16 bare cells of
-    the outer ring passed for hidden, 1 in 270 inner cells."""
-    gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    the outer ring passed for hidden, 1 in 270 inner cells. ``gray``: the top-down view at
+    CLEAR_PPU in grey levels (:func:`grey_and_lab`)."""
+    gray = gray.astype(np.float32)
     grad = cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3))
     off = _wall_offsets(CLEAR_PPU)
     g = _gather(grad[..., None], off.reshape(-1, 2), CLEAR_PPU)[..., 0].reshape(-1, *off.shape[:3])
@@ -345,25 +354,31 @@ def white_shares(top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             (_gather(clipped, mid_o, CLEAR_PPU)[..., 0] == 3).mean(axis=1) > 0.5)
 
 
-def too_dark_for_clear(top: np.ndarray) -> np.ndarray:
+def too_dark_for_clear(gray: np.ndarray) -> np.ndarray:
     """(463,) cells whose light is too dim for a clear piece's evidence to show: its typical
     contrast (CLEAR_CONTRAST of the cell's middle brightness) spans fewer than CLEAR_LEVELS grey
     levels, i.e. a cell middle below about 37 of 255. The level is empirical: on our renders
     darkened 3-7 stops, clear cells in cells dimmer than this were read surely empty (85 cells
     on 40 photos) and none in brighter ones; that a contrast of one or two quantisation steps
     is too little to tell apart from an empty cell's own spread is the plain reading of it,
-    not a derivation (noise could as well dither such a step into view)."""
-    gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY)
+    not a derivation (noise could as well dither such a step into view). ``gray``: as for
+    :func:`walls_seen`."""
     level = np.median(_gather(gray, _clear_offsets(CLEAR_PPU)[1], CLEAR_PPU), axis=1)
     return CLEAR_CONTRAST * level < CLEAR_LEVELS
 
 
-def clear_features(top: np.ndarray) -> np.ndarray:
-    """(463, 23) raw clear-piece evidence from a top-down view at CLEAR_PPU: b*, a* of the
-    whole cell and of its middle, then CLEAR_FEATURES[2:] (see :func:`clear_zscores`)."""
+def grey_and_lab(top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The top-down view at CLEAR_PPU in grey levels and in LAB (uint8), converted once per read:
+    the walls, the clear evidence, the likeness and the dim-light check all look at them."""
+    return cv2.cvtColor(top, cv2.COLOR_BGR2GRAY), cv2.cvtColor(top, cv2.COLOR_BGR2LAB)
+
+
+def clear_features(gray: np.ndarray, lab: np.ndarray) -> np.ndarray:
+    """(463, 21) raw clear-piece evidence from a top-down view at CLEAR_PPU (:func:`grey_and_lab`):
+    b*, a* of the whole cell and of its middle, then CLEAR_FEATURES[2:] (see :func:`clear_zscores`)."""
     whole_o, mid_o, band_o, side_o = _clear_offsets(CLEAR_PPU)
-    gray = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY).astype(np.float32) + 1.0
-    lab = cv2.cvtColor(top, cv2.COLOR_BGR2LAB).astype(np.float32)
+    gray = gray.astype(np.float32) + 1.0
+    lab = lab.astype(np.float32)
     mid = np.median(_gather(gray, mid_o, CLEAR_PPU), axis=1)
     whole = _gather(gray, whole_o, CLEAR_PPU)
     colour = _gather(lab, whole_o, CLEAR_PPU).mean(axis=1)
@@ -394,7 +409,8 @@ def clear_score(z: np.ndarray) -> np.ndarray:
     return z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
 
 
-def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
+           doubted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
     over the clear-piece evidence; near the cut the cell is uncertain, never guessed.
 
@@ -403,7 +419,16 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray) -> tuple[
     the lens). So the photo's own clusters are fitted too (:func:`_score_clusters`); where they
     say plainly what the score says weakly, the cell is decided, and a doubtful cell's best guess
     is the side of the photo's own gap it lies on. ``plain``: the empty cells that say what
-    an empty cell looks like here (those read empty whose light did not clip)."""
+    an empty cell looks like here (those read empty whose light did not clip).
+
+    ``doubted``: cells the colour classifier reads empty but finds unlike the bare board. Those
+    whose hue lies ODD_Z spreads or more off the bare cells' (*faded*, returned) have faded as
+    under clear plastic, further than the cells the score was fitted on: its 'empty' says
+    nothing there (its squared terms, fitted on milder cells, call the farthest ones empty), so
+    their odds are even at worst and their best guess is left to the pieces and the photo's
+    likeness. On the bench's photos in sight (seeds 2 and 5), all 15 such cells the score called
+    empty were clear pieces (empty cells doubted under a shadow or in dim light: hue 2-7 spreads
+    off); under a hand, skin fades the hue too, and the likeness leans those empty."""
     z = clear_zscores(features, plain)
     score = clear_score(z)
     clusters = _score_clusters(score[empty])
@@ -422,7 +447,8 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray) -> tuple[
     # embossed mark, lit oddly): 'empty' there is a guess.
     odd = (np.abs(z) >= ODD_Z).sum(axis=1) >= ODD_MEASURES
     conf = np.where(odd & (score < 0), np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
-    return p, conf
+    faded = doubted & (z[:, 0] >= ODD_Z)
+    return np.where(faded, np.maximum(p, 0.5), p), conf, faded
 
 
 def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], bool] | None:
@@ -477,11 +503,12 @@ def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, shar
     return np.log(share) - np.log(spreads) - (MIX_NU + 1) / 2 * np.log1p(z * z / MIX_NU)
 
 
-def _probabilities(rect: np.ndarray, top: np.ndarray, shown: np.ndarray | None = None,
-                   clipped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(463, 7) class probabilities in LABELS order, (463,) confidence and (463,) whether the
-    cell's only doubt is clear or empty (the colour classifier surely saw no colour);
-    ``rect`` is the top-down view at PPU (colour), ``top`` at CLEAR_PPU (clear pieces).
+def _probabilities(rect: np.ndarray, gray: np.ndarray, lab: np.ndarray, shown: np.ndarray | None = None,
+                   clipped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(463, 7) class probabilities in LABELS order, (463,) confidence, (463,) whether the
+    cell's only doubt is clear or empty (the colour classifier surely saw no colour, or saw a
+    faded hue: see :func:`_clear`) and (463,) those faded cells, which stay uncertain;
+    ``rect`` is the top-down view at PPU (colour), ``gray`` and ``lab`` at CLEAR_PPU (clear pieces).
     ``shown``: the cells whose walls show (default: all); only these teach the colour classes,
     so a mug over the board cannot become a colour's cluster (a pink mug, purple's).
     ``clipped``: the cells whose light clipped (default: none); they do not set what a plain
@@ -500,12 +527,14 @@ def _probabilities(rect: np.ndarray, top: np.ndarray, shown: np.ndarray | None =
     conf[real.ravel()] = colours.confidence.ravel()
     empty = np.argmax(post, 1) == 0
     plain = _plain(empty, clipped)
-    p_clear, c_clear = _clear(clear_features(top), empty, plain)
+    # read empty (most of the colour weight) yet in doubt: unlike the bare board, like no colour
+    doubted = empty & (conf < UNCERTAIN_BELOW) & (post[:, 0] >= 0.5)
+    p_clear, c_clear, faded = _clear(clear_features(gray, lab), empty, plain, doubted)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
-    clear_only = empty & (conf >= UNCERTAIN_BELOW)
+    clear_only = (empty & (conf >= UNCERTAIN_BELOW)) | faded
     conf[empty] = np.minimum(conf[empty], c_clear[empty])
-    return post, conf, clear_only
+    return post, conf, clear_only, faded
 
 
 def _plain(empty: np.ndarray, clipped: np.ndarray | None) -> np.ndarray:
@@ -520,15 +549,16 @@ def _plain(empty: np.ndarray, clipped: np.ndarray | None) -> np.ndarray:
     return unclipped if unclipped.sum() >= max(MIN_PLAIN, PLAIN_SHARE * empty.sum()) else empty
 
 
-def cell_pixels(top: np.ndarray) -> np.ndarray:
+def cell_pixels(gray: np.ndarray, lab: np.ndarray) -> np.ndarray:
     """(463, 3n) each cell's pixels inside its walls, every other one across and down (an eighth
     of a cell's radius apart: finer than a glint or a bevel, and a quarter of the work), as a
     clear piece changes them: brightness over the cell's median (light and shade cancel), then
-    a* and b* (a clear piece fades the board's hue towards the lamp's white)."""
+    a* and b* (a clear piece fades the board's hue towards the lamp's white). ``gray``, ``lab``:
+    the top-down view at CLEAR_PPU (:func:`grey_and_lab`)."""
     whole_o = _clear_offsets(CLEAR_PPU)[0]
     whole_o = whole_o[(whole_o % 2 == 0).all(axis=1)]
-    gray = _gather(cv2.cvtColor(top, cv2.COLOR_BGR2GRAY), whole_o, CLEAR_PPU).astype(np.float32) + 1.0
-    lab = _gather(cv2.cvtColor(top, cv2.COLOR_BGR2LAB), whole_o, CLEAR_PPU).astype(np.float32)
+    gray = _gather(gray, whole_o, CLEAR_PPU).astype(np.float32) + 1.0
+    lab = _gather(lab, whole_o, CLEAR_PPU).astype(np.float32)
     return np.concatenate([gray / np.median(gray, axis=1, keepdims=True), lab[..., 1], lab[..., 2]], axis=1)
 
 
@@ -557,19 +587,19 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
     return np.clip(ll[:, 1] - ll[:, 0], -LIKENESS_CAP, LIKENESS_CAP)
 
 
-def _weigh_likeness(top: np.ndarray, post: np.ndarray, conf: np.ndarray, labels: list[str],
+def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labels: list[str],
                     readable: np.ndarray, plain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The likeness of the ``readable`` cells (those whose only doubt is clear or empty) to this
     photo's surely clear and surely empty cells (of those, only the ``plain`` ones: clipped light
-    flattens what a clear piece changes); returns the confidences and the likeness to lean the
-    doubtful cells' best guesses by.
+    flattens what a clear piece changes), from each cell's ``pixels`` (:func:`cell_pixels`);
+    returns the confidences and the likeness to lean the doubtful cells' best guesses by.
 
     A cell the fitted score made just sure but that the likeness contradicts is in doubt: as
     sure as both together make it. Agreement makes no cell surer (the likeness is drawn from
     the cells it would confirm); a doubtful cell's best guess leans by it."""
     sure = conf >= UNCERTAIN_BELOW
     lab = np.array(labels)
-    likeness = np.where(readable, clear_likeness(cell_pixels(top), sure & (lab == "C"),
+    likeness = np.where(readable, clear_likeness(pixels, sure & (lab == "C"),
                                                  sure & (lab == EMPTY) & plain), 0.0)
     own = _clear_odds(post)
     against = sure & (likeness * own < 0)
@@ -822,7 +852,7 @@ def _clear_tree(labels: list[str], conf: np.ndarray, clear_only: np.ndarray,
 
 
 def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_only: np.ndarray,
-                  lean: np.ndarray | None = None) -> list[int]:
+                  lean: np.ndarray | None = None, faded: np.ndarray | None = None) -> list[int]:
     """Decide empty-or-clear doubts by the pieces the clear cells must form.
 
     The clear cells of an edge-connected group (surely clear ones and doubtful ones) must split
@@ -838,7 +868,11 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
     decides none. ``lean``: log-odds of clear the best guesses weigh beyond the photo's odds
-    (:func:`clear_likeness`; default none). Returns the cells whose label changed."""
+    (:func:`clear_likeness`; default none). ``faded``: cells in colour doubt weighed as clear or
+    empty (see :func:`_clear`; default none); a group holding one only takes best guesses and
+    decides none (weighed with them, a group the photo misreads elsewhere may leave a cell one
+    label: seed 43 `stray_pieces` #1 read a clear cell surely empty so). Returns the cells whose
+    label changed."""
     doubt = conf < UNCERTAIN_BELOW
     cand = doubt & clear_only
     lean = np.zeros(len(labels)) if lean is None else lean
@@ -896,10 +930,11 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
             continue
         marginal = _marginals(np.array(weights), shares)
         guess = _marginals(guess_weights, shares)
+        decide = faded is None or not faded[group].any()
         for k, i in enumerate(doubtful):
-            if shares[:, k].all() or not shares[:, k].any():  # the rules leave one label
+            if decide and (shares[:, k].all() or not shares[:, k].any()):  # the rules leave one label
                 conf[i] = TREE_CONF
-            elif fixed and not any(sure[n] for n in edges[i]):  # beside a clear piece: _doubt_beside_clear
+            elif decide and fixed and not any(sure[n] for n in edges[i]):  # beside a clear piece: _doubt_beside_clear
                 # As sure as the pieces make it beyond the cell's own odds: those alone were left
                 # in doubt (the photo's two views disagreeing), and still are. Only in a group
                 # the photo surely shows clear in: a group of doubts alone is most often a piece
@@ -1060,13 +1095,14 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     clipped = (white >= GLINT_LOST) | (two_white >= SHEEN_LOST)
     # A cell whose walls do not show lies under something that is not a piece (a hand, a cup,
     # a blinding glare): what shows there is not the cell.
-    hidden = walls_seen(top) < WALLS_HIDDEN
-    post, conf, clear_only = _probabilities(rect, top, ~hidden & in_photo, clipped)
+    gray, lab = grey_and_lab(top)
+    hidden = walls_seen(gray) < WALLS_HIDDEN
+    post, conf, clear_only, faded = _probabilities(rect, gray, lab, ~hidden & in_photo, clipped)
     conf = np.where(in_photo, conf, 0.0)
     conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     ok = clear_only & in_photo & ~hidden
     labels = [LABELS[j] for j in np.argmax(post, 1)]
-    conf, lean = _weigh_likeness(top, post, conf, labels, ok, ~clipped)
+    conf, lean = _weigh_likeness(cell_pixels(gray, lab), post, conf, labels, ok, ~clipped)
     changed: list[int] = []
     flags: list[str] = []
     start = None
@@ -1081,7 +1117,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     relabelled[changed] = True
     _lean_guesses(labels, post, lean, ok & (conf < UNCERTAIN_BELOW) & ~relabelled)
     if rules:
-        changed += _clear_pieces(labels, conf, post, ok, lean)
+        changed += _clear_pieces(labels, conf, post, ok, lean, faded)
         changed += _clear_tree(labels, conf, ok, -_clear_odds(post) >= TREE_MIN_ODDS)
         if start is not None and labels[start] != "C":
             labels[start], conf[start] = "C", min(conf[start], UNCERTAIN_BELOW - 0.01)
@@ -1091,11 +1127,14 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # start from the surely clear cells, and clipping hides clear pieces from those too).
     lost = clipped & np.isin(labels, (EMPTY, "C"))
     # So too a cell read empty where the light is too dim for a clear piece to show at all.
-    lost |= too_dark_for_clear(top) & (np.array(labels) == EMPTY)
+    lost |= too_dark_for_clear(gray) & (np.array(labels) == EMPTY)
     overfull = _overfull(labels, in_photo & ~hidden)
     if overfull:
         lost |= np.isin(labels, (EMPTY, "C", *overfull))
     flags += [f"colour_overfull: {c} on {n} cells, more than its pieces hold" for c, n in overfull.items()]
+    # And a cell the colour classifier doubted: the pieces weigh it as clear or empty, but the
+    # photo never said it is either.
+    lost |= faded
     conf = np.where(lost, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return labels, conf, list(dict.fromkeys(changed)), flags
 
