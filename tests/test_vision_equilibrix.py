@@ -307,6 +307,38 @@ def test_a_hand_over_the_rim_does_not_drag_the_light_down() -> None:
     assert silent_errors(p, read_equilibrix(upright(p))) == []
 
 
+def test_a_white_field_a_drawn_line_crosses_is_not_sure() -> None:
+    """A hand over the lower left of the drawing (the bench's seed 3, `hand` photo 5, at its
+    1600×1200) leaves the pieces of one corner to fit the pose: 15 of 49 agree, and the far side
+    is placed 0.14-0.44 r off. The drawn lines then run through most fields' middles:
+    `P 0 -3 2`'s took half of the white tile beside it and was a sure white, 40 grey levels
+    rough. White plastic is flat, smoother than the bare wood round the flower (5.5 here);
+    the fields' own median roughness (22.7 here) is the lines' and could not tell."""
+    rng = np.random.default_rng([3, list(CONDITIONS).index("hand"), 5])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions("hand", rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    assert p.fields.get("P 0 -3 2", ".") == "." and "P 0 -3 2" not in p.occluded
+    assert "P 0 -3 2" in reading.uncertain
+    assert [n for n in wrong(p, reading) if n not in reading.uncertain] == []
+
+
+def test_a_black_tile_a_highlight_clips_is_best_guessed_black_by_its_darkest_part() -> None:
+    """A window's reflection clips half the middle of black tiles (the bench's seed 61, `glare`
+    photo 0, at its 1600×1200): their mean is as white as plastic, and they were best guessed
+    white. The darkest quarter, which the highlight misses, is neutral and darker than the
+    darkest part of the bare wood round them; white plastic's stays brighter than the wood's:
+    they are best guessed black, still uncertain."""
+    rng = np.random.default_rng([61, list(CONDITIONS).index("glare"), 0])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions("glare", rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    for name in ("T -3 1 -", "T -2 1 +", "T -1 0 -"):
+        assert p.fields[name] == "B" and name not in p.occluded
+        assert reading.fields.get(name) == "B" and name in reading.uncertain
+    assert silent_errors(p, reading) == []
+
+
 def test_the_light_follows_the_wood_not_a_hand_over_a_quarter_of_it() -> None:
     # Wood samples on the two rings round the flower under a smooth light, a quarter of them
     # (one arc) under a dark hand (skin: darker and redder than the wood); the light is

@@ -84,7 +84,8 @@ adds more light to the glossy tiles than to the wood, so a black tile under one 
 neutral, and may be read white; white plastic is brighter than the wood in any light the two
 share, so a doubtful neutral field read white but darker than the bare wood round it (the
 fields read empty among its neighbours and theirs, which share a shadow the smooth light field
-does not follow) is best guessed black.
+does not follow) is best guessed black; so too one a highlight partly clips whose darkest part
+(which the highlight misses) is neutral and no brighter than the darkest part of the wood round it.
 
 Covered fields' best guess: skin and a sleeve are read black or white by their brightness,
 but plastic is neutral (bluer over the wood's light than wood or skin). A covered field (see
@@ -96,6 +97,8 @@ class, when its middle is rough (a hand's creases, a sleeve), when it is washed 
 or only partly bluer than white (glared wood), when read white it is much brighter or less
 blue than the ring's white tiles (a highlight: many glared fields would otherwise widen the
 white class towards themselves), when it is black only in part or white but grained (above),
+when read white it is far rougher than the bare wood round the flower (plastic is flat: a drawn
+line crosses its middle where the pose, fitted through the pieces of one corner, is off),
 or, read as empty, when its drawn outline does not show or most of its neighbours are covered
 (rough, outline hidden, or far from every class: a hand or a cup lies over them, and skin can
 look like wood; doubt of other kinds does not spread). The five-dot rule is a prior: no node
@@ -1092,9 +1095,10 @@ def _light(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
     return coef
 
 
-def _wood_samples(rect: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _wood_samples(rect: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sector medians of the bare wood the photo shows (``shown``: per pixel of ``rect``, see
-    :func:`vision.pose.in_photo`): (points in the board frame, log BGR)."""
+    :func:`vision.pose.in_photo`): (points in the board frame, log BGR, roughness: the standard
+    deviation of the grey level, the wood's grain and the photo's noise where no line lies)."""
     _, _, wood = _sampling()
     wood = wood[shown[wood]]
     n = rect.shape[1]
@@ -1103,13 +1107,14 @@ def _wood_samples(rect: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.n
     sector = (np.degrees(np.arctan2(v - fg.DISC, u - fg.DISC)) // 10).astype(int) * 2 + \
         (np.hypot(u - fg.DISC, v - fg.DISC) > WOOD_BAND[2])
     pix = rect.reshape(-1, 3)[wood].astype(np.float64)
-    pts, logs = [], []
+    pts, logs, rough = [], [], []
     for k in np.unique(sector):
         m = sector == k
         if m.sum() >= 5:
             pts.append((u[m].mean(), v[m].mean()))
             logs.append(np.log(np.median(pix[m], axis=0) + 1.0))
-    return np.array(pts), np.array(logs)
+            rough.append(np.std(pix[m].mean(1)))
+    return np.array(pts), np.array(logs), np.array(rough)
 
 
 def _white_mode(feat: np.ndarray, mean: np.ndarray, spread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1214,7 +1219,7 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     low = [np.flatnonzero(gray[c] <= np.percentile(gray[c], 100 * DARK_PART)) if len(c) else c for c in cores]
     dark = np.array([np.mean(pix[c][k], 0) if len(c) else np.zeros(3) for c, k in zip(cores, low)])
     grain = np.array([np.percentile(gray[c], 10) / max(np.median(gray[c]), 1.0) if len(c) else 1.0 for c in cores])
-    pts, logs = _wood_samples(rect, shown)
+    pts, logs, wood_rough = _wood_samples(rect, shown)
     centres = fg.centroids()
     label = np.zeros(len(cores), int)
     conf = np.zeros(len(cores))
@@ -1258,6 +1263,14 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     if white.sum() >= 3:
         usual = float(np.median(grain[white]))
         conf = np.where(white & (grain < usual - max(WHITE_GRAIN, 1.0 - usual)), np.minimum(conf, 0.3), conf)
+    # White plastic is flat, smoother than the wood's grain. A field read white whose middle is
+    # far rougher than the bare wood round the flower (where no tile or drawn line lies) holds
+    # more than plastic: a drawn line, or the wood or a tile beside it, where the pose is off by
+    # more than a middle's margin from the lines (fitted through the pieces of one corner a
+    # hand left in sight). The fields' own roughness cannot tell: the lines then cross most
+    # middles, and their median is the lines'.
+    lined = white & (rough > max(TEXTURE_RATIO * float(np.median(wood_rough)), TEXTURE_FLOOR))
+    conf = np.where(lined, np.minimum(conf, 0.3), conf)
     # White plastic is flat: in one photo its fields are about as rough as the photo's noise, and
     # the smoothest quarter of the fields read white are plastic, however many others are read
     # white. A field read white several times rougher than they are and at least a share of the
@@ -1325,8 +1338,13 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     # The wood round it, not the light field, is the reference: a white tile in a shadow the
     # smooth light field does not follow is dimmer than the light field says, and so is the
     # wood beside it.
+    # Under a highlight that clips part of the middle the mean is washed out, but the darkest
+    # part, which the highlight misses, keeps the tile's own light: as neutral and no brighter
+    # than the darkest part of the wood round it, it is no white plastic but a black tile.
     pale = (label == 2) & (conf < UNCERTAIN_BELOW) & seen & ~_wood_red(feat, means)
     grey = pale & (feat[:, 0] < _wood_round(feat[:, 0], (label == 0) & seen, pale))
+    lit = pale & glared_part & ~_wood_red(dark_feat, means)
+    grey |= lit & (dark_rel < _wood_round(dark_rel, (label == 0) & seen, lit))
     label = np.where(grey, 1, label)
     # The five-dot rule: a node never holds more than five fields of one colour, six with the
     # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
@@ -1589,7 +1607,7 @@ def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading
     # A board cut by the photo's edge: what lies beyond (or at) the edge is not read, and the
     # fields there are reported unseen (uncertain, best guess empty).
     shown = in_photo(pose, PPU, rect.shape[:2], inset=EDGE_INSET).ravel()
-    pts, logs = _wood_samples(rect, shown)
+    pts, logs, _ = _wood_samples(rect, shown)
     if len(pts) < 12:
         raise ReadError("no_board", "the board's bare wood could not be seen")
     ring, ring_doubt, origin, white = _read_ring(rect, _light(pts, logs), shown)
