@@ -56,9 +56,8 @@ from rules.polygon import Polygon
 from vision.errors import ReadError
 from vision.geometrius import locate_board, read_geometrius, read_with_pose
 from vision.synth import geometrius as synth
-from vision.synth.clutter import CupStyle
+from vision.synth.clutter import CupStyle, stand_over
 from vision.synth.conditions import CONDITIONS, sample_conditions
-from vision.synth.draw import _ray_exit
 from vision.synth.geometrius import TokenTruth, render_photo
 from vision.synth.phone import exposure_error
 from vision.synth.scene import CameraSetup, upright_size
@@ -218,11 +217,8 @@ def live_frames(seed: int, covered=None, size=(1600, 1200)
         its top there (the mug then stands elsewhere)."""
         w, h = layout.size_mm
         at = layout.centre_mm(pos) - [w / 2, h / 2]  # world mm, the field's centre at 0
-        towards = at / np.linalg.norm(at)
-        edge = _ray_exit(setup.view(view_size, layout.geometry()).outline_xy, towards)
-        inset = (edge + MUG_RADIUS_MM - np.linalg.norm(at)) / (2 * MUG_RADIUS_MM)  # its centre over the token's
-        mug = CupStyle(MUG_RADIUS_MM, 95.0, (0.92, 0.92, 0.9), None, math.degrees(math.atan2(towards[1], towards[0])),
-                       inset, 90.0)
+        direction, inset = stand_over(setup.view(view_size, layout.geometry()).outline_xy, at, MUG_RADIUS_MM)
+        mug = CupStyle(MUG_RADIUS_MM, 95.0, (0.92, 0.92, 0.9), None, direction, inset, 90.0)
         s = replace(setup, cup_style=mug, conditions=replace(conditions, cup=True))
         stands = s.view(view_size, layout.geometry()).cup_at
         return s if stands is not None and np.linalg.norm(stands[0] - at) < MUG_RADIUS_MM else None

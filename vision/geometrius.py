@@ -82,6 +82,7 @@ from rules.polygon import CAMERA, Polygon, Shape
 
 from .errors import ReadError
 from .exposure import DARK, brightest, too_dark
+from .geometrius_blur import heavy_blur, photo_blur, unblurred
 from .geometrius_frame import frame_line
 from .image_io import as_bgr
 from .matching import sample_at
@@ -111,6 +112,7 @@ INK_INSIDE = (0.01, 0.22)  # share of a token's middle that is drawing
 FRAME_SHIFT_MM = 5.0  # how far the grid may misplace a token's frame
 FRAME_SHOWS = 0.65  # share of a frame that must show for a token found by the grid alone
 FRAME_PART = 0.3  # ... and that shows in part where a token may lie hidden (blur, a hand, the dark)
+FRAME_HINT = 0.15  # ... through the pose's grid beyond it, where the own frame may show it in part (round 15)
 CARD_LIKE = 0.12  # such a token's card is within this share of the field's cards' grey level
 CARD_PLAIN = 0.05  # ... and plain: its spread within this share of it
 _ALONG = np.linspace(-8.0, 8.0, 9)  # mm along each side's middle, clear of the chip spots
@@ -1974,7 +1976,6 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if gray is None else gray
     b, g, red = (cv2.extractChannel(image, k) for k in range(3))  # three times quicker than split
     value = cv2.max(cv2.max(b, g), red)
-    half = POLY_RADIUS_MM + 2.0
     seen = []
     for pos in located.places:
         centre_mm = np.array([pos[1] * PITCH_MM, pos[0] * PITCH_MM])
@@ -1998,24 +1999,31 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
     cam = _focal_from_stacks(H, (w, h), cam, [(s_, Ht if Ht is not None else H0, c_)
                                               for p_, c_, H0, Ht, _, s_, _ in seen
                                               if s_ is not None and p_ not in located.doubtful])
-    tokens: list[TokenReading] = []
-    matches: list[ShapeMatch | None] = []
-    places: list[Pos] = []
+    read = []
     for pos, centre_mm, H0, Ht, card_rgb, sight, score in seen:
         uncertain = [] if Ht is not None and pos not in located.doubtful else ["frame"]
         Ht = Ht if Ht is not None else H0
         stack = _read_stack(sight, score, image, Ht, centre_mm, cam, card_rgb)
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
-        view = _warp(red, Ht, half, PPM)
-        polygon = _measure_polygon(view, half, (red, Ht), stack.outline)
+        read.append((pos, Ht, stack, uncertain, *_token_polygon(red, Ht, stack.outline, catalogue.shapes)))
+    blur = photo_blur(red, [(Ht, polygon.vertices) for pos, Ht, _, _, polygon, _ in read
+                            if polygon is not None and pos not in located.doubtful])
+    if heavy_blur(blur):
+        # Heavy blur leans short sides into their neighbours' ink; undone, the polygons are
+        # measured again on the sharper channel (the frames and stacks stand as read). Where
+        # the filter loses a polygon the first pass measured (held-out blur photo: a top-row
+        # token whose frame the streak hid, kept only because it measures one), that one stands.
+        sharp = unblurred(red, blur, [Ht for _, Ht, _, _, _, _ in read])
+        for k, (pos, Ht, stack, uncertain, _, _) in enumerate(read):
+            again = _token_polygon(sharp, Ht, stack.outline, catalogue.shapes)
+            if again[0] is not None:
+                read[k] = (pos, Ht, stack, uncertain, *again)
+    tokens: list[TokenReading] = []
+    matches: list[ShapeMatch | None] = []
+    places: list[Pos] = []
+    for pos, Ht, stack, uncertain, polygon, match in read:
         vertices = None if polygon is None else polygon.vertices
-        match = None if vertices is None else match_shape(vertices, catalogue.shapes, polygon.loose)
-        if match is not None and match.shape == UNKNOWN_SHAPE:  # a corner gained? (always in doubt)
-            regained = _shortest_side_dropped(polygon, (red, Ht), stack.outline)
-            again = None if regained is None else match_shape(regained.vertices, catalogue.shapes, regained.loose)
-            if again is not None and again.shape != UNKNOWN_SHAPE:
-                polygon, vertices, match = regained, regained.vertices, again
         if pos in located.doubtful and vertices is None:
             # No polygon where a token may lie: the tablecloth (on 24 patterned-table photos
             # 14 such places of 16 measured none, every real token 3-9 corners). Kept, it
@@ -2046,6 +2054,24 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
                              {"nadir_mm": [round(float(v), 1) for v in cam.nadir], "height_mm": round(cam.height, 1),
                               "focal_px": round(cam.focal, 1),
                               "focal_from": "homography" if cam.focal_seen else "stacks"})
+
+
+def _token_polygon(red: np.ndarray, H: np.ndarray, hide: np.ndarray | None, shapes: Mapping[str, Shape]
+                   ) -> tuple[PolygonFit | None, ShapeMatch | None]:
+    """One token's polygon measured on the photo's red channel (``H``: token mm -> photo px;
+    ``hide``: a stack's outline) and its nearest catalogue shape; a polygon like no shape is
+    tried again with its shortest side dropped (a corner gained, always in doubt)."""
+    half = POLY_RADIUS_MM + 2.0
+    polygon = _measure_polygon(_warp(red, H, half, PPM), half, (red, H), hide)
+    if polygon is None:
+        return None, None
+    match = match_shape(polygon.vertices, shapes, polygon.loose)
+    if match.shape == UNKNOWN_SHAPE:
+        regained = _shortest_side_dropped(polygon, (red, H), hide)
+        again = None if regained is None else match_shape(regained.vertices, shapes, regained.loose)
+        if again is not None and again.shape != UNKNOWN_SHAPE:
+            return regained, again
+    return polygon, match
 
 
 def _name_shapes(tokens: list[TokenReading], matches: Sequence[ShapeMatch | None]) -> None:
@@ -2172,10 +2198,23 @@ def _pose_places(gray: np.ndarray, pose: BoardPose) -> tuple[dict[Pos, np.ndarra
         tokens[p] = H
         beyond = [n for n in _neighbours(p) if n not in looked]
         if beyond and len(tokens) <= MAX_TOKENS:
-            own = _own_frame(gray, H, once=True)
             looked.update(beyond)
-            todo |= {n: Hn for n in beyond if (Hn := _stepped(gray, own, n[0] - p[0], n[1] - p[1])) is not None}
+            if _frame_beyond(gray, H, p, beyond):
+                own = _own_frame(gray, H, once=True)
+                todo |= {n: Hn for n in beyond if (Hn := _stepped(gray, own, n[0] - p[0], n[1] - p[1])) is not None}
     return tokens, partial
+
+
+def _frame_beyond(gray: np.ndarray, H: np.ndarray, p: Pos, beyond: Sequence[Pos]) -> bool:
+    """Whether a frame may show at any place ``beyond`` the token at ``p`` (``H``: the pose's
+    homography there), looked at through the pose's grid: the token's own frame (a fit per
+    token, on every live read) is needed to step there only then. A place outside the photo
+    through the grid may lie inside it through the own frame: it is looked at."""
+    for n in beyond:
+        Hg = _stepped(gray, H, n[0] - p[0], n[1] - p[1])
+        if Hg is None or _frame_evidence(gray, Hg) >= FRAME_HINT:
+            return True
+    return False
 
 
 def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:

@@ -28,7 +28,7 @@ REACH_MM = 12.0  # the strips are tabulated this far either side of the line
 LINE_CONTRAST = 0.08  # the fitted line must be this much darker than the card (relative) to count
 
 
-def _normal_cdf(z: np.ndarray) -> np.ndarray:
+def normal_cdf(z: np.ndarray) -> np.ndarray:
     """The standard normal's cumulative share below ``z`` (numpy has no erf; the strips'
     table is built once per frame geometry, so the scalar one will do)."""
     return 0.5 * (1.0 + np.vectorize(math.erf)(np.asarray(z, np.float64) / math.sqrt(2.0)))
@@ -41,7 +41,7 @@ def _strips(edges: tuple[float, ...]) -> np.ndarray:
     edge and far side past the gap (the card's two strips share one level). ``edges``: the
     printed strips' edges from the line's centre outwards (the line's two, the card's, the gap's)."""
     u = np.arange(-REACH_MM, REACH_MM + 1e-9, STEP_MM)
-    past = _normal_cdf((u[None, :, None] - np.array(edges)[None, None, :]) / BLUR_MM[:, None, None])  # share past each edge
+    past = normal_cdf((u[None, :, None] - np.array(edges)[None, None, :]) / BLUR_MM[:, None, None])  # share past each edge
     card = 1 - past[..., 0] + past[..., 1] - past[..., 2]
     return np.stack([card, past[..., 0] - past[..., 1], past[..., 2] - past[..., 3], past[..., 3]], axis=-1)
 

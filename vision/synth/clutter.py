@@ -247,6 +247,16 @@ def place_cup(view: View, rng: np.random.Generator) -> tuple[np.ndarray, float] 
     return None
 
 
+def stand_over(outline_xy: np.ndarray, at_mm: np.ndarray, radius_mm: float) -> tuple[float, float]:
+    """The ``CupStyle.direction_deg`` and ``inset`` that stand a mug of ``radius_mm`` with its
+    centre over ``at_mm`` (world mm, the board's centre at 0; ``outline_xy``: the board's edge,
+    ``View.outline_xy``): ``place_cup``'s first try, solved for the inset."""
+    towards = at_mm / np.linalg.norm(at_mm)
+    edge = _ray_exit(outline_xy, towards)
+    inset = (edge + radius_mm - np.linalg.norm(at_mm)) / (2 * radius_mm)
+    return math.degrees(math.atan2(towards[1], towards[0])), inset
+
+
 def cup_layer(view: View):
     """The mug's radiance, opacity and shadow; static, so drawn once per view."""
     st, cam = view.setup.cup_style, view.camera
