@@ -142,6 +142,78 @@ def test_only_gridless_regions_reaching_the_board_edge_are_occluders() -> None:
     assert np.array_equal(under_occluder(borders), expected)
 
 
+def test_a_doubtful_piece_colour_under_an_occluder_counts_only_where_a_piece_may_lie() -> None:
+    # A hand over the left edge: its middle hides every border, its rim (column 3) some of
+    # them. There a sleeve's colour passes for a piece's, doubtfully. A piece's fragment beside
+    # a fingertip is read surely, or continues a piece whose colour counts beside it, or lies
+    # in a cell mostly seen.
+    from vision.blokus import _covered
+    from vision.colour import CellColours
+    labels = (".", "B", "Y", "R", "G")
+    best = np.zeros((20, 20), int)
+    confidence = np.full((20, 20), 0.98)
+    occluded = np.zeros((20, 20), bool)
+    occluded[6:13, 0:4] = True
+    borders = np.ones((20, 20))
+    borders[6:13, 0:3] = 0.1  # not one border shows
+    borders[6:13, 3] = 0.4  # the rim: some borders show
+    confidence[6:13, 3] = 0.1  # every colour there doubtful ...
+    best[6, 3], confidence[6, 3] = 1, 0.95  # ... but a blue fragment beside a fingertip
+    best[7, 3] = 3  # the red sleeve: lent colour, no evidence
+    best[8:10, 3] = best[8:10, 4] = 4  # a green piece read surely outside runs on under the rim
+    best[10, 3], borders[10, 3] = 3, 0.6  # a red cell mostly seen ...
+    best[11, 3] = 3  # ... and the red cell beside it that continues it
+    # (12, 3): read empty, doubtfully: no piece colour was lent there
+    # A red mug on the right edge whose highlight blew out (15, 19): its region passed for a
+    # glare spot, so it is not ``occluded``. Beside the highlight a doubtful red may be a
+    # glare-thinned piece; away from it, it is the mug's.
+    gridless = occluded.copy()
+    gridless[15:19, 18:20] = True
+    borders[15:19, 18:20] = 0.1
+    away = gridless.copy()
+    away[14:17, 17:20] = False  # the blown-out cell and the cells touching it
+    best[15:19, 19], confidence[15:19, 19] = 3, 0.1
+    best[18, 18] = 1  # a blue piece read surely beside the mug
+    posterior = np.full((20, 20, 5), 0.01)
+    np.put_along_axis(posterior, best[..., None], 1.0, axis=-1)
+    colours = CellColours(labels, posterior / posterior.sum(-1, keepdims=True), confidence)
+    expected = occluded & (borders < 0.3)
+    expected[7, 3] = True
+    expected[17:19, 19] = True
+    assert np.array_equal(_covered(occluded, away, borders, colours), expected)
+
+
+def test_a_red_sleeve_at_a_hands_rim_lends_no_red_piece_to_the_board() -> None:
+    # Bench photo (seed 1, hard 4): a hand in a red sleeve over the right edge. Its rim let a
+    # few borders show, so the sleeve's doubtful red counted there as half a piece's, and
+    # three empty cells under it were read red.
+    from bench.vision_bench import BENCH
+    image, truth = BENCH.render(np.random.default_rng([1, list(CONDITIONS).index("hard"), 4]), "hard", (1600, 1200))
+    reading = read_blokus(image)
+    best = min((truth, *truth.alternatives),
+               key=lambda t: sum(reading.board[r][c] != lab for (r, c), lab in t.labels.items()))
+    sleeve = [(r, c) for (r, c) in best.occluded if best.labels[(r, c)] == "." and reading.board[r][c] == "R"]
+    assert sleeve == []
+    doubt = set(map(tuple, reading.uncertain))
+    assert [cell for cell, lab in best.labels.items()
+            if reading.board[cell[0]][cell[1]] != lab and cell not in doubt] == []
+
+
+def test_a_mugs_highlight_does_not_make_its_colour_a_pieces() -> None:
+    # Bench photo (seed 1, cup 11): a red mug over the right edge hides blue's monomino whole.
+    # Its highlight blew out one cell, so its region passed for a glare spot, and its red,
+    # counted as half a piece's, kept the turn order from putting blue's missing piece there.
+    from bench.vision_bench import BENCH
+    image, truth = BENCH.render(np.random.default_rng([1, list(CONDITIONS).index("cup"), 11]), "cup", (1600, 1200))
+    reading = read_blokus(image)
+    best = min((truth, *truth.alternatives),
+               key=lambda t: sum(reading.board[r][c] != lab for (r, c), lab in t.labels.items()))
+    assert [(r, c) for (r, c) in best.occluded if reading.board[r][c] != best.labels[(r, c)]] == []
+    doubt = set(map(tuple, reading.uncertain))
+    assert [cell for cell, lab in best.labels.items()
+            if reading.board[cell[0]][cell[1]] != lab and cell not in doubt] == []
+
+
 def test_a_pale_board_whose_lines_repeat_every_half_cell_is_found() -> None:
     # A pale board on a cream table, turned 60 degrees: its faint grooves lose to the piece
     # edges, whose lines repeat most strongly every half cell along one axis. (Photo 9 of

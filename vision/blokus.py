@@ -25,8 +25,9 @@ Whatever lies on the board shows the grid's grooves and edges at every cell bord
 a cup above it does not. Cells where no border shows, in a region reaching in from the
 board's edge, are under an occluder: they are uncertain whatever their colour (a sleeve or a
 mug may have a piece's), and neither they nor any other gridless cell teach the colour
-classes or the light field (a hand once became the board's grey there). Cells wholly covered
-are guessed empty until the rules show that a piece seen beside them must continue beneath.
+classes or the light field (a hand once became the board's grey there). Cells wholly covered,
+and cells at its rim whose doubtful piece colour continues no piece (a sleeve's, a mug's), are
+guessed empty until the rules show that a piece seen beside them must continue beneath.
 
 For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
 :func:`read_with_pose` when something changed (no localisation, no rules).
@@ -50,7 +51,7 @@ from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
-from .sampling import HIDDEN_BORDERS, cell_samples, cells_in_photo, under_occluder
+from .sampling import HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, under_occluder
 
 if TYPE_CHECKING:  # calibration imports this module: no import at run time
     from calibration.colours import ColourProfile
@@ -161,18 +162,47 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     hidden = under_occluder(borders)
     window = np.concatenate([inner, ring], axis=2)
     lost = _chroma_lost(window, colours)
-    occluded = _occluded(hidden, _blown_out(lost[..., :inner.shape[2]]))
+    blown = _blown_out(lost[..., :inner.shape[2]])
+    occluded = _occluded(hidden, blown)
     colours = _glare_chroma(window, colours, occluded, lost)
-    # Only wholly covered cells lose their colour as evidence; at the occluder's rim, where
-    # some border shows, the colour may be a piece's fragment beside a fingertip.
-    covered = occluded & (borders < HIDDEN_BORDERS)
+    covered = _covered(occluded, hidden & ~_glare_reach(hidden & blown), borders, colours)
     return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start)
 
 
+def _glare_reach(blown: np.ndarray) -> np.ndarray:
+    """Blown-out cells and the cells touching them: where a piece's colour may be glare-thinned."""
+    return cv2.dilate(blown.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+
+
+def _covered(occluded: np.ndarray, away: np.ndarray, borders: np.ndarray, colours: CellColours) -> np.ndarray:
+    """The cells under an occluder whose colour is no evidence of what lies on the board.
+
+    ``occluded``: the occluder's regions (:func:`_occluded`). Where not one border shows, the
+    colour is the occluder's. Where some border shows, a piece's colour may be a fragment
+    beside a fingertip. It counts when the cell is mostly seen (borders at least
+    ``PARTLY_HIDDEN``) or read surely, and so does one that continues a piece whose colour
+    counts beside it (one colour's cells that share an edge are one piece). A doubtful piece
+    colour that continues nothing, at a cell whose borders are mostly hidden, is a sleeve's
+    or a mug's far more often than a piece's.
+
+    ``away``: every gridless cell away from a blown-out one. A mug's highlight or a shiny
+    hand blows out a cell or two, and its whole region then passes for a glare spot; away
+    from those cells, such a lent colour is still no evidence.
+    """
+    best = colours.best()
+    counts = (colours.confidence >= UNCERTAIN_BELOW) | (borders >= PARTLY_HIDDEN)
+    anchor = np.pad(np.where(counts & (best > 0), best, -1), 1, constant_values=-1)
+    continues = np.zeros(best.shape, bool)
+    for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        continues |= anchor[1 + dr:1 + dr + best.shape[0], 1 + dc:1 + dc + best.shape[1]] == best
+    lent = (best > 0) & ~(counts | continues)
+    return (occluded & (borders < HIDDEN_BORDERS)) | (away & lent)
+
+
 def _unseen(colours: CellColours, covered: np.ndarray) -> CellColours:
-    """Cells wholly under a hand or a cup (not one border shows) carry no colour evidence: what
-    the camera saw there is the occluder's. Their best guess is empty (most of a board is),
-    until the rules find a piece that must continue under it."""
+    """Cells under a hand or a cup whose colour is the occluder's (:func:`_covered`) carry no
+    colour evidence. Their best guess is empty (most of a board is), until the rules find a
+    piece that must continue under it."""
     if not covered.any():
         return colours
     posterior = colours.posterior.copy()
