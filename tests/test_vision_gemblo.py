@@ -172,6 +172,27 @@ def test_weak_cells_that_complete_a_piece_are_best_guessed_clear_but_stay_in_dou
     assert labels[NAME[5, -5]] == reader.EMPTY and conf[NAME[5, -5]] < 0.5
 
 
+def test_a_lone_doubt_bridged_to_clear_is_weighed_as_the_monohex_among_its_few_places() -> None:
+    # Clear's monohex lies bridged to a clear piece (M5) and beside none (M4): beside this
+    # dihex, at one of 8 cells, not at any of the board's 463. A lone cell there that the photo
+    # reads clear at 3:1 is best guessed the monohex, and stays in doubt (the pieces never make
+    # a cell sure). The same odds far from every clear cell stay a guess of empty, and so does
+    # the bridged cell when clear shows its monohex elsewhere.
+    dihex, mono = [(0, 0), (0, 1)], (2, -1)
+    labels, conf, post, ok = doubts(dihex, [mono], p_clear=0.75)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[mono]] == "C" and conf[NAME[mono]] < 0.5
+    lone = np.zeros(len(cells()), bool)
+    lone[NAME[mono]] = True
+    assert int(reader._monohex_places(labels, lone).sum()) == 8
+    labels, conf, post, ok = doubts(dihex, [(8, -3)], p_clear=0.75)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[8, -3]] == reader.EMPTY and conf[NAME[8, -3]] < 0.5
+    labels, conf, post, ok = doubts(dihex + [(-6, 6)], [mono], p_clear=0.75)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[mono]] == reader.EMPTY
+
+
 def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() -> None:
     # Three cells in a row, each leaning empty at the same weak odds, and clear surely showing
     # its monohex elsewhere: of their labellings only "none", the two dihexes and the trihex make
@@ -389,6 +410,23 @@ def test_clear_cells_the_colour_classifier_doubts_are_weighed_with_their_piece(s
     assert all(truth.labels[c] == "C" == reading.cells.get(c) for c in cells_)
     assert all(c in reading.uncertain for c in cells_)
     assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
+
+@pytest.mark.parametrize("seed, condition, i, cell, exact", [
+    (2, "warm_light", 0, "13,-6", True),
+    (5, "shadow", 5, "-2,8", False),  # (1,-2) is still guessed clear, marked
+])
+def test_a_lone_clear_looking_cell_is_best_guessed_the_monohex(seed: int, condition: str, i: int, cell: str,
+                                                               exact: bool) -> None:
+    # Clear's monohex, read clear but in doubt (log-odds 2.3 and 4.2 with its likeness), with
+    # no clear cell beside it: weighed as the monohex at any of the board's 463 cells it was
+    # guessed empty. It lies bridged to the cells the reading calls clear (M5, M4), one of a
+    # score of places: now guessed clear, and still in doubt.
+    image, truth = bench_photo(seed, condition, i)
+    reading = read_gemblo(image)
+    assert truth.labels[cell] == "C" == reading.cells.get(cell) and cell in reading.uncertain
+    wrong = [c for c, lab in truth.labels.items() if reading.cells.get(c, ".") != lab]
+    assert all(c in reading.uncertain for c in wrong) and (not wrong) == exact
+
 
 def test_the_likeliest_labellings_of_a_large_group_come_likeliest_first() -> None:
     rng = np.random.default_rng(3)

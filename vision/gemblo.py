@@ -43,7 +43,8 @@ doubtful cells links to the surely clear ones is empty; and the clear cells of a
 split into distinct pieces of the set, so a cell that only one labelling explains is decided
 (a group with too many doubts to weigh every labelling only takes the likeliest that makes
 pieces as its best guess). A doubtful cell's best guess also weighs how likely the pieces a
-labelling makes are (clear lays whole pieces, not independent cells). In a six-colour game
+labelling makes are (clear lays whole pieces, not independent cells; a lone doubt bridged to
+clear is the monohex at one of the few cells the rules leave it, not at any of 463). In a six-colour game
 the corner the five other colours do not hold is clear's start, which its first piece covers (M3);
 the photo does not say the variant, so this holds only where each colour's cells can be one group
 from its corner (M5), as no five-player game's obstacle colour is, and clear is then only that
@@ -150,9 +151,12 @@ PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are 
 # (about half a colour's pieces are down in a game of 10-90 moves, six colours) at any one of
 # its placements (463 cells times its orientations), alike. So when labellings are weighed for a
 # best guess, the flat prior of their doubtful cells gives way to that of their pieces (a lone
-# cell is far likelier a stray reading than the monohex; four weak cells making a tetrahex are
-# not four unrelated 11 % chances).
+# cell far from clear is far likelier a stray reading than the monohex; four weak cells making a
+# tetrahex are not four unrelated 11 % chances). A lone cell bridged to clear and beside none is
+# weighed as the MONOHEX at one of the few cells the rules leave it (_monohex_places), not 463:
+# on seeds 2 and 5, of the lone doubts reading clear at log-odds 2-4.7, 3 were clear, 2 empty.
 CLEAR_BASE = 0.11
+MONOHEX = "P01"  # the one-cell piece (rules.gemblo.pieces)
 PIECE_DOWN = 0.5
 TREE_MIN_ODDS = 1.0  # how plainly (log-odds) a cell the tree cannot reach must already look empty
 TREE_CONF = 0.55  # an empty-or-clear cell the clear colour's bridge tree cannot reach: empty, as read
@@ -862,8 +866,9 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     of the weight leaves no doubt is decided. A cell left in doubt takes as best guess its
     share of the weight once the labellings are also weighed by the pieces they make
     (:func:`_pieces_prior`): a tetrahex two of whose cells the photo hardly shows is likelier
-    than a dihex and two stray readings. A group touching a cell in other doubt (a hand,
-    a colour unsure) is left alone: that cell could be clear too. A group with no surely clear
+    than a dihex and two stray readings; a lone cell, than a stray reading where the rules leave
+    the monohex few places (:func:`_monohex_places`). A group touching a cell in other doubt
+    (a hand, a colour unsure) is left alone: that cell could be clear too. A group with no surely clear
     cell decides only what the rules leave one label for. A group of more than
     PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
@@ -883,6 +888,10 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         p = post[:, -1] / np.maximum(post[:, -1] + post[:, 0], 1e-12)
     log_c, log_e = np.log(np.clip(p, 1e-9, 1)), np.log(np.clip(1 - p, 1e-9, 1))
     ps = pieces()
+    # Where a lone doubtful cell could be the monohex: beside the other cells called clear
+    # (a lone cell's own guess must not widen its places).
+    lone = cand & np.array([not any(member[n] for n in nbrs) for nbrs in edges])
+    places = _monohex_places(labels, lone)
     # The pieces clear surely shows elsewhere: regions of surely clear cells with no doubtful
     # cell beside them (a doubtful neighbour could still make the region another piece).
     settled = [(reg, ps.identify([cells()[i] for i in reg])) for reg in _regions(labels)
@@ -907,13 +916,14 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         elsewhere = {piece for reg, piece in settled if not in_group & set(reg)}
         fixed = [i for i in group if sure[i]]
         weights, shares, priors = [], [], []
+        mono_places = int(places.sum()) if lone[group].all() and places[group].all() else None
         for on in _likeliest(log_c[doubtful], log_e[doubtful]):
             made = _distinct_pieces(fixed + [i for k, i in enumerate(doubtful) if on[k]], elsewhere, edges)
             if made is not None:
                 weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
                 shares.append(on)
                 flat = on.sum() * np.log(CLEAR_BASE) + (~on).sum() * np.log1p(-CLEAR_BASE)
-                priors.append(_pieces_prior(made) - flat + float(lean[doubtful][on].sum()))
+                priors.append(_pieces_prior(made, mono_places) - flat + float(lean[doubtful][on].sum()))
         if not weights:
             continue
         shares = np.array(shares)
@@ -959,11 +969,28 @@ def _marginals(weights: np.ndarray, shares: np.ndarray) -> np.ndarray:
     return (w[:, None] * shares).sum(0) / w.sum()
 
 
-def _pieces_prior(made: tuple[str, ...]) -> float:
+def _pieces_prior(made: tuple[str, ...], monohex_places: int | None = None) -> float:
     """Log-prior of clear showing these pieces where they lie (PIECE_DOWN, and one of each
-    piece's placements alike)."""
+    piece's placements alike). ``monohex_places``: how many cells the monohex may lie at, when
+    it lies at one of them (:func:`_monohex_places`); default every cell."""
     ps = pieces()
-    return float(sum(np.log(PIECE_DOWN / (len(cells()) * len(ps[pid].orientations))) for pid in made))
+    places = {pid: len(cells()) * len(ps[pid].orientations) for pid in made}
+    if monohex_places is not None and MONOHEX in places:
+        places[MONOHEX] = monohex_places
+    return float(sum(np.log(PIECE_DOWN / n) for n in places.values()))
+
+
+def _monohex_places(labels: list[str], lone: np.ndarray) -> np.ndarray:
+    """(463,) the empty-or-clear cells where clear's monohex may lie beside the cells the
+    reading calls clear (surely or as best guess), the ``lone`` doubtful ones left out: bridged
+    to one (M5) and sharing no edge with any (M4). The monohex lies at one of these, not at any
+    of the board's 463 cells: a lone cell there is weighed against a dozen or two places, not
+    against the whole board."""
+    clear = (np.array(labels) == "C") & ~lone
+    edges, graph = _edges(), _bridge_graph()
+    bridged = np.array([any(clear[n] for n in graph[i] if n not in edges[i]) for i in range(len(clear))])
+    beside = np.array([any(clear[n] for n in edges[i]) for i in range(len(clear))])
+    return bridged & ~beside & ~clear & np.isin(labels, (EMPTY, "C"))
 
 
 def _likeliest(log_c: np.ndarray, log_e: np.ndarray) -> list[np.ndarray]:
