@@ -68,7 +68,8 @@ def angle_error(vertices, shape: str) -> float:
 @pytest.mark.parametrize("turn", [0, 1])
 def test_every_catalogue_token_is_recognised_from_above(turn: int) -> None:
     """The polygon measurement alone, on each of the 40 tokens drawn straight from above."""
-    from vision.geometrius import POLY_RADIUS_MM, PPM, _measure_polygon, _warp
+    from vision.geometrius_polygon import _measure_polygon
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM, _warp
 
     ppm = 8.0
     for sid in CATALOGUE.shapes:
@@ -88,7 +89,7 @@ def test_sides_are_fitted_in_the_photo_and_a_missed_corner_bends_one() -> None:
     """The last fit samples the photo across each side: from the true corners it keeps the
     angles within a degree; with the shallow reflex corner of Q12 (207 degrees) merged away,
     the side through it is bent, so the polygon is not taken as a clean triangle."""
-    from vision.geometrius import STRAIGHT_SHARE, _interior_angles, _photo_sides
+    from vision.geometrius_polygon import STRAIGHT_SHARE, _interior_angles, _photo_sides
     from vision.synth.geometrius import polygon_on_token
 
     ppm = 8.0
@@ -111,7 +112,7 @@ def test_corner_angles_are_the_rules_polygon_angles() -> None:
     """The reader's own angle computation (it runs thousands of times per photo) gives the
     rules' polygon angles in the vertices' own order, and none where the rules refuse the
     polygon (sides crossing or touching, a zero side)."""
-    from vision.geometrius import _interior_angles
+    from vision.geometrius_polygon import _interior_angles
 
     rng = np.random.default_rng(3)
     refused = 0
@@ -140,7 +141,8 @@ def test_corner_angles_are_the_rules_polygon_angles() -> None:
 
 def measure_from_above(image: np.ndarray, ppm: float):
     """The polygon measured in a straight-down shot of one token (``render_token_topdown``)."""
-    from vision.geometrius import POLY_RADIUS_MM, PPM, _measure_polygon, _warp
+    from vision.geometrius_polygon import _measure_polygon
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM, _warp
 
     c = (image.shape[0] - 1) / 2
     H = np.array([[ppm, 0, c], [0, ppm, c], [0, 0, 1]])
@@ -182,7 +184,8 @@ def test_a_stretch_of_thick_stroke_left_by_a_leaked_flood_is_no_outline() -> Non
     opening that shaves the ticks leaves the stroke itself, an L reaching as far as the
     polygon does. It is far narrower than any catalogue polygon, so a fainter threshold is
     tried (a Q01 on a "hard" photo of seed 31 gave no polygon at all)."""
-    from vision.geometrius import POLY_RADIUS_MM, PPM, _outline
+    from vision.geometrius_polygon import _outline
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM
 
     half = POLY_RADIUS_MM + 2
     n = int(round(2 * half * PPM))
@@ -201,7 +204,7 @@ def test_a_stretch_of_thick_stroke_left_by_a_leaked_flood_is_no_outline() -> Non
 def test_a_token_without_its_frame_is_centred_on_its_polygon() -> None:
     """Placed by the grid alone, a token may be millimetres off: its view is moved onto the
     middle of its polygon's bounding box, where every polygon is printed."""
-    from vision.geometrius import _centred_on_polygon
+    from vision.geometrius_polygon import _centred_on_polygon
     from vision.pose import apply_h
 
     ppm = 6.0
@@ -218,7 +221,7 @@ def test_corners_a_stack_crowds_are_matched_loosely_and_never_for_sure() -> None
     line leans (here 16 degrees), moving its two corners along their other sides. At the
     camera's tolerance no shape is near enough (unknown); with those corners marked loose
     the octagon is the nearest shape, as a guess."""
-    from vision.geometrius import _meet
+    from vision.geometrius_polygon import _meet
 
     octagon = np.array(CATALOGUE.shapes["X01"].polygon.points)
     v = np.column_stack([octagon.real, octagon.imag])
@@ -235,7 +238,7 @@ def test_corners_a_stack_crowds_are_matched_loosely_and_never_for_sure() -> None
 
 
 def test_a_stack_hides_the_polygon_only_where_it_covers_its_outline() -> None:
-    from vision.geometrius import _covers_polygon
+    from vision.geometrius_polygon import _covers_polygon
 
     square = np.array([[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0], [-10.0, 10.0]])  # y up
     ring = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 32)), np.sin(np.linspace(0, 2 * np.pi, 32))])
@@ -504,7 +507,8 @@ def test_rows_follow_the_axis_nearer_level_whichever_axis_the_grid_calls_x() -> 
     """Seen at a slant the field's two axes need not be square in the photo: here one points
     39 degrees up, the other 41 down. The axis nearer level runs along the rows, and the
     labels do not depend on which axis the reader's grid happened to call x."""
-    from vision.geometrius import PITCH_MM, _orient
+    from vision.geometrius_field import _orient
+    from vision.geometrius_token import PITCH_MM
     from vision.pose import apply_h
 
     x_dir = np.array([math.cos(math.radians(-39)), math.sin(math.radians(-39))])
@@ -540,7 +544,7 @@ def test_bench_accepts_the_other_turn_only_at_a_genuine_tie() -> None:
 def test_a_blurred_frame_line_is_placed_by_its_printed_profile() -> None:
     """Blur runs the frame line, the card beyond it and a dark gap together: the darkest
     point of the profile moves into the gap, the fitted printed profile stays on the line."""
-    from vision.geometrius import FRAME_EDGES_MM
+    from vision.geometrius_token import FRAME_EDGES_MM
     from vision.geometrius_frame import frame_line
 
     fine = np.arange(-8.0, 8.0, 0.01)
@@ -562,7 +566,7 @@ def test_a_side_s_direction_rests_on_each_edge_s_own_line() -> None:
     """With the stroke's width wrong by 0.3 mm, the outer edge seen at the side's ends and
     the inner one only in its middle lie on two parallel lines: the two-edge fit keeps the
     direction, and its offset is the edges' mean (the width's error cancels)."""
-    from vision.geometrius import _parallel_edges
+    from vision.geometrius_lines import _parallel_edges
 
     t_out = np.concatenate([np.arange(0.0, 3.0, 0.15), np.arange(9.0, 12.0, 0.15)])
     t_in = np.arange(4.5, 7.5, 0.15)
@@ -577,7 +581,7 @@ def test_a_side_whose_inner_edge_shows_at_a_few_points_keeps_the_single_line() -
     """An edge of a few points with its own offset free would leave the direction to the
     other edge alone (near a short side's corners, shifted by the next side's blurred ink):
     the two-edge fit declines, and the single line through both edges stands."""
-    from vision.geometrius import PARALLEL_EDGE_OWN, _parallel_edges
+    from vision.geometrius_lines import PARALLEL_EDGE_OWN, _parallel_edges
 
     t_out = np.arange(1.0, 4.0, 0.15)
     t_in = np.arange(2.2, 2.2 + 0.15 * (PARALLEL_EDGE_OWN - 1), 0.15)[:PARALLEL_EDGE_OWN - 1]
@@ -591,7 +595,7 @@ def test_a_side_whose_inner_edge_shows_at_a_few_points_keeps_the_single_line() -
 def _printed_frame_profile(u: np.ndarray, blur_mm: float) -> np.ndarray:
     """Brightness across a frame line printed at u = 0 (mm, outwards): card, line, card, a
     dark gap, a neighbour's card; blurred by a Gaussian ``blur_mm`` wide (ends repeated)."""
-    from vision.geometrius import FRAME_EDGES_MM
+    from vision.geometrius_token import FRAME_EDGES_MM
 
     fine = np.arange(-12.0, 12.0, 0.01)
     levels = np.array([200.0, 60.0, 200.0, 25.0, 190.0])
@@ -603,7 +607,7 @@ def _printed_frame_profile(u: np.ndarray, blur_mm: float) -> np.ndarray:
 def test_a_frame_line_is_placed_within_its_reach() -> None:
     """A line printed just past the reach: the fine search round the best coarse place at the
     reach's end stays within the reach (it tried places up to 0.15 mm beyond it)."""
-    from vision.geometrius import FRAME_EDGES_MM
+    from vision.geometrius_token import FRAME_EDGES_MM
     from vision.geometrius_frame import frame_line
 
     s = np.arange(-5.0, 5.0 + 1e-9, 0.25)
@@ -616,7 +620,8 @@ def test_a_frame_line_whose_profile_the_photo_s_edge_cuts_keeps_its_plain_fit() 
     """The top-down view repeats the photo's last pixels past its edge: a profile running off
     the photo is not fitted (the line would move by up to a millimetre, the frame sheared);
     the same profile whole in the photo is, and puts the line on the printed one."""
-    from vision.geometrius import FRAME_MM, FRAME_PPM, FRAME_VIEW_MM, _blurred_frame_line, _view_to_photo, _warp
+    from vision.geometrius_field import FRAME_PPM, FRAME_VIEW_MM, _blurred_frame_line
+    from vision.geometrius_token import FRAME_MM, _view_to_photo, _warp
 
     ppm, origin = 4.0, 40.0  # the photo: 4 px/mm, the token's centre 40 mm from its top left corner
     H = np.array([[ppm, 0, ppm * origin], [0, ppm, ppm * origin], [0, 0, 1]])
@@ -642,7 +647,7 @@ def test_a_side_whose_inner_edge_keeps_a_few_points_on_its_line_keeps_the_single
     """Enough inner-edge points given, but only a few on the line RANSAC finds, the rest
     scattered off it (a tick, a chip's shadow): the edge keeps too few of its own for the
     direction, and the two-edge fit declines."""
-    from vision.geometrius import PARALLEL_EDGE_OWN, _parallel_edges
+    from vision.geometrius_lines import PARALLEL_EDGE_OWN, _parallel_edges
 
     t_out = np.arange(0.0, 12.0, 0.15)
     on = PARALLEL_EDGE_OWN - 1
@@ -662,7 +667,7 @@ def test_a_side_whose_inner_edge_keeps_a_few_points_on_its_line_keeps_the_single
 def test_quick_order_statistics_are_numpy_s_own() -> None:
     """``_median`` and ``_quantile`` place only the order statistics they need: the values are
     numpy's, to the last bit (a read must not change with them)."""
-    from vision.geometrius import _median, _quantile
+    from vision.geometrius_lines import _median, _quantile
 
     rng = np.random.default_rng(5)
     for shape in [(29, 165), (41, 170), (60, 14), (1, 7), (7, 1)]:
@@ -679,7 +684,7 @@ def test_quick_order_statistics_are_numpy_s_own() -> None:
 def test_a_profile_near_another_side_is_found_within_its_box_alone() -> None:
     """``_near_other_side`` measures each side's distance only to the points in its box: the
     answer is the plain one (every point to every other side)."""
-    from vision.geometrius import _near_other_side
+    from vision.geometrius_polygon import _near_other_side
 
     rng = np.random.default_rng(8)
     for n in (3, 5, 12):
@@ -697,7 +702,8 @@ def test_a_profile_near_another_side_is_found_within_its_box_alone() -> None:
 def test_a_coloured_top_washed_pale_by_glare_is_its_chip_never_white() -> None:
     """Glare adds white light to a chip's colour: what is left of its colour names it; a white
     top (the card's colour, whatever the light) is not washed."""
-    from vision.geometrius import CHIP_COLOURS, classify_chip, washed_top
+    from vision.geometrius import classify_chip, washed_top
+    from vision.geometrius_token import CHIP_COLOURS
 
     for name, rgb in CHIP_COLOURS.items():
         for glare, dim in ((0.3, 0.5), (0.3, 1.0), (0.5, 0.5), (0.7, 0.5)):
@@ -752,7 +758,7 @@ def test_a_polygon_gone_astray_is_fitted_without_error() -> None:
     """A polygon whose corners a bad first fit threw metres apart has over 32767 profiles
     across its sides: they are sampled in chunks (remap's limit), and the fit declines or
     returns corners as before, never an error."""
-    from vision.geometrius import _photo_sides
+    from vision.geometrius_polygon import _photo_sides
 
     red = np.full((300, 400), 200, np.uint8)
     H = np.array([[2.0, 0, 200], [0, 2.0, 150], [0, 0, 1]])
@@ -809,7 +815,7 @@ def test_a_dark_noisy_photo_saved_as_jpeg_is_searched_smoothed_too() -> None:
 
 
 def test_noise_is_measured_apart_from_the_picture() -> None:
-    from vision.geometrius import _noise
+    from vision.geometrius_field import _noise
 
     rng = np.random.default_rng(0)
     yy, xx = np.mgrid[0:400, 0:400]
@@ -888,7 +894,7 @@ def test_the_numbering_is_in_doubt_exactly_when_a_doubtful_place_decides_it() ->
     above the top row or left of the left column moves every other token's position (a
     phantom, or a real token missed, would do so silently); one within the field's rows and
     columns moves none."""
-    from vision.geometrius import _numbered
+    from vision.geometrius_field import _numbered
 
     to_px = np.diag([2.0, 2.0, 1.0])  # a field seen square from above, rows down
     field = [(r, c) for r in range(1, 4) for c in range(1, 4)]
@@ -943,17 +949,17 @@ def test_a_token_s_own_frame_is_fitted_only_where_a_frame_may_show_beyond_the_po
     on every live read. Through the pose's grid the bare table beyond the field shows no
     frame, so the fit is made only where the grid steps out of the photo; a token beyond the
     pose (hidden when it was located) is still stepped to and read."""
-    import vision.geometrius as geometrius
+    import vision.geometrius_field as geometrius_field
 
     clean, mugs, truth = live_frames(0, (-1, -1))
     gray = cv2.cvtColor(clean, cv2.COLOR_BGR2GRAY)
     pose, hidden_pose = locate_board(clean), locate_board(mugs[(-1, -1)])
     fitted = []
-    own = geometrius._own_frame
-    monkeypatch.setattr(geometrius, "_own_frame", lambda g, H, once=False: fitted.append(H) or own(g, H, once))
+    own = geometrius_field._own_frame
+    monkeypatch.setattr(geometrius_field, "_own_frame", lambda g, H, once=False: fitted.append(H) or own(g, H, once))
     r = read_with_pose(clean, pose)
     assert len(r.read) == len(truth)
-    assert all(any(geometrius._stepped(gray, H, dr, dc) is None for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)))
+    assert all(any(geometrius_field._stepped(gray, H, dr, dc) is None for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)))
                for H in fitted)
     fitted.clear()
     r = read_with_pose(clean, hidden_pose)
@@ -965,7 +971,7 @@ def test_the_live_numbering_is_kept_from_the_pose_and_in_doubt_when_its_first_ro
     """At a pose (``origin`` its (0, 0)) rows and columns count from the pose's first ones,
     or from a token beyond them; when no token shows in the pose's first row or column the
     numbering rests on what is not seen: in doubt. The pose's own turn is kept."""
-    from vision.geometrius import _numbered
+    from vision.geometrius_field import _numbered
 
     to_px = np.diag([2.0, 2.0, 1.0])
     field = [(r, c) for r in range(0, 3) for c in range(0, 3)]

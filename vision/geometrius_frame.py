@@ -2,17 +2,17 @@
 
 The frame is a dark line FRAME_WIDTH_MM wide printed FRAME_MM from the token's centre; the
 card goes on past it to the token's edge (TOKEN_HALF_MM), then comes the gap to the next
-token (or the table): ``vision.geometrius.FRAME_EDGES_MM``. Sharp, the line is the darkest
-point of a profile across it. Blurred (defocus, and a shaking phone's streak running across
-the line), the line, the strip of card beyond it and the dark gap run together, and the
-darkest point moves into the gap: a whole field read with every frame 2.9 mm too wide
-across the streak, its polygons sheared by several degrees. Since the printed profile is
-known, the blurred one is fitted instead: the printed strips, each blurred by a Gaussian of
-a width to be found, their levels by least squares, the line's place where the fit is
-closest. The gap's and the far side's levels are free (a light or dark table, a neighbour's
-card), so is the blur: it is measured, not assumed (a Gaussian stands in for defocus and
-streak together: both are symmetric, so a width that is somewhat off spreads the strips
-evenly and hardly moves the line).
+token (or the table): ``vision.geometrius_token.FRAME_EDGES_MM``. Sharp, the line is the
+darkest point of a profile across it. Blurred (defocus, and a shaking phone's streak
+running across the line), the line, the strip of card beyond it and the dark gap run
+together, and the darkest point moves into the gap: a whole field read with every frame
+2.9 mm too wide across the streak, its polygons sheared by several degrees. Since the
+printed profile is known, the blurred one is fitted instead: the printed strips, each
+blurred by a Gaussian of a width to be found, their levels by least squares, the line's
+place where the fit is closest. The gap's and the far side's levels are free (a light or
+dark table, a neighbour's card), so is the blur: it is measured, not assumed (a Gaussian
+stands in for defocus and streak together: both are symmetric, so a width that is somewhat
+off spreads the strips evenly and hardly moves the line).
 """
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ import numpy as np
 from rules.geometrius import COLOURS, LONGEST_LINE, Push, Token, field_flags, load_catalogue, pushed
 from rules.polygon import EXACT, Polygon
 
-from ..geometrius import (ARC_MM, CHIP_MM, CHIP_RADIUS_MM, FRAME_MM, FRAME_WIDTH_MM, PITCH_MM, POLY_RADIUS_MM,
-                          SIDE_SHADE, SPOTS, STONE_RADIUS_MM)
+from ..geometrius_token import (ARC_MM, CHIP_MM, CHIP_RADIUS_MM, FRAME_MM, FRAME_WIDTH_MM, PITCH_MM, POLY_RADIUS_MM,
+                                SIDE_SHADE, SPOTS, STONE_RADIUS_MM)
 from .clutter import Hand
 from .conditions import Conditions
 from .scene import BoardGeometry, BoardTexture, CameraSetup, SceneRender, View, save_photo, upright_size
