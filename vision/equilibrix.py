@@ -178,6 +178,11 @@ PATCH_R, SEARCH_R = 1.0, 0.35  # their half-size and how far each may move (r un
 PATCH_MIN = 0.3  # a neighbourhood matched worse than this is not used
 POSE_TRUST = 0.3  # share of the drawing's pieces that must agree with a pose for its fields to be read
 PATCH_TOLERANCE = 0.05  # r: matches further off the common homography are outliers
+CIRCLE_ROUNDS = 12  # a pose few pieces confirm: rounds of fitting to the printed circle and matching again
+CIRCLE_STEPS = 3  # ... each round this many steps of moving the circle's points onto it (see _circle_fit)
+CIRCLE_KEEP = 3.0  # ... keeping the pieces within this many PATCH_TOLERANCE of the pose so far
+PIECE_WEIGHT = 4  # ... each piece weighing as this many of the circle's EDGE_RAYS points
+SIDE_PIECES = 2  # agreeing pieces in a sixth of the drawing below which that sixth is bare
 LENS_ROUNDS = 2  # the lens term is fitted, the drawing matched again where it puts it, and refitted
 LENS_RANGE = (-0.34, 0.14)  # inside the lens search's ends (-0.35, 0.15): a fit at an end is no lens
 LENS_MIN = 0.08  # a weaker lens term is within what the fit finds on lens-free photos (up to 0.06)
@@ -797,13 +802,34 @@ def _correlate(wins: np.ndarray, tmpls: np.ndarray) -> np.ndarray:
     return np.where(den > 1e-9, num / np.maximum(den, 1e-9), 0.0).astype(np.float32)
 
 
+def _near(pose: BoardPose, board: np.ndarray, photo: np.ndarray, tolerance: float = PATCH_TOLERANCE) -> np.ndarray:
+    """Which matched pieces lie within ``tolerance`` of where ``pose`` puts them."""
+    return np.linalg.norm(pose.to_board(photo) - board, axis=1) < tolerance
+
+
+def _drawn(board: np.ndarray) -> np.ndarray:
+    """Which matched pieces are the drawing's (not the board's edge)."""
+    return np.hypot(*(board - fg.DISC).T) < DRAW_RADIUS + 0.1
+
+
 def _agreeing(pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> tuple[int, int]:
     """How many matched pieces lie where ``pose`` puts them: of the drawing's, and in all."""
     if not len(board):
         return 0, 0
-    near = np.linalg.norm(pose.to_board(photo) - board, axis=1) < PATCH_TOLERANCE
-    drawn = np.hypot(*(board - fg.DISC).T) < DRAW_RADIUS + 0.1
-    return int((near & drawn).sum()), int(near.sum())
+    near = _near(pose, board, photo)
+    return int((near & _drawn(board)).sum()), int(near.sum())
+
+
+def _one_sided(pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> bool:
+    """Do the drawing's pieces that agree with ``pose`` leave a side of it bare (fewer than
+    SIDE_PIECES in each of two neighbouring sixths round the middle, the middle itself aside)?
+    A homography through them then holds only where they lie; a pose they confirm all round is
+    left as it is (one sparse sixth is common on clean photos, whose poses are right)."""
+    off = board[_near(pose, board, photo) & _drawn(board)] - fg.DISC
+    off = off[np.hypot(*off.T) > 0.5]
+    sectors = np.floor(np.degrees(np.arctan2(off[:, 1], off[:, 0])) % 360 / 60).astype(int)
+    sparse = np.bincount(sectors, minlength=6)[:6] < SIDE_PIECES
+    return bool((sparse & np.roll(sparse, 1)).any())
 
 
 def _lens_fit(gray: np.ndarray, pose: BoardPose, board: np.ndarray, photo: np.ndarray) -> tuple[BoardPose,
@@ -841,6 +867,58 @@ def _patches(gray: np.ndarray, pose: BoardPose) -> tuple[BoardPose, tuple[int, i
         moved = np.abs(fitted.to_board(pose.corners) - (np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC))
         pose = pose if moved.max() < PATCH_TOLERANCE else fitted
     return pose, _agreeing(pose, board_pts, photo), (board_pts, photo)
+
+
+def _circle_fit(pose: BoardPose, circle: np.ndarray, board: np.ndarray, photo: np.ndarray) -> BoardPose:
+    """The pose fitted through matched pieces (``board`` -> ``photo``) and the printed circle's
+    points in the photo (``circle``). A circle point's place on the circle is not known, only
+    that it lies on it: it is paired with the circle's point in the same direction from the
+    middle as the pose puts it, and the fit is repeated (iterative closest points)."""
+    centre = np.full(2, fg.DISC)
+    for _ in range(CIRCLE_STEPS):
+        on = pose.to_board(circle) - centre
+        on = centre + fg.OUTER_LINE * on / np.maximum(np.linalg.norm(on, axis=1), 1e-9)[:, None]
+        H, _ = cv2.findHomography(np.vstack([board] * PIECE_WEIGHT + [on]),
+                                  pose.lens.undistort(np.vstack([photo] * PIECE_WEIGHT + [circle])), 0)
+        if H is None:
+            return pose
+        pose = _pose_from(H, pose.image_size, pose.distortion, pose.quality)
+    return pose
+
+
+def _round_the_circle(gray: np.ndarray, pose: BoardPose, votes: tuple[int, int], found: tuple[np.ndarray, np.ndarray],
+                      thin: np.ndarray) -> tuple[BoardPose, tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """A pose few of the drawing's pieces confirm, and those on some sides only
+    (:func:`_one_sided`), refitted with the printed circle round the whole flower. When a hand
+    covers one side, the pieces that agree lie mostly on the sides it leaves; a homography
+    through them alone can tilt the far side off by half a unit (seed 3 ``hand`` #5: 0.51 r).
+    The printed circle shows all round but for the hand and is found as a whole
+    (:func:`_circle_ellipse`, inside the board's edge the pose puts in the photo): it fixes the
+    view's tilt and scale, the pieces the turn. Fitted through both, the drawing is matched
+    again where that pose puts it, the pieces near it fitted with the circle again, and so on
+    (pieces first found off come in). The board's edge itself is no such witness: its strongest
+    step is often the ring tiles' or the hand's. The pose is kept when more of the drawing's
+    pieces agree with it than with the one before. (pose, votes, matches) as :func:`_patches`."""
+    board, photo = found
+    centre = np.full(2, fg.DISC)
+    a = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    guess = cv2.fitEllipse(pose.to_photo(centre + fg.DISC * np.column_stack([np.cos(a), np.sin(a)])).astype(np.float32))
+    circle, score = _circle_ellipse(gray, _disc_ellipse(gray, guess), pose.image_size, thin)
+    if circle is None or score < MIN_CIRCLE:
+        return pose, votes, found
+    points = ellipse_points(circle, a)
+    best, fitted, keep = (pose, votes, found), pose, PATCH_TOLERANCE
+    for _ in range(CIRCLE_ROUNDS):
+        pieces = _near(fitted, board, photo, keep) & _drawn(board)
+        if pieces.sum() < 4:
+            break
+        fitted = _circle_fit(fitted, points, board[pieces], photo[pieces])
+        board, photo = _matches(gray, fitted)
+        agree = _agreeing(fitted, board, photo)
+        if agree[0] > best[1][0]:
+            best = (fitted, agree, (board, photo))
+        keep = CIRCLE_KEEP * PATCH_TOLERANCE
+    return best
 
 
 def _upright(pose: BoardPose, reference: BoardPose | None = None) -> BoardPose:
@@ -1017,6 +1095,10 @@ def _locate_in(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], arcs: b
         again = _patches(gray, best)
         if again[1][0] > agree[0]:
             best, agree, matched = again
+    # A pose the drawing confirms (POSE_TRUST), but on some sides only: the printed circle sets
+    # its far side right. One it does not confirm is not made so (its fields stay in doubt).
+    if POSE_TRUST * len(_anchors()) <= agree[0] < SURE_VOTES * len(_anchors()) and _one_sided(best, *matched):
+        best, agree, matched = _round_the_circle(gray, best, agree, matched, edges.thin)
     if top < MIN_MATCH and agree[0] < POSE_TRUST * len(_anchors()):
         raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
     # The lens: kept when more of the drawing and the edge agree with it than without.
@@ -1198,10 +1280,11 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.nd
     return label, conf, far, means, glared
 
 
-def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                                                            np.ndarray]:
-    """Label index and confidence per field, and the light field's coefficients. ``white``:
-    the ring's white tiles' colour over the wood, when the ring shows one. ``shown``: which
+def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray,
+                 white_rough: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Label index and confidence per field, and the light field's coefficients. ``white``,
+    ``white_rough``: the ring's white tiles' colour over the wood and the roughness of their
+    smoothest quarter, when the ring shows one (see :func:`_read_ring`). ``shown``: which
     pixels of ``rect`` the photo shows; a field whose middle it does not show whole is unseen:
     empty but uncertain, and left out of every figure the photo's classes are judged by."""
     cores, bands, _ = _sampling()
@@ -1275,11 +1358,14 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     # the smoothest quarter of the fields read white are plastic, however many others are read
     # white. A field read white several times rougher than they are and at least a share of the
     # bare wood's grain is wood made bright and grey (a phone's tone map lifts the wood beside a
-    # black tile, a highlight washes it) or plastic under an edge: not sure.
+    # black tile, a highlight washes it) or plastic under an edge: not sure. When the board holds
+    # no white tile, every field read white may be such wood: the ring's white tiles, where they
+    # show, are white plastic for sure, and the smoother of both references is the plastic's.
     sure_empty = (label == 0) & (conf >= UNCERTAIN_BELOW) & seen
     grained = np.zeros(len(cores), bool)
-    if white.sum() >= 3 and sure_empty.sum() >= 5:
-        plastic = PLASTIC_ROUGH * np.percentile(rough[white], 25) + ROUGH_FLOOR
+    if (white.sum() >= 3 or (white_rough is not None and white.any())) and sure_empty.sum() >= 5:
+        smooth = float(np.percentile(rough[white], 25))
+        plastic = PLASTIC_ROUGH * (smooth if white_rough is None else min(smooth, white_rough)) + ROUGH_FLOOR
         grained = white & (rough > plastic) & (rough > WOOD_ROUGH * np.median(rough[sure_empty]))
         conf = np.where(grained, np.minimum(conf, 0.3), conf)
     # An empty field shows its drawn outline; one under a hand or a cup does not.
@@ -1341,6 +1427,13 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray) 
     # Under a highlight that clips part of the middle the mean is washed out, but the darkest
     # part, which the highlight misses, keeps the tile's own light: as neutral and no brighter
     # than the darkest part of the wood round it, it is no white plastic but a black tile.
+    # A field read surely white but not brighter than the wood round it by half of what white
+    # plastic lies above the wood is no sure white tile (a black tile under a soft reflection
+    # that lifts the wood round it too): doubtful, and judged as grey plastic below.
+    lift = 0.5 * (means[LABELS.index("W"), 0] - means[LABELS.index(EMPTY), 0])
+    sure_white = (label == 2) & (conf >= UNCERTAIN_BELOW) & seen
+    dim = sure_white & (feat[:, 0] < _wood_round(feat[:, 0], (label == 0) & seen, sure_white) + lift)
+    conf = np.where(dim, np.minimum(conf, 0.3), conf)
     pale = (label == 2) & (conf < UNCERTAIN_BELOW) & seen & ~_wood_red(feat, means)
     grey = pale & (feat[:, 0] < _wood_round(feat[:, 0], (label == 0) & seen, pale))
     lit = pale & glared_part & ~_wood_red(dark_feat, means)
@@ -1474,9 +1567,11 @@ def _ring_pixels() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _read_ring(rect: np.ndarray, coef: np.ndarray, shown: np.ndarray) -> tuple[list[dict | None], list[int],
-                                                                              int | None, np.ndarray | None]:
-    """Per slot the tile lying there (shape, side up) or None; doubtful slots; the Origin; and
-    the white tiles' colour over the wood (brightness, blueness), the reference for the fields.
+                                                                              int | None, np.ndarray | None,
+                                                                              float | None]:
+    """Per slot the tile lying there (shape, side up) or None; doubtful slots; the Origin; the
+    white tiles' colour over the wood (brightness, blueness), the reference for the fields; and
+    the roughness of the smoothest quarter of them (grey levels), white plastic's in this photo.
     ``shown``: which pixels of ``rect`` the photo shows; a slot it does not show whole is
     doubtful and read empty (a tile cut by the photo's edge is no shape)."""
     n = rect.shape[0]
@@ -1494,7 +1589,8 @@ def _read_ring(rect: np.ndarray, coef: np.ndarray, shown: np.ndarray) -> tuple[l
     count, comp, stats, cents = cv2.connectedComponentsWithStats(tiles)
     ring: list[dict | None] = []
     doubt = []
-    whites = []
+    whites, white_rough = [], []
+    gray = rect.astype(np.float32).mean(2)
     feat = np.zeros((n * n, 2), np.float32)
     feat[idx] = np.column_stack([bright, rel[:, 0] - rel[:, 2]])
     feat = feat.reshape(n, n, 2)
@@ -1523,13 +1619,16 @@ def _read_ring(rect: np.ndarray, coef: np.ndarray, shown: np.ndarray) -> tuple[l
             doubt.append(j)
         if is_tile and side == "W":  # a tile's shape, not a glare spot's or a hand's: white's colour
             whites.append(np.median(feat[y:y + h, x:x + w][cv2.erode(mask.astype(np.uint8), np.ones((3, 3))) > 0], 0))
+            inner = cv2.erode(mask.astype(np.uint8), np.ones((5, 5))) > 0  # clear of the tile's shaded edge
+            if inner.any():
+                white_rough.append(float(np.std(gray[y:y + h, x:x + w][inner])))
     origin = None
     if red.sum() >= 0.05 * PPU ** 2:
         pts = uv[red]
         angle = math.degrees(math.atan2(np.mean(pts[:, 1]) - fg.DISC, np.mean(pts[:, 0]) - fg.DISC))
         origin = int(round((angle - fg.SLOT0_DEG) / fg.SLOT_DEG + 0.5)) % fg.SLOTS
     white_ref = np.median(whites, 0) if whites else None
-    return ring, doubt, origin, white_ref
+    return ring, doubt, origin, white_ref, float(np.percentile(white_rough, 25)) if white_rough else None
 
 
 def _slots_unseen(shown: np.ndarray) -> np.ndarray:
@@ -1610,8 +1709,8 @@ def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading
     pts, logs, _ = _wood_samples(rect, shown)
     if len(pts) < 12:
         raise ReadError("no_board", "the board's bare wood could not be seen")
-    ring, ring_doubt, origin, white = _read_ring(rect, _light(pts, logs), shown)
-    label, conf, coef = _read_fields(rect, white, shown)
+    ring, ring_doubt, origin, white, white_rough = _read_ring(rect, _light(pts, logs), shown)
+    label, conf, coef = _read_fields(rect, white, shown, white_rough)
     if pose.quality < POSE_TRUST:  # the drawing did not confirm where the fields are
         conf = np.minimum(conf, 0.3)
     names = fg.names()
