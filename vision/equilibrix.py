@@ -1280,9 +1280,10 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.nd
     return label, conf, far, means, glared
 
 
-def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray,
-                 white_rough: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Label index and confidence per field, and the light field's coefficients. ``white``,
+def _read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray], white: np.ndarray | None,
+                 shown: np.ndarray, white_rough: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Label index and confidence per field, and the light field's coefficients. ``wood``: the
+    bare wood's samples (:func:`_wood_samples`, at least 12 sectors). ``white``,
     ``white_rough``: the ring's white tiles' colour over the wood and the roughness of their
     smoothest quarter, when the ring shows one (see :func:`_read_ring`). ``shown``: which
     pixels of ``rect`` the photo shows; a field whose middle it does not show whole is unseen:
@@ -1302,14 +1303,12 @@ def _read_fields(rect: np.ndarray, white: np.ndarray | None, shown: np.ndarray,
     low = [np.flatnonzero(gray[c] <= np.percentile(gray[c], 100 * DARK_PART)) if len(c) else c for c in cores]
     dark = np.array([np.mean(pix[c][k], 0) if len(c) else np.zeros(3) for c, k in zip(cores, low)])
     grain = np.array([np.percentile(gray[c], 10) / max(np.median(gray[c]), 1.0) if len(c) else 1.0 for c in cores])
-    pts, logs, wood_rough = _wood_samples(rect, shown)
+    pts, logs, wood_rough = wood
     centres = fg.centroids()
     label = np.zeros(len(cores), int)
     conf = np.zeros(len(cores))
     coef = np.zeros((6, 3))
     for _ in range(2):
-        if len(pts) < 12:
-            raise ReadError("no_board", "the board's bare wood could not be seen")
         coef = _light(pts, logs)
         rel = np.log(med + 1.0) - _design(centres) @ coef  # log BGR over the wood's
         feat = np.column_stack([rel.mean(1), rel[:, 0] - rel[:, 2]])
@@ -1706,11 +1705,11 @@ def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading
     # A board cut by the photo's edge: what lies beyond (or at) the edge is not read, and the
     # fields there are reported unseen (uncertain, best guess empty).
     shown = in_photo(pose, PPU, rect.shape[:2], inset=EDGE_INSET).ravel()
-    pts, logs, _ = _wood_samples(rect, shown)
-    if len(pts) < 12:
+    wood = _wood_samples(rect, shown)
+    if len(wood[0]) < 12:
         raise ReadError("no_board", "the board's bare wood could not be seen")
-    ring, ring_doubt, origin, white, white_rough = _read_ring(rect, _light(pts, logs), shown)
-    label, conf, coef = _read_fields(rect, white, shown, white_rough)
+    ring, ring_doubt, origin, white, white_rough = _read_ring(rect, _light(*wood[:2]), shown)
+    label, conf, coef = _read_fields(rect, wood, white, shown, white_rough)
     if pose.quality < POSE_TRUST:  # the drawing did not confirm where the fields are
         conf = np.minimum(conf, 0.3)
     names = fg.names()
