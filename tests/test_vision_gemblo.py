@@ -139,7 +139,6 @@ def test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces() -> None:
     assert conf[NAME[-4, 4]] < 0.5
 
 
-
 def test_a_group_holding_a_faded_cell_is_best_guessed_but_decides_nothing() -> None:
     # The same boards, the doubtful cell beside the four surely clear ones faded (a colour doubt
     # weighed as clear or empty): its group takes the rules' best guess but decides no cell (a
@@ -151,6 +150,7 @@ def test_a_group_holding_a_faded_cell_is_best_guessed_but_decides_nothing() -> N
     reader._clear_pieces(labels, conf, post, ok, faded=faded)
     assert labels[NAME[2, 0]] == "C" and conf[NAME[2, 0]] < 0.5
     assert labels[NAME[6, -6]] == "." and conf[NAME[6, -6]] >= 0.5
+
 
 def test_weak_cells_that_complete_a_piece_are_best_guessed_clear_but_stay_in_doubt() -> None:
     # Two cells of a straight tetrahex read clear, two lean empty (p = 0.3): by the photo's odds
@@ -372,7 +372,6 @@ def test_doubtful_cells_are_best_guessed_by_their_likeness_to_the_photos_own(con
     assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
 
-
 def test_a_cell_in_colour_doubt_whose_hue_faded_past_the_fitted_range_is_not_called_empty() -> None:
     # Synthetic clear evidence: every cell alike but three, whose a* and b* lie far off the bare
     # cells' (clipped at CLIP_Z spreads). The fitted score's squared terms call such a hue empty.
@@ -384,10 +383,10 @@ def test_a_cell_in_colour_doubt_whose_hue_faded_past_the_fitted_range_is_not_cal
     features[:3, :2] = [[40.0, 40.0], [40.0, 40.0], [3.0, 3.0]]
     empty = np.ones(463, bool)
     doubted = np.zeros(463, bool)
-    p0, conf0, faded0 = reader._clear(features, empty, empty, doubted)
+    p0, conf0, faded0, _ = reader._clear(features, empty, empty, doubted)
     assert p0[0] < 0.5 and not faded0.any()
     doubted[[0, 2]] = True
-    p, conf, faded = reader._clear(features, empty, empty, doubted)
+    p, conf, faded, _ = reader._clear(features, empty, empty, doubted)
     assert p[0] >= 0.5 and faded[0]
     assert p[1] == p0[1] < 0.5 and not faded[1]
     assert p[2] == p0[2] and not faded[2]
@@ -411,6 +410,7 @@ def test_clear_cells_the_colour_classifier_doubts_are_weighed_with_their_piece(s
     assert all(c in reading.uncertain for c in cells_)
     assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
+
 @pytest.mark.parametrize("seed, condition, i, cell, exact", [
     (2, "warm_light", 0, "13,-6", True),
     (5, "shadow", 5, "-2,8", False),  # (1,-2) is still guessed clear, marked
@@ -426,6 +426,40 @@ def test_a_lone_clear_looking_cell_is_best_guessed_the_monohex(seed: int, condit
     assert truth.labels[cell] == "C" == reading.cells.get(cell) and cell in reading.uncertain
     wrong = [c for c, lab in truth.labels.items() if reading.cells.get(c, ".") != lab]
     assert all(c in reading.uncertain for c in wrong) and (not wrong) == exact
+
+
+@pytest.mark.parametrize("seed, condition, i, cell", [
+    (2, "clean", 4, "3,9"),  # over the "4" start's double hexagon and digit
+    (2, "wood_table", 2, "5,5"),  # over the "3" start and a flower
+    (5, "exif_rotated", 5, "2,7"),  # on no mark: odd all the same
+])
+def test_a_clear_cell_unlike_every_empty_one_is_guessed_by_its_likeness(seed: int, condition: str, i: int,
+                                                                         cell: str) -> None:
+    # A clear piece over an embossed mark is unlike the photo's empty cells in many measures at
+    # once, and the fitted score called it empty (log-odds -9.6 to -1.6), in doubt; its likeness
+    # to the photo's own clear cells said clear, but added to that score it stayed a guess of
+    # empty: the only wrong cell of each board. Its 'empty' says nothing there: guessed clear by
+    # its likeness and its piece, still in doubt, and the board is read exactly.
+    image, truth = bench_photo(seed, condition, i)
+    reading = read_gemblo(image)
+    assert truth.labels[cell] == "C" == reading.cells.get(cell) and cell in reading.uncertain
+    assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
+
+
+def test_only_odd_cells_that_look_clear_lose_the_score_s_empty() -> None:
+    # Four cells the score calls empty at P(clear) = 0.1: odd and like the photo's clear cells
+    # (raised to even odds), odd but like its empty cells, not odd, and odd with no likeness
+    # either way (all three kept). A cell the score already calls clear is left alone.
+    post = np.zeros((5, len(reader.LABELS)))
+    post[:, 0], post[:, -1] = 0.9, 0.1
+    post[4, 0], post[4, -1] = 0.2, 0.8
+    odd = np.array([True, True, False, True, True])
+    lean = np.array([2.0, -2.0, 2.0, 0.0, 2.0])
+    before = post.copy()
+    beyond = reader._beyond_the_score(post, odd, lean)
+    assert beyond.tolist() == [True, False, False, False, False]
+    assert post[0, 0] == post[0, -1] == pytest.approx(0.5)
+    assert np.array_equal(post[1:], before[1:])
 
 
 def test_the_likeliest_labellings_of_a_large_group_come_likeliest_first() -> None:
@@ -510,6 +544,7 @@ def test_state_json_follows_the_contract() -> None:
 
 
 # --- the lattice: traced cell by cell, then registered by the plate ---------------------------
+
 
 def moved(pose: BoardPose, dx: float, dy: float) -> BoardPose:
     """The pose with the board moved by (dx, dy) board units (R)."""
@@ -724,6 +759,7 @@ def test_colour_fringes_that_lock_the_lattice_cells_off_do_not_read_it_silently(
 
 
 # --- the live referee's calls: locate once, verify cheaply, read at the pose -----------------
+
 
 def test_verify_pose_holds_on_its_frame_and_fails_when_the_board_is_elsewhere() -> None:
     image = upright(photo("clean", 7))

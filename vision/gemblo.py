@@ -53,7 +53,10 @@ corner's best guess, in doubt.
 Besides the fitted score, each cell is compared, pixel by pixel, with this photo's own surely clear
 and surely empty cells (a matched filter: where its lamp's glint falls on a piece, where the bevel
 shines, which way the hue fades). That likeness leans the best guesses of doubtful cells, and puts
-in doubt a cell the score made only just sure against it; it makes no cell sure.
+in doubt a cell the score made only just sure against it; it makes no cell sure. A cell unlike the
+photo's empty cells in many measures at once (a clear piece over an embossed mark) lies beyond what
+the score was fitted on: where its likeness says clear, the score's 'empty' is dropped, and the
+likeness and the pieces give its best guess, in doubt.
 
 A colour read on more cells than its 18 pieces hold is not that colour alone: the colour
 classifier took the bare board for it (a warm lamp reddening the board), and its empty class
@@ -120,6 +123,7 @@ CLEAR_WEIGHTS_SQ = np.array([-0.522, 0.081, -0.742, 0.151, 0.146, -1.344, -1.083
 CLEAR_BIAS = -7.433
 CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must not decide)
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
+FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
 RIM_SCALE = (1.0, 2.5)  # a rim step shows 0.4-0.8 as plainly as a ridge: the scale that evens them, bounded
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
@@ -414,9 +418,10 @@ def clear_score(z: np.ndarray) -> np.ndarray:
 
 
 def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
-           doubted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           doubted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
-    over the clear-piece evidence; near the cut the cell is uncertain, never guessed.
+    over the clear-piece evidence; near the cut the cell is uncertain, never guessed. Also the
+    *faded* cells (below) and the *odd* ones (:func:`odd_cells`).
 
     The score's scale is fitted over many photos, but within one photo its clear and empty
     cells fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur,
@@ -425,8 +430,9 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
     is the side of the photo's own gap it lies on. ``plain``: the empty cells that say what
     an empty cell looks like here (those read empty whose light did not clip).
 
-    ``doubted``: cells the colour classifier reads empty but finds unlike the bare board. Those
-    whose hue lies ODD_Z spreads or more off the bare cells' (*faded*, returned) have faded as
+    ``doubted``: cells the colour classifier reads empty, but in doubt (torn between empty and a
+    colour, or like no class well). Those whose hue lies FADED_Z spreads or more off the bare
+    cells' (*faded*) have faded as
     under clear plastic, further than the cells the score was fitted on: its 'empty' says
     nothing there (its squared terms, fitted on milder cells, call the farthest ones empty), so
     their odds are even at worst and their best guess is left to the pieces and the photo's
@@ -449,10 +455,17 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
     # A cell unlike this photo's empty cells in many measures at once is no plain empty cell,
     # whatever the fitted score says beyond the cells it was fitted on (a clear piece over an
     # embossed mark, lit oddly): 'empty' there is a guess.
-    odd = (np.abs(z) >= ODD_Z).sum(axis=1) >= ODD_MEASURES
+    odd = odd_cells(z)
     conf = np.where(odd & (score < 0), np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
-    faded = doubted & (z[:, 0] >= ODD_Z)
-    return np.where(faded, np.maximum(p, 0.5), p), conf, faded
+    faded = doubted & (z[:, 0] >= FADED_Z)
+    return np.where(faded, np.maximum(p, 0.5), p), conf, faded, odd
+
+
+def odd_cells(z: np.ndarray) -> np.ndarray:
+    """(463,) cells unlike this photo's empty cells in many measures at once (ODD_MEASURES at
+    ODD_Z spreads or more of :func:`clear_zscores`): beyond the cells the fitted score was fitted
+    on, as a clear piece over an embossed mark is."""
+    return (np.abs(z) >= ODD_Z).sum(axis=1) >= ODD_MEASURES
 
 
 def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], bool] | None:
@@ -508,10 +521,12 @@ def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, shar
 
 
 def _probabilities(rect: np.ndarray, gray: np.ndarray, lab: np.ndarray, shown: np.ndarray | None = None,
-                   clipped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                   clipped: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(463, 7) class probabilities in LABELS order, (463,) confidence, (463,) whether the
     cell's only doubt is clear or empty (the colour classifier surely saw no colour, or saw a
-    faded hue: see :func:`_clear`) and (463,) those faded cells, which stay uncertain;
+    faded hue: see :func:`_clear`), (463,) those faded cells, which stay uncertain, and (463,) the
+    cells read empty that are odd (:func:`odd_cells`);
     ``rect`` is the top-down view at PPU (colour), ``gray`` and ``lab`` at CLEAR_PPU (clear pieces).
     ``shown``: the cells whose walls show (default: all); only these teach the colour classes,
     so a mug over the board cannot become a colour's cluster (a pink mug, purple's).
@@ -531,14 +546,14 @@ def _probabilities(rect: np.ndarray, gray: np.ndarray, lab: np.ndarray, shown: n
     conf[real.ravel()] = colours.confidence.ravel()
     empty = np.argmax(post, 1) == 0
     plain = _plain(empty, clipped)
-    # read empty (most of the colour weight) yet in doubt: unlike the bare board, like no colour
+    # read empty (most of the colour weight) yet in doubt: torn with a colour, or like no class well
     doubted = empty & (conf < UNCERTAIN_BELOW) & (post[:, 0] >= 0.5)
-    p_clear, c_clear, faded = _clear(clear_features(gray, lab), empty, plain, doubted)
+    p_clear, c_clear, faded, odd = _clear(clear_features(gray, lab), empty, plain, doubted)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
     clear_only = (empty & (conf >= UNCERTAIN_BELOW)) | faded
     conf[empty] = np.minimum(conf[empty], c_clear[empty])
-    return post, conf, clear_only, faded
+    return post, conf, clear_only, faded, empty & odd
 
 
 def _plain(empty: np.ndarray, clipped: np.ndarray | None) -> np.ndarray:
@@ -609,6 +624,26 @@ def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labe
     against = sure & (likeness * own < 0)
     conf = np.where(against, np.minimum(conf, np.abs(own + likeness) / CLEAR_SURE), conf)
     return conf, likeness
+
+
+def _beyond_the_score(post: np.ndarray, odd: np.ndarray, lean: np.ndarray) -> np.ndarray:
+    """The ``odd`` cells (:func:`odd_cells`) the fitted score calls empty yet whose likeness
+    (``lean``, :func:`clear_likeness`) says clear; their odds are raised to even in ``post``
+    and they are returned, to be weighed as faded cells are (:func:`_clear`).
+
+    A clear piece over an embossed mark (a flower, a start's double hex) is unlike the photo's
+    empty cells in many measures at once, and the score's squared terms, fitted on milder cells,
+    call it empty. The photo's own marks of the same kind read empty are no better a reference
+    (measured on the bench's seeds 2 and 5: against them the misread clear cells still looked
+    empty, one further off than before), but the likeness to the photo's own clear cells
+    separates them: of the odd cells in sight the score called empty, 33 of 48 clear ones and 4
+    of 204 empty ones look clear by it. So the score's 'empty' says nothing there: the likeness
+    and the pieces give the best guess, the cell stays in doubt, and its group decides nothing."""
+    beyond = odd & (lean > 0) & (_clear_odds(post) < 0)
+    total = post[beyond, 0] + post[beyond, -1]
+    post[beyond, -1] = total / 2
+    post[beyond, 0] = total / 2
+    return beyond
 
 
 def _lean_guesses(labels: list[str], post: np.ndarray, lean: np.ndarray, doubtful: np.ndarray) -> None:
@@ -874,7 +909,8 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
     decides none. ``lean``: log-odds of clear the best guesses weigh beyond the photo's odds
     (:func:`clear_likeness`; default none). ``faded``: cells in colour doubt weighed as clear or
-    empty (see :func:`_clear`; default none); a group holding one only takes best guesses and
+    empty (see :func:`_clear`), and odd ones whose score's 'empty' was dropped
+    (:func:`_beyond_the_score`; default none); a group holding one only takes best guesses and
     decides none (weighed with them, a group the photo misreads elsewhere may leave a cell one
     label: seed 43 `stray_pieces` #1 read a clear cell surely empty so). Returns the cells whose
     label changed."""
@@ -1124,12 +1160,14 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # a blinding glare): what shows there is not the cell.
     gray, lab = grey_and_lab(top)
     hidden = walls_seen(gray) < WALLS_HIDDEN
-    post, conf, clear_only, faded = _probabilities(rect, gray, lab, ~hidden & in_photo, clipped)
+    post, conf, clear_only, faded, odd = _probabilities(rect, gray, lab, ~hidden & in_photo, clipped)
     conf = np.where(in_photo, conf, 0.0)
     conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     ok = clear_only & in_photo & ~hidden
     labels = [LABELS[j] for j in np.argmax(post, 1)]
     conf, lean = _weigh_likeness(cell_pixels(gray, lab), post, conf, labels, ok, ~clipped)
+    # odd cells that look clear: their score's 'empty' dropped, weighed as the faded ones
+    faded = faded | _beyond_the_score(post, odd & ok, lean)
     changed: list[int] = []
     flags: list[str] = []
     start = None
