@@ -16,9 +16,11 @@ import pytest
 from rules import equilibrix
 from tableref.cli import main
 from vision import flowergrid as fg
-from vision.equilibrix import (_covered_samples, _design, _light, _locate_in, _working, debug_images, locate_board,
-                               read_equilibrix, read_with_pose, verify_pose)
-from vision import equilibrix as eq
+from vision import equilibrix_fields as eq_fields
+from vision import equilibrix_pose as eq_pose
+from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_with_pose, verify_pose
+from vision.equilibrix_fields import _covered_samples, _design, _light
+from vision.equilibrix_pose import _locate_in, _working
 from vision.equilibrix_outlines import (ellipse_points, ellipse_radius, fit_ellipses, one_outline, paired_ellipses,
                                        smooth_arcs)
 from vision.errors import ReadError
@@ -316,7 +318,7 @@ def test_a_white_field_a_drawn_line_crosses_is_not_sure(monkeypatch) -> None:
     the fields' own median roughness (22.7 here) is the lines' and could not tell.
     The printed circle now sets that pose right (the next test); left out here, the pose is the
     one fitted through the corner alone, as on any photo where the circle does not show."""
-    monkeypatch.setattr(eq, "_round_the_circle", lambda gray, pose, votes, found, thin: (pose, votes, found))
+    monkeypatch.setattr(eq_pose, "_round_the_circle", lambda gray, pose, votes, found, thin: (pose, votes, found))
     rng = np.random.default_rng([3, list(CONDITIONS).index("hand"), 5])
     position = random_position(rng)
     p = render_photo(rng, sample_conditions("hand", rng), (1600, 1200), position)
@@ -564,15 +566,15 @@ def test_the_wood_round_a_field_follows_a_local_shadow() -> None:
     shadow over them shows there, whatever the smooth light field says; too few: unknown."""
     bright = np.zeros(144)
     i = 70
-    bright[eq._round_about()[i]] = -0.5
+    bright[eq_fields._round_about()[i]] = -0.5
     empty = np.ones(144, bool)
     which = np.zeros(144, bool)
     which[[i, 0]] = True
-    round_ = eq._wood_round(bright, empty, which)
+    round_ = eq_fields._wood_round(bright, empty, which)
     assert round_[i] == pytest.approx(-0.5) and np.isnan(round_[1])  # field 1 was not asked for
-    few = empty & ~eq._round_about()[i]
-    few[np.flatnonzero(eq._round_about()[i])[:2]] = True
-    assert np.isnan(eq._wood_round(bright, few, which)[i])
+    few = empty & ~eq_fields._round_about()[i]
+    few[np.flatnonzero(eq_fields._round_about()[i])[:2]] = True
+    assert np.isnan(eq_fields._wood_round(bright, few, which)[i])
 
 
 def test_a_photo_read_twice_reads_the_same(tmp_path) -> None:
@@ -657,9 +659,9 @@ def test_a_plain_frame_without_a_board_pairs_no_arcs_and_looks_for_no_circle(mon
     def never(*_, **__):
         raise AssertionError("the busy-table search ran on a plain table")
 
-    monkeypatch.setattr(eq, "OrientedEdges", never)
-    monkeypatch.setattr(eq, "paired_ellipses", never)
-    monkeypatch.setattr(eq, "_circle_ellipse", never)
+    monkeypatch.setattr(eq_pose, "OrientedEdges", never)
+    monkeypatch.setattr(eq_pose, "paired_ellipses", never)
+    monkeypatch.setattr(eq_pose, "_circle_ellipse", never)
     rng = np.random.default_rng(3)
     shade = np.linspace(90, 150, SIZE[0])[None, :, None] + rng.normal(0, 2, (SIZE[1], SIZE[0], 3))
     with pytest.raises(ReadError) as refused:
@@ -675,24 +677,24 @@ def test_a_busy_frame_without_a_board_is_searched_on_one_set_of_edges_once_per_o
 
     built, searched = [], []
 
-    class Counted(eq._Edges):
+    class Counted(eq_pose._Edges):
         def __init__(self, gray):
             built.append(gray.shape)
             super().__init__(gray)
 
-    real = eq._circle_ellipse
-    monkeypatch.setattr(eq, "_Edges", Counted)
+    real = eq_pose._circle_ellipse
+    monkeypatch.setattr(eq_pose, "_Edges", Counted)
     def looked_inside(gray, disc, *rest):
         searched.append(disc)
         return real(gray, disc, *rest)
 
-    monkeypatch.setattr(eq, "_circle_ellipse", looked_inside)
+    monkeypatch.setattr(eq_pose, "_circle_ellipse", looked_inside)
     rng = np.random.default_rng(11)
     image = render_gemblo({}, sample_conditions("patterned_table", rng), rng, SIZE).image
     with pytest.raises(ReadError):
         locate_board(image)
     assert len(built) == 1 and searched
-    assert not any(eq._same_ellipse(a, b) for k, a in enumerate(searched) for b in searched[:k])
+    assert not any(eq_pose._same_ellipse(a, b) for k, a in enumerate(searched) for b in searched[:k])
 
 
 # --- a board cut by the photo's edge -----------------------------------------------------------
@@ -702,7 +704,7 @@ def _cut(p: EquilibrixPhoto, share: float) -> tuple[np.ndarray, np.ndarray]:
     tightly), and where the fields' centroids lie in it (the renderer's truth)."""
     image = upright(p)
     top = int(p.corners[:, 1].min() + share * np.ptp(p.corners[:, 1]))
-    corners = np.array([fg.node_xy(n) for n in eq.CORNER_NODES]) + fg.DISC
+    corners = np.array([fg.node_xy(n) for n in eq_pose.CORNER_NODES]) + fg.DISC
     to_photo, _ = cv2.findHomography(corners, p.corners)
     centroids = cv2.perspectiveTransform(fg.centroids()[None], to_photo)[0] - (0, top)
     return np.ascontiguousarray(image[top:]), centroids
@@ -715,7 +717,7 @@ def test_a_board_cut_by_the_photos_edge_is_read_and_the_cut_off_fields_are_uncer
     p = photo("clean", 7)
     image, centroids = _cut(p, 0.12)
     reading = read_equilibrix(image)
-    assert reading.pose.quality >= eq.POSE_TRUST
+    assert reading.pose.quality >= eq_pose.POSE_TRUST
     beyond = [n for n, (_, y) in zip(fg.names(), centroids) if y < 0]
     assert len(beyond) >= 5 and set(beyond) <= set(reading.uncertain)
     assert not set(beyond) & set(reading.fields)
