@@ -1017,18 +1017,84 @@ def _streaked(red: np.ndarray, length_px: float, angle_deg: float, defocus_px: f
 def test_the_photo_s_blur_is_measured_on_the_polygons_strokes() -> None:
     """Sides of many directions give the blur's spread in each: a streak's direction and
     length, and a sharp photo's strokes are no blur to undo."""
-    from vision.geometrius_blur import heavy_blur, photo_blur
+    from vision.geometrius_blur import heavy_blur, photo_blur, px_per_mm
     p, r = photo("clean", 11), reading("clean", 11)
     red = cv2.extractChannel(load_image(p.encoded) if p.encoded is not None else p.image, 2)
     polygons = [(t.homography, t.vertices) for t in r.read if t.vertices]
-    assert not heavy_blur(photo_blur(red, polygons))
+    scale = px_per_mm([H for H, _ in polygons])
+    assert not heavy_blur(photo_blur(red, polygons), scale)
     for angle in (30.0, 120.0):
         C = photo_blur(_streaked(red, 7.0, angle, 1.5), polygons)
-        assert heavy_blur(C)
+        assert heavy_blur(C, scale)
         w, V = np.linalg.eigh(C)
         along = math.degrees(math.atan2(V[1, 1], V[0, 1])) % 180
         assert min(abs(along - angle), 180 - abs(along - angle)) < 12.0
         assert math.sqrt(5.5 * (w[1] - w[0])) == pytest.approx(7.0, abs=1.5)
+
+
+def test_heavy_blur_is_weighed_in_token_millimetres_not_photo_pixels() -> None:
+    """The clean photo three times finer (4800 x 3600, as a phone's full-size photo): its
+    sharp strokes spread over 9x the pixels (10 px^2, over a 1600 x 1200 blurred photo's
+    8 px^2 gate once) but no farther across the token: no heavy blur. A heavy streak (9 px
+    at 1600 x 1200, 27 px here) still is."""
+    from vision.geometrius_blur import heavy_blur, photo_blur, px_per_mm
+    p, r = photo("clean", 11), reading("clean", 11)
+    red = cv2.extractChannel(load_image(p.encoded) if p.encoded is not None else p.image, 2)
+    finer = np.array([[3.0, 0, 1.0], [0, 3.0, 1.0], [0, 0, 1]])  # pixel centres kept by cv2.resize
+    polygons = [(finer @ t.homography, t.vertices) for t in r.read if t.vertices]
+    big = cv2.resize(red, None, fx=3.0, fy=3.0, interpolation=cv2.INTER_CUBIC)
+    scale = px_per_mm([H for H, _ in polygons])
+    C = photo_blur(big, polygons)
+    assert float(np.linalg.eigvalsh(C)[1]) > 8.0  # in pixels it looks heavy
+    assert not heavy_blur(C, scale)
+    assert heavy_blur(photo_blur(_streaked(big, 27.0, 30.0, 4.5), polygons), scale)
+
+
+def test_a_few_tokens_sides_measure_no_blur_they_cannot_tell() -> None:
+    """Three tokens of the sharp clean photo: their long sides may lie in one or two
+    directions, or leave a handful of rows after trimming, and the fit then once said blur
+    (a covariance with a negative axis, streaks of up to 89 px). Every such fit is now no
+    blur measured, or one that spreads nowhere below zero and not far past the stroke
+    table, and none is heavy."""
+    from vision.geometrius_blur import (FIT_REACH, SHARP_SPREAD_PX, SPREADS_MM2, _token_stretches, heavy_blur, photo_blur,
+                                        px_per_mm)
+    p, r = photo("clean", 11), reading("clean", 11)
+    red = cv2.extractChannel(load_image(p.encoded) if p.encoded is not None else p.image, 2)
+    polygons = [(t.homography, t.vertices) for t in r.read if t.vertices]
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        some = [polygons[i] for i in rng.choice(len(polygons), 3, replace=False)]
+        scale = px_per_mm([H for H, _ in some])
+        finest = float(_token_stretches([H for H, _ in some]).max())
+        C = photo_blur(red, some)
+        assert not heavy_blur(C, scale)
+        if C is not None:
+            w = np.linalg.eigvalsh(C + SHARP_SPREAD_PX ** 2 * np.eye(2))
+            assert w[0] >= -1e-9 and w[1] <= FIT_REACH * SPREADS_MM2[-1] * finest ** 2 + 1e-9
+
+
+def test_the_unblurred_patch_stays_in_its_own_token_s_square() -> None:
+    """Two neighbouring tokens of a field turned 45 degrees: each one's patch, filtered,
+    is written back only inside its own square (once the bounding box, reaching into the
+    other's square, overwrote the other's view)."""
+    from vision.geometrius_blur import TOKEN_REACH_MM, unblurred
+    from vision.geometrius_token import PITCH_MM
+    red = np.random.default_rng(3).integers(0, 256, (400, 600), dtype=np.uint8)
+    turn = np.array([[math.cos(math.pi / 4), -math.sin(math.pi / 4)], [math.sin(math.pi / 4), math.cos(math.pi / 4)]])
+    tokens = []
+    for k in range(2):
+        H = np.eye(3)
+        H[:2, :2] = 3.0 * turn
+        H[:2, 2] = [200.0, 200.0] + 3.0 * turn @ [k * PITCH_MM, 0.0]
+        tokens.append(H)
+    C = np.array([[20.0, 0.0], [0.0, 3.0]])
+    changed = unblurred(red, C, tokens) != red
+    ys, xs = np.nonzero(changed)
+    inside = np.zeros(len(xs), bool)
+    for H in tokens:
+        mm = np.linalg.solve(H[:2, :2], np.stack([xs, ys]) - H[:2, 2:3])
+        inside |= (np.abs(mm) <= TOKEN_REACH_MM + 0.5).all(0)
+    assert changed.sum() > 1000 and inside.all()
 
 
 @pytest.mark.parametrize("streak, defocus, turn",
@@ -1064,3 +1130,21 @@ def test_angles_under_heavy_motion_blur_are_measured_with_the_blur_undone() -> N
                 errors.append(angle_error(near.vertices, truth.shape))
     assert len(errors) >= 16
     assert sum(e <= 2.0 for e in errors) >= 13
+
+
+def test_a_blurred_live_frame_is_read_without_the_second_polygon_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live read waits for a steady frame rather than pay a second polygon pass (+0.3 to
+    1 s) on a heavily blurred one: the default bench photo ``blur`` 27, read at its pose,
+    never sharpens, and still reads its tokens."""
+    import vision.geometrius as geometrius
+
+    p = heldout_photo("blur", 27, seed=6)
+    image = upright(p)
+    pose = locate_board(image)
+
+    def no_second_pass(*args: object) -> np.ndarray:
+        raise AssertionError("the live read sharpened the frame")
+
+    monkeypatch.setattr(geometrius, "unblurred", no_second_pass)
+    r = geometrius.read_with_pose(image, pose)
+    assert len(r.read) >= 16

@@ -9,7 +9,8 @@ corners. Reading goes frame -> pose -> tokens -> polygons and stacks -> state:
    (``vision.geometrius_frame``).
 3. *Polygon* and 4. *catalogue*: ``vision.geometrius_polygon`` measures each token's polygon
    and names its shape; where the polygons show heavy blur, the photo is sharpened and
-   they are measured again (``vision.geometrius_blur``).
+   they are measured again (``vision.geometrius_blur``; photos only: a live frame waits for a
+   steady one).
 5. *Stacks*: ``vision.geometrius_stack`` reads each chip stack's top colour and height.
 
 This module puts the steps together and holds the public reading API: ``read_geometrius``
@@ -30,7 +31,7 @@ from rules.polygon import Polygon, Shape
 
 from .errors import ReadError
 from .exposure import brightest, too_dark
-from .geometrius_blur import heavy_blur, photo_blur, unblurred
+from .geometrius_blur import heavy_blur, photo_blur, px_per_mm, unblurred
 from .geometrius_field import (_Field, _dark_mask, _doubtful_places, _exposed, _fit_frame, _locate, _numbered, _orient,
                                _pose_evidence, _pose_places, _token_frame)
 from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, _centred_on_polygon, _covers_polygon,
@@ -128,7 +129,10 @@ class GeometriusReading:
 # --- the read -------------------------------------------------------------------------------
 
 def _read_field(image: np.ndarray, located: _Field, start: float,
-                gray: np.ndarray | None = None) -> GeometriusReading:
+                gray: np.ndarray | None = None, undo_blur: bool = True) -> GeometriusReading:
+    """The tokens at ``located``'s places. ``undo_blur``: where the polygons show heavy blur,
+    measure them again on the sharpened photo (a photo is all there is; a blurred live
+    frame is not worth a second pass: a steady one follows)."""
     catalogue = load_catalogue()
     H = located.H
     h, w = image.shape[:2]
@@ -167,18 +171,8 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
         read.append((pos, Ht, stack, uncertain, *_token_polygon(red, Ht, stack.outline, catalogue.shapes)))
-    blur = photo_blur(red, [(Ht, polygon.vertices) for pos, Ht, _, _, polygon, _ in read
-                            if polygon is not None and pos not in located.doubtful])
-    if heavy_blur(blur):
-        # Heavy blur leans short sides into their neighbours' ink; undone, the polygons are
-        # measured again on the sharper channel (the frames and stacks stand as read). Where
-        # the filter loses a polygon the first pass measured (held-out blur photo: a top-row
-        # token whose frame the streak hid, kept only because it measures one), that one stands.
-        sharp = unblurred(red, blur, [Ht for _, Ht, _, _, _, _ in read])
-        for k, (pos, Ht, stack, uncertain, _, _) in enumerate(read):
-            again = _token_polygon(sharp, Ht, stack.outline, catalogue.shapes)
-            if again[0] is not None:
-                read[k] = (pos, Ht, stack, uncertain, *again)
+    if undo_blur:
+        _measured_unblurred(red, read, located.doubtful, catalogue.shapes)
     tokens: list[TokenReading] = []
     matches: list[ShapeMatch | None] = []
     places: list[Pos] = []
@@ -214,6 +208,26 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
                              {"nadir_mm": [round(float(v), 1) for v in cam.nadir], "height_mm": round(cam.height, 1),
                               "focal_px": round(cam.focal, 1),
                               "focal_from": "homography" if cam.focal_seen else "stacks"})
+
+
+def _measured_unblurred(red: np.ndarray, read: list, doubtful: frozenset[Pos], shapes: Mapping[str, Shape]) -> None:
+    """Heavy blur leans short sides into their neighbours' ink: where the sure places'
+    polygons show it, they are measured again on ``red`` with it undone, in ``read``
+    (pos, H, stack, uncertain, polygon, match per place; the frames and stacks stand as read).
+    Where the filter loses a polygon the first pass measured (held-out blur photo: a top-row
+    token whose frame the streak hid, kept only because it measures one), that one stands;
+    and it gives none to a doubtful place that measured none (the tablecloth: no token)."""
+    sure = [(Ht, polygon.vertices) for pos, Ht, _, _, polygon, _ in read if polygon is not None and pos not in doubtful]
+    blur = photo_blur(red, sure)
+    if not sure or not heavy_blur(blur, px_per_mm([Ht for Ht, _ in sure])):
+        return
+    sharp = unblurred(red, blur, [Ht for _, Ht, _, _, _, _ in read])
+    for k, (pos, Ht, stack, uncertain, polygon, _) in enumerate(read):
+        if polygon is None and pos in doubtful:
+            continue
+        again = _token_polygon(sharp, Ht, stack.outline, shapes)
+        if again[0] is not None:
+            read[k] = (pos, Ht, stack, uncertain, *again)
 
 
 def _token_polygon(red: np.ndarray, H: np.ndarray, hide: np.ndarray | None, shapes: Mapping[str, Shape]
@@ -343,7 +357,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
     # Grid mm with token (0, 0) at the origin, rows down: the contract frame itself.
     H = np.linalg.inv(pose.homography) @ np.array([[1 / PITCH_MM, 0, 0.5], [0, 1 / PITCH_MM, 0.5], [0, 0, 1]])
     located = _Field(H, tuple(sorted(tokens | doubtful)), doubtful=frozenset(doubtful), origin=(0, 0))
-    return _read_field(frame, located, start, gray)
+    return _read_field(frame, located, start, gray, undo_blur=False)
 
 
 def read_single_token(image: np.ndarray) -> TokenReading:

@@ -35,9 +35,14 @@ OTHER_SIDE_MM = 4.0  # a profile's middle this far from every other side
 PROFILE_STEP_MM = 0.2  # places along a side looked at for a clear stretch
 PROFILES = 8  # profiles per side, spread over its clear stretch (their median is fitted)
 LEAST_SIDES = 6  # sides (over the whole photo) needed to measure the blur
+LEAST_KEPT = 5  # sides the fit must keep after dropping the farthest: fewer measure no blur
+DIRECTION_BIN_DEG = 30.0  # the sides' directions (in the photo) are told apart in bins this wide
+LEAST_DIRECTIONS = 3  # C's three entries need sides in this many bins of direction
+FIT_REACH = 2.0  # C's axes may reach this many times the widest spread a row can say (a fit extrapolates)
+PSD_TOLERANCE_MM2 = 0.05  # a fitted spread this far below zero (mm^2, any direction) is noise; farther, no blur
 SHARP_SPREAD_PX = 1.1  # a sharp photo's strokes measure this spread (pixels, printing, sharpening): not blur
 HALF_WIDTH_VARIANCE = 5.5  # a streak L px long is fitted by a Gaussian of variance L^2 / 5.5 (same half width)
-HEAVY_PX2 = 8.0  # blur whose larger axis spreads this much (px^2) is undone (3x the most a `hard` photo showed)
+HEAVY_MM2 = 0.55  # blur whose larger axis spreads this much (token mm^2) is undone (round 15: 8 px^2 at 3.8 px per mm)
 NOISE_TO_SIGNAL = 0.01  # the Wiener filter's: how much of the blur it dares undo
 TOKEN_REACH_MM = 19.0  # a token's polygon and its profiles lie this near its centre
 
@@ -66,14 +71,39 @@ def _stroke_spreads(profiles: np.ndarray) -> np.ndarray:
     return np.where(found, SPREADS_MM2[best], np.nan)
 
 
-def _across(H: np.ndarray, at: np.ndarray, normal: np.ndarray) -> np.ndarray:
-    """a with aᵀ C a the variance across a line through ``at`` (token mm, y down) of normal
-    ``normal`` of a blur C (photo px^2), for one token's homography ``H``: the normal through
-    the inverse of H's local Jacobian, and C's three entries (xx, xy, yy) as a row."""
+def _jacobian(H: np.ndarray, at: Sequence[float]) -> np.ndarray:
+    """Homography ``H`` (token mm -> photo px) as a linear map near ``at`` (token mm)."""
     q = H @ np.array([at[0], at[1], 1.0])
-    J = (H[:2, :2] - np.outer(q[:2] / q[2], H[2, :2])) / q[2]  # token mm -> photo px, locally
-    m = np.linalg.solve(J.T, normal)
+    return (H[:2, :2] - np.outer(q[:2] / q[2], H[2, :2])) / q[2]
+
+
+def _token_stretches(homographies: Sequence[np.ndarray]) -> np.ndarray:
+    """Photo pixels per token millimetre along each token's most and least stretched
+    directions at its centre (a row per token: H's local singular values)."""
+    return np.array([np.linalg.svd(_jacobian(H, (0.0, 0.0)), compute_uv=False) for H in homographies])
+
+
+def px_per_mm(homographies: Sequence[np.ndarray]) -> float:
+    """Photo pixels per token millimetre (the median token's, over its area): a blur in
+    photo px^2 over this squared is one in the tokens' mm^2, the same at every resolution."""
+    return float(np.median(np.sqrt(_token_stretches(homographies).prod(1))))
+
+
+def _across(H: np.ndarray, at: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """The row [m0^2, 2 m0 m1, m1^2] whose product with a blur C's entries (xx, xy, yy; photo
+    px^2) is C's variance (token mm^2) across a line through ``at`` (token mm, y down) of
+    normal ``normal``, for one token's homography ``H``: m is the normal through the inverse
+    of H's local Jacobian."""
+    m = np.linalg.solve(_jacobian(H, at).T, normal)
     return np.array([m[0] ** 2, 2 * m[0] * m[1], m[1] ** 2])
+
+
+def _directions(rows: np.ndarray) -> int:
+    """How many bins of DIRECTION_BIN_DEG the sides' normals (in the photo) of ``rows``
+    (``_across``'s) fall in: C's three entries are told apart only by sides of three
+    clearly different directions; sides of one or two fit any C along a line."""
+    angle = np.degrees(0.5 * np.arctan2(rows[:, 1], rows[:, 0] - rows[:, 2])) % 180.0
+    return len(np.unique(np.floor(angle / DIRECTION_BIN_DEG)))
 
 
 def _side_rows(red: np.ndarray, H: np.ndarray, vertices: Sequence[Sequence[float]]
@@ -109,20 +139,34 @@ def _side_rows(red: np.ndarray, H: np.ndarray, vertices: Sequence[Sequence[float
 
 def photo_blur(red: np.ndarray, polygons: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
     """The photo's blur beyond a sharp photo's, a 2 x 2 covariance in photo px^2, from the
-    measured ``polygons`` ((token homography, vertices in token mm, y up) per token); None
-    when too few long sides show. Sides spoilt by a chip or a hand are outvoted: the fit
-    drops the rows farthest from it, three times."""
+    measured ``polygons`` ((token homography, vertices in token mm, y up) per token). Sides
+    spoilt by a chip or a hand are outvoted: fitted three times, the rows farthest from the
+    last fit dropped before the second and the third. None (no blur measured) when too few
+    long sides show or survive, when they lie in too few directions, or when the fit spreads
+    below zero in some direction (no blur does: the sides disagree). Capped at FIT_REACH
+    times the widest spread the stroke table holds (SPREADS_MM2) along the most stretched
+    token, so a wild fit cannot ask for a huge kernel."""
     rows = [r for H, v in polygons if len(v) >= 3 for r in _side_rows(red, H, v)]
     if len(rows) < LEAST_SIDES:
         return None
     A = np.array([a for a, _ in rows])
     y = np.array([s for _, s in rows])
     keep = np.ones(len(y), bool)
-    for _ in range(3):
-        x = np.linalg.lstsq(A[keep], y[keep], rcond=None)[0]
+    x = np.linalg.lstsq(A, y, rcond=None)[0]
+    for _ in range(2):
         off = np.abs(A @ x - y)
         keep = off <= max(3 * float(np.median(off[keep])), 1e-3)
+        x = np.linalg.lstsq(A[keep], y[keep], rcond=None)[0]
+    if keep.sum() < LEAST_KEPT or _directions(A[keep]) < LEAST_DIRECTIONS:
+        return None
     C = np.array([[x[0], x[1]], [x[1], x[2]]])
+    homographies = [H for H, v in polygons if len(v) >= 3]
+    w, V = np.linalg.eigh(C)
+    if w[0] < -PSD_TOLERANCE_MM2 * px_per_mm(homographies) ** 2:
+        return None
+    widest = FIT_REACH * SPREADS_MM2[-1] * float(_token_stretches(homographies).max()) ** 2
+    if w[0] < 0 or w[1] > widest:
+        C = V @ np.diag(np.clip(w, 0.0, widest)) @ V.T
     return C - SHARP_SPREAD_PX ** 2 * np.eye(2)
 
 
@@ -150,9 +194,12 @@ def blur_kernel(C: np.ndarray) -> np.ndarray:
     return k / k.sum()
 
 
-def heavy_blur(C: np.ndarray | None) -> bool:
-    """Whether blur ``C`` spreads enough to be undone (a sharp photo's strokes never do)."""
-    return C is not None and float(np.linalg.eigvalsh(C)[1]) >= HEAVY_PX2
+def heavy_blur(C: np.ndarray | None, px_per_token_mm: float) -> bool:
+    """Whether blur ``C`` (photo px^2; ``px_per_token_mm``: ``px_per_mm``'s) spreads enough to
+    be undone (a sharp photo's strokes never do). Weighed in token mm^2: a stroke runs into
+    its neighbour's ink by millimetres, and a sharp photo's stroke spreads over more pixels
+    the finer the photo (round 17: `hard` photos at 4000 x 3000 measured 8-15 px^2)."""
+    return C is not None and float(np.linalg.eigvalsh(C)[1]) / px_per_token_mm ** 2 >= HEAVY_MM2
 
 
 def _wiener(patch: np.ndarray, kernel: np.ndarray) -> np.ndarray:
@@ -170,7 +217,10 @@ def _wiener(patch: np.ndarray, kernel: np.ndarray) -> np.ndarray:
 
 
 def unblurred(red: np.ndarray, C: np.ndarray, homographies: Sequence[np.ndarray]) -> np.ndarray:
-    """``red`` with blur ``C`` undone round each token (``homographies``: token mm -> photo px)."""
+    """``red`` with blur ``C`` undone round each token (``homographies``: token mm -> photo px).
+    Each token's patch is filtered whole, but written back only inside its own square
+    (TOKEN_REACH_MM, within half a pitch): in a turned field the patch's bounding box reaches
+    into the next token's square and would overwrite its view."""
     kernel = blur_kernel(C)
     out = red.copy()
     h, w = red.shape[:2]
@@ -182,5 +232,8 @@ def unblurred(red: np.ndarray, C: np.ndarray, homographies: Sequence[np.ndarray]
         if x1 - x0 < 8 or y1 - y0 < 8:
             continue
         sharp = _wiener(red[y0:y1, x0:x1].astype(np.float32), kernel)
-        out[y0:y1, x0:x1] = np.clip(np.rint(sharp), 0, 255).astype(red.dtype)
+        own = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(own, np.round((corners - [x0, y0]) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+        view = out[y0:y1, x0:x1]
+        view[own > 0] = np.clip(np.rint(sharp[own > 0]), 0, 255).astype(red.dtype)
     return out

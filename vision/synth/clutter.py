@@ -250,7 +250,9 @@ def place_cup(view: View, rng: np.random.Generator) -> tuple[np.ndarray, float] 
 def stand_over(outline_xy: np.ndarray, at_mm: np.ndarray, radius_mm: float) -> tuple[float, float]:
     """The ``CupStyle.direction_deg`` and ``inset`` that stand a mug of ``radius_mm`` with its
     centre over ``at_mm`` (world mm, the board's centre at 0; ``outline_xy``: the board's edge,
-    ``View.outline_xy``): ``place_cup``'s first try, solved for the inset."""
+    ``View.outline_xy``): ``place_cup``'s first try, solved for the inset. At the board's
+    centre (``at_mm`` = 0, a 5 x 5 field's middle token) no direction leads there from the
+    edge: the direction is NaN, and a caller must stand the mug elsewhere."""
     towards = at_mm / np.linalg.norm(at_mm)
     edge = _ray_exit(outline_xy, towards)
     inset = (edge + radius_mm - np.linalg.norm(at_mm)) / (2 * radius_mm)
