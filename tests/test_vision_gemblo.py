@@ -446,6 +446,48 @@ def test_a_clear_cell_unlike_every_empty_one_is_guessed_by_its_likeness(seed: in
     assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
 
+@pytest.mark.parametrize("seed, condition, i, cells_", [
+    (5, "warm_light", 3, ("5,3", "6,2", "7,1", "8,0", "8,3", "9,1", "9,2")),
+    (5, "perspective", 2, ("4,1", "4,2", "4,3", "6,7", "7,3")),
+])
+def test_a_photo_sure_of_too_few_clear_cells_leans_its_guesses_by_its_best_guessed_ones(
+        seed: int, condition: str, i: int, cells_: tuple[str, ...]) -> None:
+    # Every clear cell of these photos is only a best guess (at most two surely clear: the lamp's
+    # glints are weak), so the likeness to the photo's own clear cells said nothing, and these
+    # clear cells were guessed empty. Their look is now taken from the best-guessed clear cells:
+    # guessed clear, still in doubt, and the board is read exactly.
+    image, truth = bench_photo(seed, condition, i)
+    reading = read_gemblo(image)
+    assert all(truth.labels[c] == "C" == reading.cells.get(c) and c in reading.uncertain for c in cells_)
+    assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
+
+
+def test_best_guessed_clear_cells_lean_guesses_but_doubt_no_sure_cell() -> None:
+    # 40 surely empty cells, 3 surely clear (too few to say what clear looks like), 11 clear only
+    # as a best guess, a doubtful cell read empty that looks clear, and a surely empty cell that
+    # looks clear. With the guesses at log-odds 2 they say what clear looks like: the doubtful
+    # cell leans clear, the empty ones empty, and no cell's confidence changes (not even the sure
+    # one's that looks clear). Guesses as weak as log-odds 0.5 say nothing.
+    rng = np.random.default_rng(0)
+    n = 56
+    pixels = rng.normal(0, 0.1, (n, 30))
+    pixels[40:] += rng.normal(0, 1, 30)
+    labels = ["."] * 40 + ["C"] * 14 + [".", "."]
+    conf = np.array([0.9] * 43 + [0.3] * 12 + [0.9])
+    readable = np.ones(n, bool)
+    for guess, leans in ((2.0, True), (0.5, False)):
+        odds = np.array([-5.0] * 40 + [5.0] * 3 + [guess] * 11 + [-0.5, -5.0])
+        post = np.zeros((n, len(reader.LABELS)))
+        post[:, -1] = 1 / (1 + np.exp(-odds))
+        post[:, 0] = 1 - post[:, -1]
+        new_conf, lean = reader._weigh_likeness(pixels, post, conf, labels, readable, readable)
+        assert np.array_equal(new_conf, conf)
+        if leans:
+            assert lean[54] > 0 and lean[55] > 0 and (lean[:40] < 0).all()
+        else:
+            assert not lean.any()
+
+
 def test_only_odd_cells_that_look_clear_lose_the_score_s_empty() -> None:
     # Four cells the score calls empty at P(clear) = 0.1: odd and like the photo's clear cells
     # (raised to even odds), odd but like its empty cells, not odd, and odd with no likeness
