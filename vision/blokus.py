@@ -180,10 +180,11 @@ def _covered(occluded: np.ndarray, away: np.ndarray, borders: np.ndarray, colour
     ``occluded``: the occluder's regions (:func:`_occluded`). Where not one border shows, the
     colour is the occluder's. Where some border shows, a piece's colour may be a fragment
     beside a fingertip. It counts when the cell is mostly seen (borders at least
-    ``PARTLY_HIDDEN``) or read surely, and so does one that continues a piece whose colour
-    counts beside it (one colour's cells that share an edge are one piece). A doubtful piece
-    colour that continues nothing, at a cell whose borders are mostly hidden, is a sleeve's
-    or a mug's far more often than a piece's.
+    ``PARTLY_HIDDEN``) or read surely, and so does one that shares an edge with a cell of its
+    colour that counts (a piece running on from under a fingertip; one cell deep only: a longer
+    run beneath the rim is left to the rules to complete). A doubtful piece colour that
+    continues nothing, at a cell whose borders are mostly hidden, is a sleeve's or a mug's far
+    more often than a piece's.
 
     ``away``: every gridless cell away from a blown-out one. A mug's highlight or a shiny
     hand blows out a cell or two, and its whole region then passes for a glare spot; away

@@ -110,7 +110,7 @@ def locate_board(frame: np.ndarray, reference: BoardPose | None = None) -> Board
     """The board's pose in a frame (upright BGR); ReadError("no_board") when there is none.
     The pose carries, in ``contrast``, how strongly the drawing shows at it. ``reference``: the
     pose this camera had before (a bump, a restart): near a tie of the top side its labelling
-    is kept (:func:`_upright`)."""
+    is kept (:func:`vision.equilibrix_pose._upright`)."""
     frame = as_bgr(frame)
     pose = locate(frame, reference)
     return replace(pose, contrast=line_contrast(frame, pose))

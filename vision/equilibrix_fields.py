@@ -292,7 +292,7 @@ def _read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarra
     """Label index and confidence per field, and the light field's coefficients. ``wood``: the
     bare wood's samples (:func:`_wood_samples`, at least 12 sectors). ``white``,
     ``white_rough``: the ring's white tiles' colour over the wood and the roughness of their
-    smoothest quarter, when the ring shows one (see :func:`_read_ring`). ``shown``: which
+    smoothest quarter, when the ring shows one (see :func:`vision.equilibrix_ring._read_ring`). ``shown``: which
     pixels of ``rect`` the photo shows; a field whose middle it does not show whole is unseen:
     empty but uncertain, and left out of every figure the photo's classes are judged by."""
     cores, bands, _ = _sampling()
@@ -364,9 +364,11 @@ def _read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarra
     # the smoothest quarter of the fields read white are plastic, however many others are read
     # white. A field read white several times rougher than they are and at least a share of the
     # bare wood's grain is wood made bright and grey (a phone's tone map lifts the wood beside a
-    # black tile, a highlight washes it) or plastic under an edge: not sure. When the board holds
-    # no white tile, every field read white may be such wood: the ring's white tiles, where they
-    # show, are white plastic for sure, and the smoother of both references is the plastic's.
+    # black tile, a highlight washes it) or plastic under an edge: not sure. Every field read
+    # white may be such wood (a board holding no white tile): the ring's white tiles, where they
+    # show, are white plastic for sure, and the smoother of both references is the plastic's,
+    # whether or not the board holds white tiles too. (A ring tile a highlight partly clips is
+    # smoother still: then more white fields are in doubt, none made sure.)
     sure_empty = (label == 0) & (conf >= UNCERTAIN_BELOW) & seen
     grained = np.zeros(len(cores), bool)
     if (white.sum() >= 3 or (white_rough is not None and white.any())) and sure_empty.sum() >= 5:

@@ -36,8 +36,7 @@ PROFILE_STEP_MM = 0.2  # places along a side looked at for a clear stretch
 PROFILES = 8  # profiles per side, spread over its clear stretch (their median is fitted)
 LEAST_SIDES = 6  # sides (over the whole photo) needed to measure the blur
 LEAST_KEPT = 5  # sides the fit must keep after dropping the farthest: fewer measure no blur
-DIRECTION_BIN_DEG = 30.0  # the sides' directions (in the photo) are told apart in bins this wide
-LEAST_DIRECTIONS = 3  # C's three entries need sides in this many bins of direction
+TOLD_APART = 0.1  # C's three entries are told apart when the sides' unit rows' singular values span at most 10x
 FIT_REACH = 2.0  # C's axes may reach this many times the widest spread a row can say (a fit extrapolates)
 PSD_TOLERANCE_MM2 = 0.05  # a fitted spread this far below zero (mm^2, any direction) is noise; farther, no blur
 SHARP_SPREAD_PX = 1.1  # a sharp photo's strokes measure this spread (pixels, printing, sharpening): not blur
@@ -98,12 +97,16 @@ def _across(H: np.ndarray, at: np.ndarray, normal: np.ndarray) -> np.ndarray:
     return np.array([m[0] ** 2, 2 * m[0] * m[1], m[1] ** 2])
 
 
-def _directions(rows: np.ndarray) -> int:
-    """How many bins of DIRECTION_BIN_DEG the sides' normals (in the photo) of ``rows``
-    (``_across``'s) fall in: C's three entries are told apart only by sides of three
-    clearly different directions; sides of one or two fit any C along a line."""
-    angle = np.degrees(0.5 * np.arctan2(rows[:, 1], rows[:, 0] - rows[:, 2])) % 180.0
-    return len(np.unique(np.floor(angle / DIRECTION_BIN_DEG)))
+def _told_apart(rows: np.ndarray) -> float:
+    """How well the sides of ``rows`` (``_across``'s) tell C's three entries apart: the
+    smallest over the largest singular value of the rows scaled to unit length. Sides of one
+    or two directions fit any C along a line (0); sides of three clearly different directions
+    pin it down. Conditioning, not a count of direction bins: two sides a degree apart across
+    a bin's edge are one direction, not two."""
+    if len(rows) < 3:
+        return 0.0
+    s = np.linalg.svd(rows / np.linalg.norm(rows, axis=1, keepdims=True), compute_uv=False)
+    return float(s[-1] / s[0])
 
 
 def _side_rows(red: np.ndarray, H: np.ndarray, vertices: Sequence[Sequence[float]]
@@ -157,7 +160,7 @@ def photo_blur(red: np.ndarray, polygons: Sequence[tuple[np.ndarray, np.ndarray]
         off = np.abs(A @ x - y)
         keep = off <= max(3 * float(np.median(off[keep])), 1e-3)
         x = np.linalg.lstsq(A[keep], y[keep], rcond=None)[0]
-    if keep.sum() < LEAST_KEPT or _directions(A[keep]) < LEAST_DIRECTIONS:
+    if keep.sum() < LEAST_KEPT or _told_apart(A[keep]) < TOLD_APART:
         return None
     C = np.array([[x[0], x[1]], [x[1], x[2]]])
     homographies = [H for H, v in polygons if len(v) >= 3]
