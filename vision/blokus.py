@@ -51,7 +51,7 @@ from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
-from .sampling import HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, under_occluder
+from .sampling import HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, under_occluder, with_neighbours
 
 if TYPE_CHECKING:  # calibration imports this module: no import at run time
     from calibration.colours import ColourProfile
@@ -165,13 +165,9 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     blown = _blown_out(lost[..., :inner.shape[2]])
     occluded = _occluded(hidden, blown)
     colours = _glare_chroma(window, colours, occluded, lost)
-    covered = _covered(occluded, hidden & ~_glare_reach(hidden & blown), borders, colours)
+    # blown-out cells and those touching them: where a piece's colour may be glare-thinned
+    covered = _covered(occluded, hidden & ~with_neighbours(hidden & blown), borders, colours)
     return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start)
-
-
-def _glare_reach(blown: np.ndarray) -> np.ndarray:
-    """Blown-out cells and the cells touching them: where a piece's colour may be glare-thinned."""
-    return cv2.dilate(blown.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
 
 
 def _covered(occluded: np.ndarray, away: np.ndarray, borders: np.ndarray, colours: CellColours) -> np.ndarray:
@@ -309,7 +305,7 @@ def _glare_chroma(window: np.ndarray, colours: CellColours, occluded: np.ndarray
     glared |= np.ptp(colours.posterior, axis=-1) < 1e-6  # nothing usable: all glare
     # a cell largely washed out was read from the glare's grey, not from the plastic or the board
     washed = _glare_spot(lost, occluded)
-    halo = cv2.dilate(washed.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    halo = with_neighbours(washed)
     faded = _faded(dullest, brightest, usable, colours, halo) & ~occluded
     glared |= washed | faded
     colours = _doubt(colours, washed | faded, usable.sum(-1) < MIN_CHROMA_PIXELS)
@@ -378,7 +374,7 @@ def _glare_spot(lost: np.ndarray, occluded: np.ndarray) -> np.ndarray:
     sizes = np.bincount(regions.ravel(), minlength=count)
     cores = np.unique(regions[out & (share > SPOT_SHARE)])
     spot = out & (sizes[regions] >= 2) & np.isin(regions, cores)
-    rim = cv2.dilate(spot.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & (share > 0) & ~occluded
+    rim = with_neighbours(spot) & (share > 0) & ~occluded
     return spot | rim
 
 
@@ -635,7 +631,7 @@ def _chained_by_doubt(loose: set[tuple[int, int]], doubtful: np.ndarray) -> set[
     for cell in loose:
         mask[cell] = 1
     _, groups = cv2.connectedComponents(mask, connectivity=8)  # pieces of one colour meet at corners
-    near = cv2.dilate(doubtful.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    near = with_neighbours(doubtful)
     linked = set(np.unique(groups[near & (mask > 0)]).tolist())
     return {cell for cell in loose if groups[cell] in linked}
 

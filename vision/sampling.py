@@ -64,6 +64,11 @@ PARTLY_HIDDEN = 0.5  # borders this faint, in one region with hidden cells: part
 CLEAR_BORDERS = 0.9  # a cell beside a hidden one is seen whole only with borders this clear
 
 
+def with_neighbours(cells: np.ndarray) -> np.ndarray:
+    """The ``cells`` (a board-shaped mask) and every cell touching one, corners included."""
+    return cv2.dilate(cells.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+
+
 def under_occluder(borders: np.ndarray) -> np.ndarray:
     """(cells x cells) cells hidden under something held or standing over the board.
 
@@ -78,5 +83,5 @@ def under_occluder(borders: np.ndarray) -> np.ndarray:
     blind = np.unique(regions[borders < HIDDEN_BORDERS])
     hidden = np.isin(regions, np.intersect1d(edge[edge > 0], blind))
     # A fingertip or a mug's handle over part of a cell next to it leaves most of its borders.
-    near = cv2.dilate(hidden.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    near = with_neighbours(hidden)
     return hidden | (near & (borders < CLEAR_BORDERS))
