@@ -19,7 +19,7 @@ from vision import flowergrid as fg
 from vision import equilibrix_fields as eq_fields
 from vision import equilibrix_pose as eq_pose
 from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_with_pose, verify_pose
-from vision.equilibrix_fields import _covered_samples, _design, _light
+from vision.equilibrix_fields import _covered_samples, light_terms, fit_light
 from vision.equilibrix_pose import _locate_in, _working
 from vision.equilibrix_outlines import (ellipse_points, ellipse_radius, fit_ellipses, one_outline, paired_ellipses,
                                        smooth_arcs)
@@ -402,13 +402,13 @@ def test_the_light_follows_the_wood_not_a_hand_over_a_quarter_of_it() -> None:
                         for radius in (3.15, 3.5)])
     light = np.array([[5.0, 4.9, 4.6], [0.1, 0.08, 0.05], [-0.05, -0.04, -0.02], [-0.1, -0.1, -0.1],
                       [-0.05, -0.05, -0.05], [0.02, 0.02, 0.02]])
-    logs = _design(points) @ light
+    logs = light_terms(points) @ light
     hand = np.tile((np.degrees(angles) > 215) & (np.degrees(angles) < 305), 2)
     wobble = 0.1 * np.sin(7 * np.arange(hand.sum()))[:, None]
-    flower_fields = _design(fg.centroids())
+    flower_fields = light_terms(fg.centroids())
     skin = logs.copy()
     skin[hand] += np.array([-0.9, -0.8, -0.6]) + wobble  # log B, G, R
-    assert np.abs(flower_fields @ (_light(points, skin) - light)).max() < 0.02
+    assert np.abs(flower_fields @ (fit_light(points, skin) - light)).max() < 0.02
     assert np.array_equal(_covered_samples(points, skin), hand)
     shadow = logs.copy()
     shadow[hand] += np.array([-0.5, -0.6, -0.7])

@@ -68,8 +68,8 @@ def angle_error(vertices, shape: str) -> float:
 @pytest.mark.parametrize("turn", [0, 1])
 def test_every_catalogue_token_is_recognised_from_above(turn: int) -> None:
     """The polygon measurement alone, on each of the 40 tokens drawn straight from above."""
-    from vision.geometrius_polygon import _measure_polygon
-    from vision.geometrius_token import POLY_RADIUS_MM, PPM, _warp
+    from vision.geometrius_polygon import measure_polygon
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM, warp
 
     ppm = 8.0
     for sid in CATALOGUE.shapes:
@@ -78,7 +78,7 @@ def test_every_catalogue_token_is_recognised_from_above(turn: int) -> None:
         H = np.array([[ppm, 0, c], [0, ppm, c], [0, 0, 1]])
         half = POLY_RADIUS_MM + 2
         red = np.ascontiguousarray(image[..., 2])
-        polygon = _measure_polygon(_warp(red, H, half, PPM), half, (red, H))
+        polygon = measure_polygon(warp(red, H, half, PPM), half, (red, H))
         assert polygon is not None and polygon.straight, sid
         m = match_shape(polygon.vertices, CATALOGUE.shapes)
         assert m.shape == sid and m.sure, (sid, m)
@@ -141,14 +141,14 @@ def test_corner_angles_are_the_rules_polygon_angles() -> None:
 
 def measure_from_above(image: np.ndarray, ppm: float):
     """The polygon measured in a straight-down shot of one token (``render_token_topdown``)."""
-    from vision.geometrius_polygon import _measure_polygon
-    from vision.geometrius_token import POLY_RADIUS_MM, PPM, _warp
+    from vision.geometrius_polygon import measure_polygon
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM, warp
 
     c = (image.shape[0] - 1) / 2
     H = np.array([[ppm, 0, c], [0, ppm, c], [0, 0, 1]])
     half = POLY_RADIUS_MM + 2
     red = np.ascontiguousarray(image[..., 2])
-    return _measure_polygon(_warp(red, H, half, PPM), half, (red, H))
+    return measure_polygon(warp(red, H, half, PPM), half, (red, H))
 
 
 def test_a_blurred_outline_is_found_by_its_own_darkness() -> None:
@@ -204,7 +204,7 @@ def test_a_stretch_of_thick_stroke_left_by_a_leaked_flood_is_no_outline() -> Non
 def test_a_token_without_its_frame_is_centred_on_its_polygon() -> None:
     """Placed by the grid alone, a token may be millimetres off: its view is moved onto the
     middle of its polygon's bounding box, where every polygon is printed."""
-    from vision.geometrius_polygon import _centred_on_polygon
+    from vision.geometrius_polygon import centred_on_polygon
     from vision.pose import apply_h
 
     ppm = 6.0
@@ -212,7 +212,7 @@ def test_a_token_without_its_frame_is_centred_on_its_polygon() -> None:
         image = render_token_topdown(sid, 1, ppm)
         c = (image.shape[0] - 1) / 2
         H = np.array([[ppm, 0, c + off[0] * ppm], [0, ppm, c + off[1] * ppm], [0, 0, 1]])
-        centre = apply_h(_centred_on_polygon(np.ascontiguousarray(image[..., 2]), H), np.zeros((1, 2)))[0]
+        centre = apply_h(centred_on_polygon(np.ascontiguousarray(image[..., 2]), H), np.zeros((1, 2)))[0]
         assert np.hypot(*(centre - c)) / ppm < 0.5, sid
 
 
@@ -238,15 +238,15 @@ def test_corners_a_stack_crowds_are_matched_loosely_and_never_for_sure() -> None
 
 
 def test_a_stack_hides_the_polygon_only_where_it_covers_its_outline() -> None:
-    from vision.geometrius_polygon import _covers_polygon
+    from vision.geometrius_polygon import covers_polygon
 
     square = np.array([[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0], [-10.0, 10.0]])  # y up
     ring = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 32)), np.sin(np.linspace(0, 2 * np.pi, 32))])
     beside = np.array([16.0, 16.0]) + 6.9 * ring  # a chip on its spot, clear of the square
-    assert not _covers_polygon(beside, square)
+    assert not covers_polygon(beside, square)
     over_corner = np.array([11.0, -11.0]) + 6.9 * ring  # y down: over the corner (10, 10)
-    assert _covers_polygon(over_corner, square)
-    assert _covers_polygon(np.array([5.0, 5.0]) + 6.9 * ring, None)  # no polygon: into its circle
+    assert covers_polygon(over_corner, square)
+    assert covers_polygon(np.array([5.0, 5.0]) + 6.9 * ring, None)  # no polygon: into its circle
 
 
 @pytest.mark.parametrize("condition, seed", [("hard", 15), ("lens_distortion", 16), ("blur", 19)])
@@ -507,7 +507,7 @@ def test_rows_follow_the_axis_nearer_level_whichever_axis_the_grid_calls_x() -> 
     """Seen at a slant the field's two axes need not be square in the photo: here one points
     39 degrees up, the other 41 down. The axis nearer level runs along the rows, and the
     labels do not depend on which axis the reader's grid happened to call x."""
-    from vision.geometrius_field import _orient
+    from vision.geometrius_field import orient
     from vision.geometrius_token import PITCH_MM
     from vision.pose import apply_h
 
@@ -515,14 +515,14 @@ def test_rows_follow_the_axis_nearer_level_whichever_axis_the_grid_calls_x() -> 
     y_dir = np.array([math.cos(math.radians(41)), math.sin(math.radians(41))])
     H = np.array([[x_dir[0], y_dir[0], 800], [x_dir[1], y_dir[1], 600], [0, 0, 1]]) * [[3], [3], [1]]
     places = [(r, c) for r in range(4) for c in range(5)]
-    labels, _ = _orient(H, places)
+    labels, _ = orient(H, places)
     centre = lambda H_, p: tuple(np.round(apply_h(H_, np.array([[p[1] * PITCH_MM, p[0] * PITCH_MM]]))[0], 3))  # noqa: E731
     by_pixel = {centre(H, p): labels[p] for p in places}
     assert labels[(0, 0)][1] < labels[(0, 1)][1]  # +x, 39 degrees from level, runs along the rows
     # The same field with the grid's axes named the other way: x' = y, y' = -x.
     renamed = H @ np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1]], np.float64)
     places2 = [(-c, r) for r, c in places]
-    labels2, _ = _orient(renamed, places2)
+    labels2, _ = orient(renamed, places2)
     assert {centre(renamed, p): labels2[p] for p in places2} == by_pixel
 
 
@@ -566,14 +566,14 @@ def test_a_side_s_direction_rests_on_each_edge_s_own_line() -> None:
     """With the stroke's width wrong by 0.3 mm, the outer edge seen at the side's ends and
     the inner one only in its middle lie on two parallel lines: the two-edge fit keeps the
     direction, and its offset is the edges' mean (the width's error cancels)."""
-    from vision.geometrius_lines import _parallel_edges
+    from vision.geometrius_lines import parallel_edges
 
     t_out = np.concatenate([np.arange(0.0, 3.0, 0.15), np.arange(9.0, 12.0, 0.15)])
     t_in = np.arange(4.5, 7.5, 0.15)
     t = np.concatenate([t_out, t_in])
     c = np.concatenate([np.full(len(t_out), 0.15), np.full(len(t_in), -0.15)]) + 0.02 * t
     outer = np.arange(len(t)) < len(t_out)
-    slope, offset = _parallel_edges(t, c, outer, 0.12)
+    slope, offset = parallel_edges(t, c, outer, 0.12)
     assert abs(slope - 0.02) < 1e-6 and abs(offset) < 1e-6
 
 
@@ -581,15 +581,15 @@ def test_a_side_whose_inner_edge_shows_at_a_few_points_keeps_the_single_line() -
     """An edge of a few points with its own offset free would leave the direction to the
     other edge alone (near a short side's corners, shifted by the next side's blurred ink):
     the two-edge fit declines, and the single line through both edges stands."""
-    from vision.geometrius_lines import PARALLEL_EDGE_OWN, _parallel_edges
+    from vision.geometrius_lines import PARALLEL_EDGE_OWN, parallel_edges
 
     t_out = np.arange(1.0, 4.0, 0.15)
     t_in = np.arange(2.2, 2.2 + 0.15 * (PARALLEL_EDGE_OWN - 1), 0.15)[:PARALLEL_EDGE_OWN - 1]
     t = np.concatenate([t_out, t_in])
     c = 0.02 * t
     outer = np.arange(len(t)) < len(t_out)
-    assert _parallel_edges(t, c, outer, 0.12) is None
-    assert _parallel_edges(t[outer], c[outer], outer[outer], 0.12) is None  # one edge only: the single line too
+    assert parallel_edges(t, c, outer, 0.12) is None
+    assert parallel_edges(t[outer], c[outer], outer[outer], 0.12) is None  # one edge only: the single line too
 
 
 def _printed_frame_profile(u: np.ndarray, blur_mm: float) -> np.ndarray:
@@ -621,7 +621,7 @@ def test_a_frame_line_whose_profile_the_photo_s_edge_cuts_keeps_its_plain_fit() 
     the photo is not fitted (the line would move by up to a millimetre, the frame sheared);
     the same profile whole in the photo is, and puts the line on the printed one."""
     from vision.geometrius_field import FRAME_PPM, FRAME_VIEW_MM, _blurred_frame_line
-    from vision.geometrius_token import FRAME_MM, _view_to_photo, _warp
+    from vision.geometrius_token import FRAME_MM, view_to_photo, warp
 
     ppm, origin = 4.0, 40.0  # the photo: 4 px/mm, the token's centre 40 mm from its top left corner
     H = np.array([[ppm, 0, ppm * origin], [0, ppm, ppm * origin], [0, 0, 1]])
@@ -634,8 +634,8 @@ def test_a_frame_line_whose_profile_the_photo_s_edge_cuts_keeps_its_plain_fit() 
     plain = (0.0, to_px(FRAME_MM + 0.6))  # the darkest point, moved outwards by the blur
 
     def placed(gray: np.ndarray) -> tuple[float, float]:
-        view = cv2.GaussianBlur(_warp(gray, H, half, FRAME_PPM).astype(np.float32), (0, 0), 0.6)
-        return _blurred_frame_line(view, (_view_to_photo(H, half, FRAME_PPM), gray.shape), 1, 1, along, *plain)
+        view = cv2.GaussianBlur(warp(gray, H, half, FRAME_PPM).astype(np.float32), (0, 0), 0.6)
+        return _blurred_frame_line(view, (view_to_photo(H, half, FRAME_PPM), gray.shape), 1, 1, along, *plain)
 
     m, b = placed(whole)
     assert m == 0.0 and abs(b - to_px(FRAME_MM)) <= 0.1 * FRAME_PPM
@@ -647,7 +647,7 @@ def test_a_side_whose_inner_edge_keeps_a_few_points_on_its_line_keeps_the_single
     """Enough inner-edge points given, but only a few on the line RANSAC finds, the rest
     scattered off it (a tick, a chip's shadow): the edge keeps too few of its own for the
     direction, and the two-edge fit declines."""
-    from vision.geometrius_lines import PARALLEL_EDGE_OWN, _parallel_edges
+    from vision.geometrius_lines import PARALLEL_EDGE_OWN, parallel_edges
 
     t_out = np.arange(0.0, 12.0, 0.15)
     on = PARALLEL_EDGE_OWN - 1
@@ -656,29 +656,29 @@ def test_a_side_whose_inner_edge_keeps_a_few_points_on_its_line_keeps_the_single
     t = np.concatenate([t_out, t_in])
     outer = np.arange(len(t)) < len(t_out)
     c = 0.02 * t + np.concatenate([np.zeros(len(t_out) + on), scatter])
-    assert _parallel_edges(t, c, outer, 0.12) is None
+    assert parallel_edges(t, c, outer, 0.12) is None
     c[-1] = 0.02 * t[-1]  # one more on the line: the two edges' lines decide
-    slope, offset = _parallel_edges(t, c, outer, 0.12)
+    slope, offset = parallel_edges(t, c, outer, 0.12)
     assert abs(slope - 0.02) < 1e-6 and abs(offset) < 1e-6
 
 
 # --- round 9: quicker helpers that must read the same; a top washed out by glare ------------------
 
 def test_quick_order_statistics_are_numpy_s_own() -> None:
-    """``_median`` and ``_quantile`` place only the order statistics they need: the values are
+    """``median`` and ``quantile`` place only the order statistics they need: the values are
     numpy's, to the last bit (a read must not change with them)."""
-    from vision.geometrius_lines import _median, _quantile
+    from vision.geometrius_lines import median, quantile
 
     rng = np.random.default_rng(5)
     for shape in [(29, 165), (41, 170), (60, 14), (1, 7), (7, 1)]:
         for dtype in (np.float32, np.float64):
             x = rng.normal(size=shape).astype(dtype)
             for axis in (0, 1):
-                assert np.array_equal(_median(x, axis), np.median(x, axis=axis))
+                assert np.array_equal(median(x, axis), np.median(x, axis=axis))
     for n in (1, 2, 5, 200, 30001):
         x = rng.normal(size=n)
         for q in (0.0, 0.3, 0.5, 0.97, 1.0):
-            assert _quantile(x, q) == pytest.approx(float(np.percentile(x, 100 * q)), abs=1e-12)
+            assert quantile(x, q) == pytest.approx(float(np.percentile(x, 100 * q)), abs=1e-12)
 
 
 def test_a_profile_near_another_side_is_found_within_its_box_alone() -> None:
@@ -894,15 +894,15 @@ def test_the_numbering_is_in_doubt_exactly_when_a_doubtful_place_decides_it() ->
     above the top row or left of the left column moves every other token's position (a
     phantom, or a real token missed, would do so silently); one within the field's rows and
     columns moves none."""
-    from vision.geometrius_field import _numbered
+    from vision.geometrius_field import numbered
 
     to_px = np.diag([2.0, 2.0, 1.0])  # a field seen square from above, rows down
     field = [(r, c) for r in range(1, 4) for c in range(1, 4)]
     for doubtful, corner, rests in [((0, 2), (1, 0), True), ((2, 0), (0, 1), True),
                                     ((1, 4), (0, 0), False), ((4, 3), (0, 0), False)]:
-        labels, _, resting = _numbered(to_px, [*field, doubtful], frozenset([doubtful]))
+        labels, _, resting = numbered(to_px, [*field, doubtful], frozenset([doubtful]))
         assert labels[(1, 1)] == corner and resting is rests, doubtful
-    assert not _numbered(to_px, field, frozenset())[2]
+    assert not numbered(to_px, field, frozenset())[2]
 
 
 # --- the live read at a pose: a hidden first row or column, a token beyond the pose (round 14) ---
@@ -971,20 +971,20 @@ def test_the_live_numbering_is_kept_from_the_pose_and_in_doubt_when_its_first_ro
     """At a pose (``origin`` its (0, 0)) rows and columns count from the pose's first ones,
     or from a token beyond them; when no token shows in the pose's first row or column the
     numbering rests on what is not seen: in doubt. The pose's own turn is kept."""
-    from vision.geometrius_field import _numbered
+    from vision.geometrius_field import numbered
 
     to_px = np.diag([2.0, 2.0, 1.0])
     field = [(r, c) for r in range(0, 3) for c in range(0, 3)]
-    labels, _, resting = _numbered(to_px, field, frozenset(), (0, 0))
+    labels, _, resting = numbered(to_px, field, frozenset(), (0, 0))
     assert labels[(1, 1)] == (1, 1) and not resting
     hidden = [p for p in field if p[0] > 0]  # the first row under a hand
-    labels, _, resting = _numbered(to_px, hidden, frozenset(), (0, 0))
+    labels, _, resting = numbered(to_px, hidden, frozenset(), (0, 0))
     assert labels[(1, 1)] == (1, 1) and resting
     grown = [*field, (-1, 2)]  # a token pushed above the pose
-    labels, _, resting = _numbered(to_px, grown, frozenset(), (0, 0))
+    labels, _, resting = numbered(to_px, grown, frozenset(), (0, 0))
     assert labels[(1, 1)] == (2, 1) and labels[(-1, 2)] == (0, 2) and not resting
     turned = np.array([[0.0, -2.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # a photo path would turn the grid
-    assert _numbered(turned, field, frozenset(), (0, 0))[0][(0, 2)] == (0, 2)
+    assert numbered(turned, field, frozenset(), (0, 0))[0][(0, 2)] == (0, 2)
 
 
 def test_a_pose_is_placed_by_the_tokens_whose_frames_show() -> None:

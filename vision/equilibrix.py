@@ -41,9 +41,9 @@ import cv2
 import numpy as np
 
 from . import flowergrid as fg
-from .equilibrix_fields import EMPTY, LABELS, PPU, _light, _read_fields, _wood_samples
-from .equilibrix_pose import POSE_TRUST, _raster, locate
-from .equilibrix_ring import _read_ring
+from .equilibrix_fields import EMPTY, LABELS, PPU, fit_light, read_fields, wood_samples
+from .equilibrix_pose import POSE_TRUST, raster, locate
+from .equilibrix_ring import read_ring
 from .errors import ReadError
 from .image_io import as_bgr
 from .matching import gradient_at
@@ -119,7 +119,7 @@ def locate_board(frame: np.ndarray, reference: BoardPose | None = None) -> Board
 @lru_cache(maxsize=1)
 def _line_samples() -> tuple[np.ndarray, np.ndarray]:
     """Board points on drawn lines, and in the fields' middles (off every line)."""
-    _, line, _, radius = _raster(PPU)
+    _, line, _, radius = raster(PPU)
     on = np.argwhere((line < 0.01) & (radius < fg.OUTER_LINE + 0.05))[::7]
     return on[:, ::-1] / PPU, fg.centroids()
 
@@ -169,11 +169,11 @@ def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading
     # A board cut by the photo's edge: what lies beyond (or at) the edge is not read, and the
     # fields there are reported unseen (uncertain, best guess empty).
     shown = in_photo(pose, PPU, rect.shape[:2], inset=EDGE_INSET).ravel()
-    wood = _wood_samples(rect, shown)
+    wood = wood_samples(rect, shown)
     if len(wood[0]) < 12:
         raise ReadError("no_board", "the board's bare wood could not be seen")
-    ring, ring_doubt, origin, white, white_rough = _read_ring(rect, _light(*wood[:2]), shown)
-    label, conf, coef = _read_fields(rect, wood, white, shown, white_rough)
+    ring, ring_doubt, origin, white, white_rough = read_ring(rect, fit_light(*wood[:2]), shown)
+    label, conf, coef = read_fields(rect, wood, white, shown, white_rough)
     if pose.quality < POSE_TRUST:  # the drawing did not confirm where the fields are
         conf = np.minimum(conf, 0.3)
     names = fg.names()

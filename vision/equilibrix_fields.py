@@ -73,7 +73,7 @@ import numpy as np
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
-from .equilibrix_pose import _raster
+from .equilibrix_pose import raster
 from .errors import ReadError
 from .reading import UNCERTAIN_BELOW
 
@@ -122,7 +122,7 @@ WOOD_ROUGH = 0.3  # ... and than this share of the bare wood's is not surely pla
 def _sampling() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
     """Per field, the flat indices of its middle (away from lines and tip dots) and of its
     outline band in the PPU view; and the bare-wood pixels (never covered by a tile)."""
-    f, line, node, radius = _raster(PPU)
+    f, line, node, radius = raster(PPU)
     core = (line > CORE_LINE) & (node > CORE_NODE)
     band = line < BAND_LINE
     flat_f = f.ravel()
@@ -137,7 +137,7 @@ def _sampling() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
     return cores, bands, np.flatnonzero(wood.ravel())
 
 
-def _design(uv: np.ndarray) -> np.ndarray:
+def light_terms(uv: np.ndarray) -> np.ndarray:
     u, v = (uv[:, 0] - fg.DISC) / fg.DISC, (uv[:, 1] - fg.DISC) / fg.DISC
     return np.column_stack([np.ones_like(u), u, v, u * u, v * v, u * v])
 
@@ -152,7 +152,7 @@ def _covered_samples(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
     samples lie within LIGHT_AGREE of. What else it leaves out is the light itself and is kept:
     a highlight is brighter, and a shadow darker but bluer (the lamp's warm light is gone, the
     room's remains), which the fields under it share."""
-    design = _design(points)
+    design = light_terms(points)
     none = np.zeros(len(points), bool)
     if len(points) < 2 * LIGHT_SET:
         return none
@@ -169,22 +169,22 @@ def _covered_samples(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
     return ~agree if darker and redder else none
 
 
-def _light(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
+def fit_light(points: np.ndarray, logs: np.ndarray) -> np.ndarray:
     """Quadratic light field (log colour per channel) through the points, refitted without
     outliers (glare, a hand over the rim); returns its 6 x 3 coefficients. The first fit leaves
     out the samples a hand or a sleeve covers (:func:`_covered_samples`)."""
     keep = ~_covered_samples(points, logs)
     coef = np.zeros((6, 3))
     for _ in range(3):
-        coef, *_ = np.linalg.lstsq(_design(points[keep]), logs[keep], rcond=None)
-        res = np.abs(_design(points) @ coef - logs).max(1)
+        coef, *_ = np.linalg.lstsq(light_terms(points[keep]), logs[keep], rcond=None)
+        res = np.abs(light_terms(points) @ coef - logs).max(1)
         keep = res < max(LIGHT_AGREE, 2.5 * float(np.median(res)))
         if keep.sum() < 12:
             break
     return coef
 
 
-def _wood_samples(rect: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def wood_samples(rect: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sector medians of the bare wood the photo shows (``shown``: per pixel of ``rect``, see
     :func:`vision.pose.in_photo`): (points in the board frame, log BGR, roughness: the standard
     deviation of the grey level, the wood's grain and the photo's noise where no line lies)."""
@@ -287,12 +287,12 @@ def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.nd
     return label, conf, far, means, glared
 
 
-def _read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray], white: np.ndarray | None,
+def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray], white: np.ndarray | None,
                  shown: np.ndarray, white_rough: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Label index and confidence per field, and the light field's coefficients. ``wood``: the
-    bare wood's samples (:func:`_wood_samples`, at least 12 sectors). ``white``,
+    bare wood's samples (:func:`wood_samples`, at least 12 sectors). ``white``,
     ``white_rough``: the ring's white tiles' colour over the wood and the roughness of their
-    smoothest quarter, when the ring shows one (see :func:`vision.equilibrix_ring._read_ring`). ``shown``: which
+    smoothest quarter, when the ring shows one (see :func:`vision.equilibrix_ring.read_ring`). ``shown``: which
     pixels of ``rect`` the photo shows; a field whose middle it does not show whole is unseen:
     empty but uncertain, and left out of every figure the photo's classes are judged by."""
     cores, bands, _ = _sampling()
@@ -316,8 +316,8 @@ def _read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarra
     conf = np.zeros(len(cores))
     coef = np.zeros((6, 3))
     for _ in range(2):
-        coef = _light(pts, logs)
-        rel = np.log(med + 1.0) - _design(centres) @ coef  # log BGR over the wood's
+        coef = fit_light(pts, logs)
+        rel = np.log(med + 1.0) - light_terms(centres) @ coef  # log BGR over the wood's
         feat = np.column_stack([rel.mean(1), rel[:, 0] - rel[:, 2]])
         label, conf, far, means, glared = _classify(feat, white, seen)
         sure_empty = (label == 0) & (conf > 0.9) & seen
@@ -339,7 +339,7 @@ def _read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarra
     # the highlight misses stays black. Black is the reading, not a sure one. White plastic is
     # brighter than the wood, even in its darkest part, so a field read white needs a less dark
     # part for that than one read empty (wood has dark grain).
-    dark_log = np.log(dark + 1.0) - _design(centres) @ coef
+    dark_log = np.log(dark + 1.0) - light_terms(centres) @ coef
     dark_rel = dark_log.mean(1)
     partly_black = (label != 1) & (dark_rel < np.where(label == 2, PARTLY_BLACK_WHITE, PARTLY_BLACK))
     label = np.where(partly_black, 1, label)

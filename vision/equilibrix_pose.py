@@ -119,7 +119,7 @@ CORNER_NODES = ((0, -3), (3, -3), (3, 0), (0, 3), (-3, 3), (-3, 0))  # clockwise
 # --- the drawing -----------------------------------------------------------------------------
 
 @lru_cache(maxsize=4)
-def _raster(ppu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def raster(ppu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Field index, distance to a drawn line, distance to a node and radius, per top-down pixel."""
     n = int(round(fg.EXTENT[0] * ppu))
     ys, xs = np.mgrid[0:n, 0:n].astype(np.float32)
@@ -555,7 +555,7 @@ def _align(gray: np.ndarray, board_to_photo: np.ndarray, size: tuple[int, int], 
 
 def _refine(gray: np.ndarray, pose: BoardPose, ppu: float) -> BoardPose:
     """The drawing aligned at ``ppu`` (see :func:`_align`)."""
-    _, line, _, radius = _raster(ppu)
+    _, line, _, radius = raster(ppu)
     tmpl = (np.exp(-(line / RIDGE_R) ** 2) * (radius <= DRAW_RADIUS)).astype(np.float32)
     b2p, cc = _align(gray, np.linalg.inv(pose.homography), pose.image_size, ppu, 0.0, tmpl, 0.8)
     return _pose_from(b2p, pose.image_size, pose.distortion, cc) if cc > 0 else pose

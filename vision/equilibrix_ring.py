@@ -18,7 +18,7 @@ import numpy as np
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
-from .equilibrix_fields import PPU, _design
+from .equilibrix_fields import PPU, light_terms
 from .reading import UNCERTAIN_BELOW
 
 SLOT_R = 0.8  # a ring slot's search radius (r units)
@@ -91,10 +91,10 @@ def _ring_pixels() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     uv = np.column_stack([xs.ravel() / PPU, ys.ravel() / PPU])
     radius = np.hypot(uv[:, 0] - fg.DISC, uv[:, 1] - fg.DISC)
     idx = np.flatnonzero((radius > fg.OUTER_LINE + 0.2) & (radius < fg.DISC - 0.1))
-    return idx, uv[idx], _design(uv[idx])
+    return idx, uv[idx], light_terms(uv[idx])
 
 
-def _read_ring(rect: np.ndarray, coef: np.ndarray, shown: np.ndarray) -> tuple[list[dict | None], list[int],
+def read_ring(rect: np.ndarray, coef: np.ndarray, shown: np.ndarray) -> tuple[list[dict | None], list[int],
                                                                               int | None, np.ndarray | None,
                                                                               float | None]:
     """Per slot the tile lying there (shape, side up) or None; doubtful slots; the Origin; the

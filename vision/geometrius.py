@@ -32,12 +32,12 @@ from rules.polygon import Polygon, Shape
 from .errors import ReadError
 from .exposure import brightest, too_dark
 from .geometrius_blur import heavy_blur, photo_blur, px_per_mm, unblurred
-from .geometrius_field import (_Field, _dark_mask, _doubtful_places, _exposed, _fit_frame, _locate, _numbered, _orient,
-                               _pose_evidence, _pose_places, _token_frame)
-from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, _centred_on_polygon, _covers_polygon,
-                                 _measure_polygon, _shortest_side_dropped, match_shape)
-from .geometrius_stack import _find_stack, _focal_from_stacks, _read_stack, classify_chip, field_camera, washed_top
-from .geometrius_token import FRAME_MM, PITCH_MM, POLY_RADIUS_MM, PPM, Pos, _warp
+from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_frame, locate_field, numbered, orient,
+                               pose_evidence, pose_places, token_frame)
+from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, centred_on_polygon, covers_polygon,
+                                 measure_polygon, shortest_side_dropped, match_shape)
+from .geometrius_stack import find_stack, focal_from_stacks, read_stack, classify_chip, field_camera, washed_top
+from .geometrius_token import FRAME_MM, PITCH_MM, POLY_RADIUS_MM, PPM, Pos, warp
 from .image_io import as_bgr
 from .pose import BoardPose, apply_h
 
@@ -128,7 +128,7 @@ class GeometriusReading:
 
 # --- the read -------------------------------------------------------------------------------
 
-def _read_field(image: np.ndarray, located: _Field, start: float,
+def _read_field(image: np.ndarray, located: Field, start: float,
                 gray: np.ndarray | None = None, undo_blur: bool = True) -> GeometriusReading:
     """The tokens at ``located``'s places. ``undo_blur``: where the polygons show heavy blur,
     measure them again on the sharpened photo (a photo is all there is; a blurred live
@@ -145,29 +145,29 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         centre_mm = np.array([pos[1] * PITCH_MM, pos[0] * PITCH_MM])
         on_grid = H @ np.array([[1, 0, centre_mm[0]], [0, 1, centre_mm[1]], [0, 0, 1]])
         H0 = located.local.get(pos)
-        Ht = _token_frame(gray, on_grid, blurred=True) if H0 is None else _fit_frame(gray, H0, blurred=True)
+        Ht = token_frame(gray, on_grid, blurred=True) if H0 is None else fit_frame(gray, H0, blurred=True)
         if Ht is None and H0 is not None:
             # The search's own quad was not refined into a frame: a chip or blur had bent it,
             # so it may be sheared. The field's homography, fitted through every other
             # token's frame, places it, and the frame is sought again from there.
-            Ht = _token_frame(gray, on_grid, blurred=True)
+            Ht = token_frame(gray, on_grid, blurred=True)
         if Ht is None:
-            H0 = _centred_on_polygon(red, on_grid)
-        card_patch = _warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)
+            H0 = centred_on_polygon(red, on_grid)
+        card_patch = warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)
         bright = card_patch.sum(1)
         card_rgb = np.median(card_patch[bright >= np.percentile(bright, 60)], axis=0)[::-1]
         card_v = float(max(card_rgb.max(), 1.0))
-        sight, score = _find_stack(image, value, Ht if Ht is not None else H0, centre_mm, cam, card_rgb, card_v)
+        sight, score = find_stack(image, value, Ht if Ht is not None else H0, centre_mm, cam, card_rgb, card_v)
         seen.append((pos, centre_mm, H0, Ht, card_rgb, sight, score))
     # A place that may be no token (the tablecloth) is no witness of the camera.
-    cam = _focal_from_stacks(H, (w, h), cam, [(s_, Ht if Ht is not None else H0, c_)
+    cam = focal_from_stacks(H, (w, h), cam, [(s_, Ht if Ht is not None else H0, c_)
                                               for p_, c_, H0, Ht, _, s_, _ in seen
                                               if s_ is not None and p_ not in located.doubtful])
     read = []
     for pos, centre_mm, H0, Ht, card_rgb, sight, score in seen:
         uncertain = [] if Ht is not None and pos not in located.doubtful else ["frame"]
         Ht = Ht if Ht is not None else H0
-        stack = _read_stack(sight, score, image, Ht, centre_mm, cam, card_rgb)
+        stack = read_stack(sight, score, image, Ht, centre_mm, cam, card_rgb)
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
         read.append((pos, Ht, stack, uncertain, *_token_polygon(red, Ht, stack.outline, catalogue.shapes)))
@@ -182,9 +182,9 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
             # No polygon where a token may lie: the tablecloth (on 24 patterned-table photos
             # 14 such places of 16 measured none, every real token 3-9 corners). Kept, it
             # numbered every token beside it a place off; one that does measure a polygon
-            # stays in doubt, and so does every position it decides (``_numbered``).
+            # stays in doubt, and so does every position it decides (``numbered``).
             continue
-        hidden = stack.outline is not None and _covers_polygon(stack.outline, vertices)
+        hidden = stack.outline is not None and covers_polygon(stack.outline, vertices)
         if match is None or not match.sure or hidden or not polygon.straight or pos in located.doubtful:
             uncertain.append("shape")
         vert_list = [] if vertices is None else [(float(x), float(y)) for x, y in vertices]
@@ -193,7 +193,7 @@ def _read_field(image: np.ndarray, located: _Field, start: float,
         tokens.append(TokenReading(*pos, UNKNOWN_SHAPE, stack.stack, stack.height_known, vert_list, None, uncertain,
                                    (float(cpx[0]), float(cpx[1])), Ht))
         matches.append(match)
-    labels, contract_H, resting = _numbered(H, places, located.doubtful, located.origin)
+    labels, contract_H, resting = numbered(H, places, located.doubtful, located.origin)
     for pos, token in zip(places, tokens):  # numbered once the doubtful places are settled
         token.row, token.col = labels[pos]
         if resting:
@@ -236,12 +236,12 @@ def _token_polygon(red: np.ndarray, H: np.ndarray, hide: np.ndarray | None, shap
     ``hide``: a stack's outline) and its nearest catalogue shape; a polygon like no shape is
     tried again with its shortest side dropped (a corner gained, always in doubt)."""
     half = POLY_RADIUS_MM + 2.0
-    polygon = _measure_polygon(_warp(red, H, half, PPM), half, (red, H), hide)
+    polygon = measure_polygon(warp(red, H, half, PPM), half, (red, H), hide)
     if polygon is None:
         return None, None
     match = match_shape(polygon.vertices, shapes, polygon.loose)
     if match.shape == UNKNOWN_SHAPE:
-        regained = _shortest_side_dropped(polygon, (red, H), hide)
+        regained = shortest_side_dropped(polygon, (red, H), hide)
         again = None if regained is None else match_shape(regained.vertices, shapes, regained.loose)
         if again is not None and again.shape != UNKNOWN_SHAPE:
             return regained, again
@@ -295,13 +295,13 @@ def _overview(image: np.ndarray, pose: BoardPose) -> np.ndarray:
 def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None = None, **_: Any) -> GeometriusReading:
     """Photo (upright BGR) -> Geometrius reading. A calibration pose is not used: pushes move
     the tokens, so the field is found afresh in every photo. ReadError("no_board") when no
-    token shows, ("underexposed") when a photo too dark to read (brightened by ``_exposed``)
+    token shows, ("underexposed") when a photo too dark to read (brightened by ``exposed``)
     leaves every token's shape in doubt."""
     start = time.perf_counter()
     photo = as_bgr(image)
-    image = _exposed(photo)
+    image = exposed(photo)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # once, for the search and the frames
-    reading = _read_field(image, _locate(image, gray), start, gray)
+    reading = _read_field(image, locate_field(image, gray), start, gray)
     if not any(t.vertices for t in reading.read):
         raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but none shows a polygon)")
     if image is not photo and all("shape" in t.uncertain for t in reading.read):
@@ -318,45 +318,45 @@ def locate_board(frame: np.ndarray) -> BoardPose:
     place it: :func:`read_with_pose` counts rows and columns from the pose's first ones, and
     a doubtful place (the tablecloth, perhaps) there would number every token a place off
     for as long as the pose is kept; a real token there is read beyond the pose."""
-    frame = _exposed(as_bgr(frame))
-    located = _locate(frame)
-    labels, contract_H = _orient(located.H, [p for p in located.places if p not in located.doubtful])
+    frame = exposed(as_bgr(frame))
+    located = locate_field(frame)
+    labels, contract_H = orient(located.H, [p for p in located.places if p not in located.doubtful])
     rows = max(r for r, _ in labels.values()) + 1
     cols = max(c for _, c in labels.values()) + 1
     pose = _pose(contract_H, frame.shape[1::-1], (cols, rows))
-    return replace(pose, contrast=_pose_evidence(frame, pose))
+    return replace(pose, contrast=pose_evidence(frame, pose))
 
 
 def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
     """Do the token frames still show where ``pose`` put them (at least 60 % as clearly)?"""
-    frame = _exposed(as_bgr(frame))
+    frame = exposed(as_bgr(frame))
     h, w = frame.shape[:2]
     if pose.image_size != (w, h):
         pose = pose.scaled(w / pose.image_size[0])
     reference = pose.contrast or 0.5
-    return _pose_evidence(frame, pose) >= 0.6 * reference
+    return pose_evidence(frame, pose) >= 0.6 * reference
 
 
 def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
     """Read the tokens at a known pose (no search for frames): every place of the pose (or
     beside a token beyond it) whose frame shows holds a token; a place whose frame shows
-    in part, or one across a hidden place, may (``_doubtful_places``), as in a photo. Rows
+    in part, or one across a hidden place, may (``doubtful_places``), as in a photo. Rows
     and columns count from the pose's first ones, unless a token lies beyond them; where
     none shows there now (a hand over the top row's one token) the numbering is kept, every
-    position in doubt (``_numbered``)."""
+    position in doubt (``numbered``)."""
     start = time.perf_counter()
-    frame = _exposed(as_bgr(frame))
+    frame = exposed(as_bgr(frame))
     h, w = frame.shape[:2]
     if pose.image_size != (w, h):
         pose = pose.scaled(w / pose.image_size[0])
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    tokens, partial = _pose_places(gray, pose)
+    tokens, partial = pose_places(gray, pose)
     if not tokens:
         raise ReadError("no_board", "no Geometrius token shows where the field was")
-    doubtful = _doubtful_places(gray, _dark_mask(gray, max(15, w // 60)), tokens, partial)
+    doubtful = doubtful_places(gray, dark_mask(gray, max(15, w // 60)), tokens, partial)
     # Grid mm with token (0, 0) at the origin, rows down: the contract frame itself.
     H = np.linalg.inv(pose.homography) @ np.array([[1 / PITCH_MM, 0, 0.5], [0, 1 / PITCH_MM, 0.5], [0, 0, 1]])
-    located = _Field(H, tuple(sorted(tokens | doubtful)), doubtful=frozenset(doubtful), origin=(0, 0))
+    located = Field(H, tuple(sorted(tokens | doubtful)), doubtful=frozenset(doubtful), origin=(0, 0))
     return _read_field(frame, located, start, gray, undo_blur=False)
 
 
@@ -364,8 +364,8 @@ def read_single_token(image: np.ndarray) -> TokenReading:
     """The one token shown to the camera (``tableref calibrate tokens``): ReadError
     ("no_board") when no token, or more than one, shows."""
     start = time.perf_counter()
-    image = _exposed(as_bgr(image))
-    reading = _read_field(image, _locate(image), start)
+    image = exposed(as_bgr(image))
+    reading = _read_field(image, locate_field(image), start)
     if len(reading.read) != 1:
         raise ReadError("no_board", f"{len(reading.read)} tokens show in the photo; show exactly one")
     return reading.read[0]

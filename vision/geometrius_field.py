@@ -44,9 +44,9 @@ import numpy as np
 from .errors import ReadError
 from .exposure import DARK, brightest
 from .geometrius_frame import frame_line
-from .geometrius_lines import _median, _robust_line
-from .geometrius_token import (FRAME_EDGES_MM, FRAME_MM, FRAME_SHIFT_MM, INNER_MM, PITCH_MM, Pos, _homography, _square,
-                               _view_to_photo, _warp)
+from .geometrius_lines import median, robust_line
+from .geometrius_token import (FRAME_EDGES_MM, FRAME_MM, FRAME_SHIFT_MM, INNER_MM, PITCH_MM, Pos, homography, square,
+                               view_to_photo, warp)
 from .matching import sample_at
 from .pose import BoardPose, apply_h
 
@@ -76,7 +76,7 @@ FRAME_PROFILE_MM = 5.0  # a frame line's profile reaches this far either way (pa
 EXPOSED_LIGHT = 200.0  # grey level an underexposed photo's lightest part is brought to
 
 
-def _exposed(image: np.ndarray) -> np.ndarray:
+def exposed(image: np.ndarray) -> np.ndarray:
     """The photo, its grey levels stretched when it is underexposed (its lightest part under
     ``exposure.DARK``) so that its lightest part reaches EXPOSED_LIGHT, as in a normally exposed
     photo. The contrasts the reader tests in grey levels (the dark-line mask's offset, a
@@ -117,7 +117,7 @@ def _noise(gray: np.ndarray) -> float:
 
 # --- 1. tokens ---------------------------------------------------------------------------
 
-def _dark_mask(gray: np.ndarray, block: int, offset: int = 12) -> np.ndarray:
+def dark_mask(gray: np.ndarray, block: int, offset: int = 12) -> np.ndarray:
     return cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block | 1, offset)
 
 
@@ -126,7 +126,7 @@ def _frame_quads(gray: np.ndarray, offset: int = 12) -> list[np.ndarray]:
     clockwise on screen from the top-left corner). A frame notched by a chip or a hand is
     left out here: the grid finds it again."""
     h, w = gray.shape
-    light = cv2.bitwise_not(_dark_mask(gray, max(15, w // 60), offset))
+    light = cv2.bitwise_not(dark_mask(gray, max(15, w // 60), offset))
     light = cv2.morphologyEx(light, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(light, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     min_area = (w / 45) ** 2
@@ -194,11 +194,11 @@ def _grids(quads: list[np.ndarray], count: int = 3) -> list[dict[Pos, np.ndarray
     of the tablecloth rarely) and is big (checks are smaller than tokens); the most
     token-like quads are tried first. A homography
     through all of them then places the farther ones."""
-    sq = _square(INNER_MM)
+    sq = square(INNER_MM)
     corners = np.vstack(quads)
     scored = []
     for ref in quads[:REFERENCES]:
-        H = _homography(sq, ref)
+        H = homography(sq, ref)
         local = apply_h(np.linalg.inv(H), corners).reshape(-1, 4, 2)
         c = local.mean(1) / PITCH_MM
         sides = np.linalg.norm(local - np.roll(local, -1, 1), axis=2)
@@ -220,7 +220,7 @@ def _grids(quads: list[np.ndarray], count: int = 3) -> list[dict[Pos, np.ndarray
 
 
 def _placed(quads: list[np.ndarray], H: np.ndarray) -> dict[Pos, np.ndarray]:
-    sq = _square(INNER_MM)
+    sq = square(INNER_MM)
     places: dict[Pos, np.ndarray] = {}
     for _ in range(3):
         places = {}
@@ -288,7 +288,7 @@ def _drawn_card(gray: np.ndarray, dark: np.ndarray, H: np.ndarray, card: float) 
     show a frame and be light, but is plain."""
     if _card_level(gray, H)[1] > CARD_PLAIN * card:
         return False
-    ink = float((_inside(dark, apply_h(H, _square(INNER_MM)), 15) > 127).mean())
+    ink = float((_inside(dark, apply_h(H, square(INNER_MM)), 15) > 127).mean())
     return INK_INSIDE[0] <= ink <= INK_INSIDE[1]
 
 
@@ -350,14 +350,14 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
     them: next to the field, its frame showing in part (``_looks_like_token``), or across a
     hidden place (``_unreached``). Missed, such a token would go unreported and, beyond the
     field's top row or left column, move every other token's contract position by one,
-    silently; taken, the tablecloth could do the same (``_numbered``)."""
+    silently; taken, the tablecloth could do the same (``numbered``)."""
     if len(found) > MAX_TOKENS:
         raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
                                     "Geometrius field")
     quads = list(found.values())
     centres = np.array([q.mean(0) for q in quads])
     start = (0, 0) if (0, 0) in found else next(iter(found))
-    local = {(0, 0): _own_frame(gray, _homography(_square(INNER_MM), found[start]), once=True)}
+    local = {(0, 0): _own_frame(gray, homography(square(INNER_MM), found[start]), once=True)}
     partial: dict[Pos, np.ndarray] = {}  # places whose frame shows in part
     frontier = [(0, 0)]
     while frontier:
@@ -370,8 +370,8 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
                 continue
             near = np.linalg.norm(apply_h(np.linalg.inv(H), centres), axis=1)
             if near.min() < 0.3 * PITCH_MM:
-                quad = _turned_like(quads[int(np.argmin(near))], apply_h(H, _square(INNER_MM)))
-                local[n] = _own_frame(gray, _homography(_square(INNER_MM), quad), once=True)
+                quad = _turned_like(quads[int(np.argmin(near))], apply_h(H, square(INNER_MM)))
+                local[n] = _own_frame(gray, homography(square(INNER_MM), quad), once=True)
             elif (shows := _frame_evidence(gray, H)) >= FRAME_SHOWS:
                 local[n] = _own_frame(gray, H)
             else:
@@ -382,10 +382,10 @@ def _token_places(gray: np.ndarray, dark: np.ndarray, found: Mapping[Pos, np.nda
         if len(local) > MAX_TOKENS:
             raise ReadError("no_board", f"more than {MAX_TOKENS} squares line up in the photo: that is not a "
                                         "Geometrius field")
-    return local, _doubtful_places(gray, dark, local, partial)
+    return local, doubtful_places(gray, dark, local, partial)
 
 
-def _doubtful_places(gray: np.ndarray, dark: np.ndarray, local: Mapping[Pos, np.ndarray],
+def doubtful_places(gray: np.ndarray, dark: np.ndarray, local: Mapping[Pos, np.ndarray],
                      partial: Mapping[Pos, np.ndarray]) -> dict[Pos, np.ndarray]:
     """The places that may hold a token besides the tokens of ``local`` (place -> token mm
     -> pixels of ``gray``), at their homographies: of the places ``partial`` whose frame
@@ -401,7 +401,7 @@ def _doubtful_places(gray: np.ndarray, dark: np.ndarray, local: Mapping[Pos, np.
 
 def _own_frame(gray: np.ndarray, H: np.ndarray, once: bool = False) -> np.ndarray:
     """The token's frame refitted from ``H`` (once when ``H`` came from the frame itself)."""
-    refined = _fit_frame(gray, H) if once else _token_frame(gray, H)
+    refined = fit_frame(gray, H) if once else token_frame(gray, H)
     return H if refined is None else refined
 
 
@@ -409,20 +409,20 @@ def _field_homography(local: Mapping[Pos, np.ndarray]) -> np.ndarray:
     """One homography (grid mm -> pixels) through every token's frame corners."""
     src, dst = [], []
     for (r, c), H in local.items():
-        src.append(_square(FRAME_MM) + [c * PITCH_MM, r * PITCH_MM])
-        dst.append(apply_h(H, _square(FRAME_MM)))
+        src.append(square(FRAME_MM) + [c * PITCH_MM, r * PITCH_MM])
+        dst.append(apply_h(H, square(FRAME_MM)))
     H, _ = cv2.findHomography(np.vstack(src), np.vstack(dst), 0)
     return H
 
 
-def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
+def fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
     """Refit one token's frame in its top-down view; the token's own homography, or None.
     ``blurred``: each line placed by the blurred printed frame's profile (the polygon is
     measured through this homography; finding the field's tokens needs no such care)."""
     half = FRAME_MM + FRAME_VIEW_MM
-    view = _warp(gray, H, half, FRAME_PPM).astype(np.float32)
+    view = warp(gray, H, half, FRAME_PPM).astype(np.float32)
     view = cv2.GaussianBlur(view, (0, 0), 0.6)
-    to_photo = _view_to_photo(H, half, FRAME_PPM)
+    to_photo = view_to_photo(H, half, FRAME_PPM)
     n = view.shape[0]
     to_px = lambda mm: (mm + half) * FRAME_PPM - 0.5  # noqa: E731
     lines = []
@@ -449,12 +449,12 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.nda
             y2 = band[np.minimum(k + 1, band.shape[0] - 1), cols]
             denom = y0 - 2 * y1 + y2
             off = np.where(np.abs(denom) > 1e-6, 0.5 * (y0 - y2) / np.where(np.abs(denom) > 1e-6, denom, 1), 0)
-            depth = np.maximum(_median(band, axis=0), card) - y1  # blur may merge the line with a dark gap
+            depth = np.maximum(median(band, axis=0), card) - y1  # blur may merge the line with a dark gap
             ok &= depth > 15
             pos = lo + k + np.clip(off, -1, 1)
             if ok.sum() < 8:
                 return None
-            fitted = _robust_line(along[ok].astype(np.float64), pos[ok])
+            fitted = robust_line(along[ok].astype(np.float64), pos[ok])
             if fitted is None:
                 return None
             if blurred:
@@ -470,9 +470,9 @@ def _fit_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.nda
 
     corners_px = np.array([meet(mt, bt, ml, bl), meet(mt, bt, mr, br), meet(mb, bb, mr, br), meet(mb, bb, ml, bl)])
     corners_mm = (corners_px + 0.5) / FRAME_PPM - half
-    if np.abs(corners_mm - _square(FRAME_MM)).max() > FRAME_SHIFT_MM:
+    if np.abs(corners_mm - square(FRAME_MM)).max() > FRAME_SHIFT_MM:
         return None
-    return H @ _homography(_square(FRAME_MM), corners_mm)
+    return H @ homography(square(FRAME_MM), corners_mm)
 
 
 def _blurred_frame_line(view: np.ndarray, photo: tuple[np.ndarray, tuple[int, ...]], axis: int, sign: int,
@@ -505,28 +505,28 @@ def _blurred_frame_line(view: np.ndarray, photo: tuple[np.ndarray, tuple[int, ..
         values = view[lo, cols] * (1 - frac) + view[lo + 1, cols] * frac
     else:
         values = view[cols, lo] * (1 - frac) + view[cols, lo + 1] * frac
-    profile = _median(values, axis=1)  # a chip or a hand over part of the line is outvoted
+    profile = median(values, axis=1)  # a chip or a hand over part of the line is outvoted
     at = frame_line(profile, s, FRAME_PROFILE_MM - FRAME_EDGES_MM[-1] / 2, FRAME_EDGES_MM)
     return (m, b) if at is None else (m, b + sign * at * FRAME_PPM)
 
 
-def _token_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
+def token_frame(gray: np.ndarray, H: np.ndarray, blurred: bool = False) -> np.ndarray | None:
     """A token's own homography: its frame fitted where the grid puts it, then fitted again
     where the first fit found it (the grid may be millimetres off at a far corner).
     ``blurred``: the second fit places each line by the blurred printed frame's profile
     (``_blurred_frame_line``), for a token whose polygon is to be measured; the first
     only needs to land near the frame."""
-    first = _fit_frame(gray, H)
+    first = fit_frame(gray, H)
     if first is None:
         return None
-    second = _fit_frame(gray, first, blurred)
+    second = fit_frame(gray, first, blurred)
     return first if second is None else second
 
 
 # --- the field's places and their numbering --------------------------------------------------
 
 @dataclass(frozen=True)
-class _Field:
+class Field:
     """The located field: grid homography (grid mm -> photo px), the token places, and the
     tokens' own homographies where their frames were fitted (token mm -> photo px)."""
 
@@ -534,10 +534,10 @@ class _Field:
     places: tuple[Pos, ...]
     local: Mapping[Pos, np.ndarray] = field(default_factory=dict)
     doubtful: frozenset[Pos] = frozenset()  # places that may hold a token (or be the tablecloth)
-    origin: Pos | None = None  # a live pose's (0, 0): see ``_orient``
+    origin: Pos | None = None  # a live pose's (0, 0): see ``orient``
 
 
-def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
+def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Field:
     h, w = image.shape[:2]
     if min(h, w) < 200:
         raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
@@ -558,7 +558,7 @@ def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
         raise ReadError("no_board", "no Geometrius tokens were found in the photo (no square token frames)")
     if len(quads) > 10 * MAX_TOKENS:
         raise ReadError("no_board", f"{len(quads)} squares show in the photo: that is not a Geometrius field")
-    dark = _dark_mask(gray, max(15, gray.shape[1] // 60))
+    dark = dark_mask(gray, max(15, gray.shape[1] // 60))
     likeness = [_token_like(gray, dark, q) for q in quads]
     quads = [q for q, v in sorted(zip(quads, likeness), key=lambda x: -x[1]) if v > 0] or quads
     local: dict[Pos, np.ndarray] = {}
@@ -572,11 +572,11 @@ def _locate(image: np.ndarray, full_gray: np.ndarray | None = None) -> _Field:
     if not local:
         raise ReadError("no_board", "no Geometrius tokens were found in the photo")
     up = np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
-    return _Field(up @ _field_homography(local), tuple(sorted(local | doubtful)), {p: up @ H for p, H in local.items()},
+    return Field(up @ _field_homography(local), tuple(sorted(local | doubtful)), {p: up @ H for p, H in local.items()},
                   frozenset(doubtful))
 
 
-def _orient(H: np.ndarray, places: Sequence[Pos], origin: Pos | None = None) -> tuple[dict[Pos, Pos], np.ndarray]:
+def orient(H: np.ndarray, places: Sequence[Pos], origin: Pos | None = None) -> tuple[dict[Pos, Pos], np.ndarray]:
     """Contract labels: the grid turned so +col points right in the photo, shifted to 0.
     Also the homography from contract grid units (cell (r, c) spans [c, c+1] x [r, r+1]) to pixels.
 
@@ -612,9 +612,9 @@ def _orient(H: np.ndarray, places: Sequence[Pos], origin: Pos | None = None) -> 
     return labels, H @ M
 
 
-def _numbered(H: np.ndarray, places: Sequence[Pos], doubtful: frozenset[Pos], origin: Pos | None = None
+def numbered(H: np.ndarray, places: Sequence[Pos], doubtful: frozenset[Pos], origin: Pos | None = None
               ) -> tuple[dict[Pos, Pos], np.ndarray, bool]:
-    """``_orient``'s labels and homography for the places read, and whether the numbering
+    """``orient``'s labels and homography for the places read, and whether the numbering
     rests on a doubtful place: whether any token not in doubt would be numbered otherwise
     without the doubtful ones. Rows and columns count from the topmost and leftmost token
     read, so a doubtful place beyond the others' top row or left column (a real token half
@@ -626,9 +626,9 @@ def _numbered(H: np.ndarray, places: Sequence[Pos], doubtful: frozenset[Pos], or
     (the numbering from the pose is then right), but a push taken back also empties a
     place. The numbering is then kept from the pose, every position in doubt: the live
     referee waits for the hand to lift rather than count from the tokens it sees."""
-    labels, contract_H = _orient(H, places, origin)
+    labels, contract_H = orient(H, places, origin)
     sure = [p for p in places if p not in doubtful]
-    own = _orient(H, sure, None if origin is None else (min(r for r, _ in sure), min(c for _, c in sure)))[0]
+    own = orient(H, sure, None if origin is None else (min(r for r, _ in sure), min(c for _, c in sure)))[0]
     return labels, contract_H, any(labels[p] != at for p, at in own.items())
 
 
@@ -648,14 +648,14 @@ def _cell_homography(pose: BoardPose, r: int, c: int) -> np.ndarray:
     return np.linalg.inv(pose.homography) @ to_units
 
 
-def _pose_evidence(frame: np.ndarray, pose: BoardPose) -> float:
+def pose_evidence(frame: np.ndarray, pose: BoardPose) -> float:
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     w, h = (int(round(v)) for v in pose.extent)
     shares = [_frame_evidence(gray, _cell_homography(pose, r, c)) for r in range(h) for c in range(w)]
     return float(np.mean(shares)) if shares else 0.0
 
 
-def _pose_places(gray: np.ndarray, pose: BoardPose) -> tuple[dict[Pos, np.ndarray], dict[Pos, np.ndarray]]:
+def pose_places(gray: np.ndarray, pose: BoardPose) -> tuple[dict[Pos, np.ndarray], dict[Pos, np.ndarray]]:
     """The places at a pose whose frame shows (tokens) and those where it shows in part, with
     their homographies (token mm -> pixels of ``gray``): the pose's own places, and places
     beyond it beside a token: a push grows the field by one at a line's end, and a token

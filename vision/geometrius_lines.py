@@ -22,7 +22,7 @@ def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.integers(0, n, 60), rng.integers(0, n, 60)
 
 
-def _robust_line(a: np.ndarray, p: np.ndarray, tol: float = 0.7) -> tuple[float, float] | None:
+def robust_line(a: np.ndarray, p: np.ndarray, tol: float = 0.7) -> tuple[float, float] | None:
     """p = m a + b through most points: the pair of points with most others within ``tol``
     (a stack leaning over the frame, a hand, glare spoil part of it), then least squares."""
     n = len(a)
@@ -46,7 +46,7 @@ def _robust_line(a: np.ndarray, p: np.ndarray, tol: float = 0.7) -> tuple[float,
     return m_, float(y.mean() - m_ * x.mean())
 
 
-def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
+def parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
                     ) -> tuple[float, float] | None:
     """A side's centre line c = m t + b from its stroke's edges at ``t`` along it, ``c``
     across it, each moved by half the stroke's width towards the centre (``outer``: the
@@ -82,7 +82,7 @@ def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
     offset = {}
     for edge in (True, False):  # each edge's offset: the median of its own points'
         own = rest[:, outer == edge]
-        offset[edge] = _median(own, axis=1)
+        offset[edge] = median(own, axis=1)
         counts += (np.abs(own - offset[edge][:, None]) < tol).sum(1)
     best = int(np.argmax(counts))
     keep = np.abs(rest[best] - np.where(outer, offset[True][best], offset[False][best])) < tol
@@ -93,7 +93,7 @@ def _parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
     return float(slope), float((outer_offset + inner_offset) / 2)
 
 
-def _median(x: np.ndarray, axis: int) -> np.ndarray:
+def median(x: np.ndarray, axis: int) -> np.ndarray:
     """``np.median(x, axis)``, the same values, without its overhead (it is taken per side of
     every frame and every side's RANSAC hypotheses, many times a photo). ``x`` must not be
     empty along ``axis`` (every caller keeps at least 8 points)."""
@@ -102,7 +102,7 @@ def _median(x: np.ndarray, axis: int) -> np.ndarray:
     return np.take(np.partition(x, mid, axis=axis), mid, axis=axis).mean(axis)
 
 
-def _quantile(x: np.ndarray, q: float) -> float:
+def quantile(x: np.ndarray, q: float) -> float:
     """``np.percentile(x, 100 q)`` (linear between order statistics), without its overhead:
     only the two order statistics it lies between are placed (no whole sort)."""
     at = q * (len(x) - 1)

@@ -37,8 +37,8 @@ import numpy as np
 from rules.geometrius import UNKNOWN_SHAPE
 from rules.polygon import CAMERA, Polygon, Shape
 
-from .geometrius_lines import _parallel_edges, _quantile, _robust_line
-from .geometrius_token import ARC_MM, FRAME_SHIFT_MM, POLY_RADIUS_MM, PPM, _warp
+from .geometrius_lines import parallel_edges, quantile, robust_line
+from .geometrius_token import ARC_MM, FRAME_SHIFT_MM, POLY_RADIUS_MM, PPM, warp
 from .matching import sample_at
 
 
@@ -92,7 +92,7 @@ def _ink_threshold(ink: np.ndarray) -> float:
     stroke. Blur spreads a stroke's ink and lightens its core (a defocused 0.9 mm stroke peaks
     at two thirds of its printed darkness): the outline is what is over the stroke's own core
     darkness times OUTLINE_SHARE, but never fainter than a sharp stroke's threshold."""
-    return min(OUTLINE_INK, OUTLINE_SHARE * _quantile(ink, STROKE_CORE_QUANTILE))
+    return min(OUTLINE_INK, OUTLINE_SHARE * quantile(ink, STROKE_CORE_QUANTILE))
 
 
 def _silhouette(ink: np.ndarray, threshold: float, beyond: np.ndarray) -> np.ndarray | None:
@@ -142,14 +142,14 @@ def _outline(ink: np.ndarray, half: float) -> np.ndarray | None:
     return approx if len(approx) >= 3 else None
 
 
-def _centred_on_polygon(red: np.ndarray, H: np.ndarray) -> np.ndarray:
+def centred_on_polygon(red: np.ndarray, H: np.ndarray) -> np.ndarray:
     """``H`` (token mm -> photo px) moved so that the token's origin is the middle of its
     polygon's bounding box, where every polygon is printed. For a token whose own frame was
     not found: the grid alone may misplace it by up to FRAME_SHIFT_MM, which would put part
     of the polygon outside the view it is measured in. The polygon is the largest inked
     region that does not reach the view's rim (a neighbour's frame or a stack may)."""
     half = POLY_RADIUS_MM + FRAME_SHIFT_MM
-    ink = _ink(_warp(red, H, half, PPM))
+    ink = _ink(warp(red, H, half, PPM))
     mask = (ink > _ink_threshold(ink.ravel())).astype(np.uint8)
     count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     n = ink.shape[0]
@@ -458,7 +458,7 @@ def _per_side(x: np.ndarray, side: np.ndarray, n: int, among: np.ndarray, q: flo
     out = np.empty(n)
     for i in range(n):
         own = side == i
-        out[i] = _quantile(x[own & among] if (own & among).sum() >= least else x[own], q)
+        out[i] = quantile(x[own & among] if (own & among).sum() >= least else x[own], q)
     return out
 
 
@@ -578,7 +578,7 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
         # end and its inner edge at the other would turn by the difference. The sides'
         # middles count too: a tick there is told by its flanks.
         both_all = out_seen & in_seen & ok[0] & ok[1] & plain_all
-    token_width = _quantile((out_all - in_all)[both_all], 0.5) if both_all.sum() >= 8 else 2 * STROKE_HALF_MM
+    token_width = quantile((out_all - in_all)[both_all], 0.5) if both_all.sum() >= 8 else 2 * STROKE_HALF_MM
     lines = []
     straight = 1.0
     for i, ts in enumerate(steps):
@@ -588,13 +588,13 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
         in_ok = in_seen[rows] & ok[1][rows] & plain
         both = out_ok & in_ok
         clean = both & ~middle[rows]
-        width = _quantile(out_e[clean] - in_e[clean], 0.5) if clean.sum() >= 10 else token_width
+        width = quantile(out_e[clean] - in_e[clean], 0.5) if clean.sum() >= 10 else token_width
         wide = both & (out_e - in_e > width + TICK_WIDER_MM)  # a tick the flanks missed
         out_ok &= ~wide
         in_ok &= ~wide
         t = np.concatenate([ts[out_ok], ts[in_ok]])
         c = np.concatenate([out_e[out_ok] - width / 2, in_e[in_ok] + width / 2])
-        fitted = _robust_line(t, c, EDGE_TOLERANCE_MM) if len(t) >= 8 else None
+        fitted = robust_line(t, c, EDGE_TOLERANCE_MM) if len(t) >= 8 else None
         if fitted is None:
             return None
         slope, offset = fitted
@@ -604,13 +604,13 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
         # (a tick pushes the two edges apart instead, in the side's middle).
         span = t.max() - t.min()
         for end in (t <= t.min() + 0.25 * span, t >= t.max() - 0.25 * span):
-            if end.sum() >= 3 and abs(_quantile(residual[end], 0.5)) > EDGE_TOLERANCE_MM:
+            if end.sum() >= 3 and abs(quantile(residual[end], 0.5)) > EDGE_TOLERANCE_MM:
                 on_line = 0.0
         straight = min(straight, on_line)
-        # The side's direction from its two edges' own lines (``_parallel_edges``); the
+        # The side's direction from its two edges' own lines (``parallel_edges``); the
         # single line above says whether the side is straight, and gives the direction
         # only where an edge shows at too few points to have a line of its own.
-        parallel = _parallel_edges(t, c, np.arange(len(t)) < out_ok.sum(), EDGE_TOLERANCE_MM)
+        parallel = parallel_edges(t, c, np.arange(len(t)) < out_ok.sum(), EDGE_TOLERANCE_MM)
         if parallel is not None:
             slope, offset = parallel
         direction = u[i] + slope * normal[i]
@@ -621,7 +621,7 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     return np.array(corners), straight
 
 
-def _covers_polygon(outline: np.ndarray, vertices: np.ndarray | None) -> bool:
+def covers_polygon(outline: np.ndarray, vertices: np.ndarray | None) -> bool:
     """Whether a stack's outline (token mm, y down) hides enough of the measured polygon
     (``vertices``: token mm, y up) to hide a corner: a stack beside the polygon, or over a
     short stretch of one side, leaves every corner where its sides' lines meet. Without a
@@ -649,7 +649,7 @@ class PolygonFit:
     loose: tuple[bool, ...] = ()  # per corner: an end of a side a stack crowds (its fit had little to go on)
 
 
-def _measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, np.ndarray],
+def measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, np.ndarray],
                      hide: np.ndarray | None = None) -> PolygonFit | None:
     """The polygon, or None, from the token's top-down view (its red channel, ``half`` mm each
     way) and, for the sides' last fit, ``photo``: the photo's red channel and the token's
@@ -696,7 +696,7 @@ def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.nd
     return PolygonFit(mm * [1, -1], straight >= STRAIGHT_SHARE and full_size, _crowded_corners(mm, hide))
 
 
-def _shortest_side_dropped(polygon: PolygonFit, photo: tuple[np.ndarray, np.ndarray],
+def shortest_side_dropped(polygon: PolygonFit, photo: tuple[np.ndarray, np.ndarray],
                            hide: np.ndarray | None) -> PolygonFit | None:
     """For a polygon like no catalogue shape: the same polygon with its shortest side dropped
     and the lines of the two sides beside it met in one corner, fitted again on the photo; or

@@ -183,7 +183,7 @@ _CIRCLE = np.column_stack([np.cos(_RING), np.sin(_RING)])
 _FACE = np.vstack([_CIRCLE * 0.5, _CIRCLE[::2] * 0.25, [[0.0, 0.0]]])  # where a top's colour is sampled (x stone radius)
 
 
-def _find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera,
+def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera,
                 card_rgb: np.ndarray, card_v: float) -> tuple[_Sighting | None, float]:
     """The chip top on a token, searched from each chip spot away from the camera's nadir
     (``H``: token mm -> photo px; ``centre_mm``: the token's centre in grid mm, where
@@ -273,7 +273,7 @@ def _height(sight: _Sighting, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCa
     return n, float(errors[n - 1]), float(np.hypot(*np.diff(side_px, axis=0).T).min())
 
 
-def _read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H: np.ndarray,
+def read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H: np.ndarray,
                 centre_mm: np.ndarray, cam: FieldCamera, card_rgb: np.ndarray) -> StackReading:
     """The stack on a token: top colour always, height and lower colours where one chip's
     side is tall enough in the photo and the top sits where a whole number of chips puts it."""
@@ -297,7 +297,7 @@ def _read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H
     return StackReading(stack + [sight.colour], True, sure, sight.outline)
 
 
-def _focal_from_stacks(H: np.ndarray, size: tuple[int, int], cam: FieldCamera,
+def focal_from_stacks(H: np.ndarray, size: tuple[int, int], cam: FieldCamera,
                        sights: Sequence[tuple[_Sighting, np.ndarray, np.ndarray]]) -> FieldCamera:
     """A camera looking nearly straight down hides its focal length from the homography;
     the stacks show it, since each must be a whole number of chips high. The focal length

@@ -4,7 +4,7 @@ Square card tokens lie on the table on an integer grid, each with a thin printed
 polygon in its middle and chip spots at its corners. Their measurements (millimetres from
 the token's centre) are shared by every step of the reader and by the synthetic generator,
 which draws what a physical token shows; a token's homography maps these millimetres to
-photo pixels, and ``_warp`` looks at the token plane from above through it.
+photo pixels, and ``warp`` looks at the token plane from above through it.
 """
 from __future__ import annotations
 
@@ -41,22 +41,22 @@ Pos = tuple[int, int]
 
 # --- geometry helpers ---------------------------------------------------------------------
 
-def _square(half: float) -> np.ndarray:
+def square(half: float) -> np.ndarray:
     return np.array([[-half, -half], [half, -half], [half, half], [-half, half]], np.float64)
 
 
-def _homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+def homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return cv2.getPerspectiveTransform(np.float32(src), np.float32(dst)).astype(np.float64)
 
 
-def _view_to_photo(H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
-    """The homography from a top-down view's pixels (``_warp``'s) to photo pixels."""
+def view_to_photo(H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
+    """The homography from a top-down view's pixels (``warp``'s) to photo pixels."""
     return H @ np.array([[1 / ppm, 0, 0.5 / ppm - half_mm], [0, 1 / ppm, 0.5 / ppm - half_mm], [0, 0, 1]])
 
 
-def _warp(image: np.ndarray, H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
+def warp(image: np.ndarray, H: np.ndarray, half_mm: float, ppm: float) -> np.ndarray:
     """Top-down view of the token plane around the origin: ``half_mm`` each way, ``ppm``.
     ``H`` maps token millimetres to photo pixels."""
     n = int(round(2 * half_mm * ppm))
-    return cv2.warpPerspective(image, _view_to_photo(H, half_mm, ppm), (n, n),
+    return cv2.warpPerspective(image, view_to_photo(H, half_mm, ppm), (n, n),
                                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
