@@ -193,6 +193,36 @@ def test_a_lone_doubt_bridged_to_clear_is_weighed_as_the_monohex_among_its_few_p
     assert labels[NAME[mono]] == reader.EMPTY
 
 
+def gapped(sure_clear: list[tuple[int, int]], piece: list[tuple[int, int]], gap: tuple[int, int]):
+    """:func:`doubts` with ``piece`` read clear at 0.85, and ``gap`` between it and the surely clear
+    cells read empty at 0.9 but in doubt, so all of them are one group for the pieces."""
+    labels, conf, post, ok = doubts(sure_clear, piece, p_clear=0.85)
+    conf[NAME[gap]], post[NAME[gap], 0], post[NAME[gap], -1] = 0.3, 0.9, 0.1
+    return labels, conf, post, ok
+
+
+@pytest.mark.parametrize("sure_clear, piece", [
+    ([(0, 0), (0, 1)], [(2, -1)]),  # the monohex, bridged to a dihex
+    ([(0, 0), (0, 1), (0, 2)], [(2, -1), (3, -1)]),  # a dihex, bridged to a trihex
+])
+def test_a_piece_across_a_doubtful_gap_from_clear_is_weighed_at_its_few_places(
+        sure_clear: list[tuple[int, int]], piece: list[tuple[int, int]]) -> None:
+    # A clear piece bridged to clear's other cells (M5) across an empty cell the photo doubts:
+    # weighed at any of the board's 463 cells, the piece of its own cost more than reading the
+    # gap clear too (the whole of the piece guessed empty, or the gap guessed clear against odds
+    # of 9:1), the seed-5 `clean` #3 and `dim` #1 photos' one wrong cell. The rules leave clear's
+    # next piece a score of places: the piece is guessed clear, the gap empty, all in doubt.
+    gap = (1, 0)
+    labels, conf, post, ok = gapped(sure_clear, piece, gap)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert all(labels[NAME[c]] == "C" and conf[NAME[c]] < 0.5 for c in piece)
+    assert labels[NAME[gap]] == reader.EMPTY
+    # Far from every clear cell the monohex is no likelier than a stray reading: still empty.
+    labels, conf, post, ok = gapped([(-6, 6), (-6, 7)], [(2, -1)], gap)
+    reader._clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[2, -1]] == labels[NAME[gap]] == reader.EMPTY
+
+
 def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() -> None:
     # Three cells in a row, each leaning empty at the same weak odds, and clear surely showing
     # its monohex elsewhere: of their labellings only "none", the two dihexes and the trihex make
@@ -426,6 +456,25 @@ def test_a_lone_clear_looking_cell_is_best_guessed_the_monohex(seed: int, condit
     assert truth.labels[cell] == "C" == reading.cells.get(cell) and cell in reading.uncertain
     wrong = [c for c, lab in truth.labels.items() if reading.cells.get(c, ".") != lab]
     assert all(c in reading.uncertain for c in wrong) and (not wrong) == exact
+
+
+@pytest.mark.parametrize("seed, condition, i, cell", [
+    (5, "clean", 3, "7,-3"),  # clear's monohex across an empty cell from a clear dihex
+    (5, "dim", 1, "9,-1"),  # the monohex, bridged to a trihex whose cells are guesses too
+    (2, "rotation", 4, "10,-10"),  # the monohex, a faded cell, bridged to sure pieces
+    (5, "blur", 0, "5,5"),  # empty: reading it clear joined a sure monohex to a piece
+])
+def test_a_piece_of_its_own_is_weighed_where_the_rules_leave_it(seed: int, condition: str, i: int,
+                                                                  cell: str) -> None:
+    # The bench's photos: the cell's group, weighed with every clear piece at any of 463 places,
+    # took the labelling with fewer pieces (the monohex guessed empty, or an empty cell guessed
+    # clear to join it to a piece): the only wrong cell of each board. Weighed where the rules
+    # leave clear's next piece (bridged to clear, M5), the cell is guessed right, in doubt, and
+    # the board is read exactly.
+    image, truth = bench_photo(seed, condition, i)
+    reading = read_gemblo(image)
+    assert reading.cells.get(cell, ".") == truth.labels[cell] and cell in reading.uncertain
+    assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
 
 @pytest.mark.parametrize("seed, condition, i, cell", [

@@ -43,8 +43,9 @@ doubtful cells links to the surely clear ones is empty; and the clear cells of a
 split into distinct pieces of the set, so a cell that only one labelling explains is decided
 (a group with too many doubts to weigh every labelling only takes the likeliest that makes
 pieces as its best guess). A doubtful cell's best guess also weighs how likely the pieces a
-labelling makes are (clear lays whole pieces, not independent cells; a lone doubt bridged to
-clear is the monohex at one of the few cells the rules leave it, not at any of 463). In a six-colour game
+labelling makes are (clear lays whole pieces, not independent cells; a piece bridged to clear
+lies at one of the few places the rules leave its next piece, not at any of 463: a doubt bridged
+to clear and beside none is the monohex at one of a score of cells). In a six-colour game
 the corner the five other colours do not hold is clear's start, which its first piece covers (M3);
 the photo does not say the variant, so this holds only where each colour's cells can be one group
 from its corner (M5), as no five-player game's obstacle colour is, and clear is then only that
@@ -143,8 +144,8 @@ MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score
 # This photo's own look of clear and of empty cells (see clear_likeness): a pixel counts at most
 # LIKENESS_CLIP of the empty cells' spreads (an embossed mark's line, a glint must not decide); the
 # likeness adds at most LIKENESS_CAP log-odds (its template is drawn from the very cells that scale
-# it, so it flatters itself); its two clusters are never narrower than LIKENESS_SPREAD (a twentieth
-# of the gap between them).
+# it, so it flatters itself), and less where its clusters lie under MIX_SEPARATION spreads apart;
+# its two clusters are never narrower than LIKENESS_SPREAD (a twentieth of the gap between them).
 LIKENESS_CLIP, LIKENESS_CAP, LIKENESS_SPREAD = 3.0, 3.0, 0.05
 # A photo sure of fewer than MIX_MIN_CLEAR clear cells takes its clear look from the cells whose best
 # guess is clear at these log-odds or more (the weakest guesses are most often empty cells in shade).
@@ -160,11 +161,12 @@ PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are 
 # its placements (463 cells times its orientations), alike. So when labellings are weighed for a
 # best guess, the flat prior of their doubtful cells gives way to that of their pieces (a lone
 # cell far from clear is far likelier a stray reading than the monohex; four weak cells making a
-# tetrahex are not four unrelated 11 % chances). A lone cell bridged to clear and beside none is
-# weighed as the MONOHEX at one of the few cells the rules leave it (_monohex_places), not 463:
-# on seeds 2 and 5, of the lone doubts reading clear at log-odds 2-4.7, 3 were clear, 2 empty.
+# tetrahex are not four unrelated 11 % chances). A piece bridged to clear's other cells (M5) and
+# beside none (M4) lies where the rules leave clear's next piece: at one of the cells bridged to
+# clear and beside none (_monohex_places, typically 12-25) for each of its own cells, not at any
+# of 463 (on seeds 2 and 5, of the lone doubts reading clear at log-odds 2-4.7, 3 were clear, 2
+# empty, where 463 places made each a 1-in-5 chance).
 CLEAR_BASE = 0.11
-MONOHEX = "P01"  # the one-cell piece (rules.gemblo.pieces)
 PIECE_DOWN = 0.5
 TREE_MIN_ODDS = 1.0  # how plainly (log-odds) a cell the tree cannot reach must already look empty
 TREE_CONF = 0.55  # an empty-or-clear cell the clear colour's bridge tree cannot reach: empty, as read
@@ -595,7 +597,13 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
     the lens distort all of it). Each pixel is put in spreads of the empty cells' same pixel
     (clipped, LIKENESS_CLIP), projected on the clear cells' difference (a matched filter:
     0 looks empty, 1 looks clear), and the projection weighed by the two sets' own clusters
-    (Student-t, as the scores' clusters)."""
+    (Student-t, as the scores' clusters). Clusters fewer than MIX_SEPARATION spreads apart (the
+    bar the scores' own clusters must clear to say anything) say that much less: the reference
+    cells are the ones the photo is surest of, so their clusters are tighter than the cells
+    weighed by them, and where even those overlap, a cell between them is no plainer one than
+    the other (on the bench's seeds 2 and 5, in the 19 photos whose surely read cells' clusters lay
+    closer, their likeness turned 3 doubtful cells' guesses right and 12 wrong; in the 177 others,
+    239 right and 28 wrong)."""
     if clear.sum() < MIX_MIN_CLEAR or empty.sum() < MIN_PLAIN:
         return np.zeros(len(pixels))
     centre = np.median(pixels[empty], axis=0)
@@ -607,7 +615,8 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
     spreads = np.array([max(1.4826 * float(np.median(np.abs(match[ref] - m))), LIKENESS_SPREAD)
                         for ref, m in ((empty, means[0]), (clear, means[1]))])
     ll = _cluster_log_lik(match, means, spreads, np.full(2, 0.5))
-    return np.clip(ll[:, 1] - ll[:, 0], -LIKENESS_CAP, LIKENESS_CAP)
+    apart = min(1.0, (means[1] - means[0]) / float(np.hypot(*spreads)) / MIX_SEPARATION)
+    return np.clip(ll[:, 1] - ll[:, 0], -LIKENESS_CAP, LIKENESS_CAP) * max(apart, 0.0)
 
 
 def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labels: list[str],
@@ -916,8 +925,10 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     of the weight leaves no doubt is decided. A cell left in doubt takes as best guess its
     share of the weight once the labellings are also weighed by the pieces they make
     (:func:`_pieces_prior`): a tetrahex two of whose cells the photo hardly shows is likelier
-    than a dihex and two stray readings; a lone cell, than a stray reading where the rules leave
-    the monohex few places (:func:`_monohex_places`). A group touching a cell in other doubt
+    than a dihex and two stray readings; a cell that would be a piece of its own (the monohex
+    across an empty cell from a clear piece, a trihex beside a doubtful gap), than a stray
+    reading where the rules leave that piece few places (:func:`_monohex_places`), whether it is
+    alone or one of a group's labellings. A group touching a cell in other doubt
     (a hand, a colour unsure) is left alone: that cell could be clear too. A group with no surely clear
     cell decides only what the rules leave one label for. A group of more than
     PIECES_MAX_DOUBT doubtful cells is weighed over its likeliest labellings only
@@ -939,10 +950,11 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         p = post[:, -1] / np.maximum(post[:, -1] + post[:, 0], 1e-12)
     log_c, log_e = np.log(np.clip(p, 1e-9, 1)), np.log(np.clip(1 - p, 1e-9, 1))
     ps = pieces()
-    # Where a lone doubtful cell could be the monohex: beside the other cells called clear
-    # (a lone cell's own guess must not widen its places).
+    # Where clear's next piece may lie: the cells bridged to the other cells called clear and
+    # beside none (a lone cell's own guess must not widen them); none: anywhere on the board.
     lone = cand & np.array([not any(member[n] for n in nbrs) for nbrs in edges])
-    places = _monohex_places(labels, lone)
+    places = int(_monohex_places(labels, lone).sum()) or None
+    called = np.array(labels) == "C"
     # The pieces clear surely shows elsewhere: regions of surely clear cells with no doubtful
     # cell beside them (a doubtful neighbour could still make the region another piece).
     settled = [(reg, ps.identify([cells()[i] for i in reg])) for reg in _regions(labels)
@@ -967,14 +979,14 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         elsewhere = {piece for reg, piece in settled if not in_group & set(reg)}
         fixed = [i for i in group if sure[i]]
         weights, shares, priors = [], [], []
-        mono_places = int(places.sum()) if lone[group].all() and places[group].all() else None
+        outside = called & ~cand
         for on in _likeliest(log_c[doubtful], log_e[doubtful]):
             made = _distinct_pieces(fixed + [i for k, i in enumerate(doubtful) if on[k]], elsewhere, edges)
             if made is not None:
                 weights.append(float(log_c[doubtful][on].sum() + log_e[doubtful][~on].sum()))
                 shares.append(on)
                 flat = on.sum() * np.log(CLEAR_BASE) + (~on).sum() * np.log1p(-CLEAR_BASE)
-                priors.append(_pieces_prior(made, mono_places) - flat + float(lean[doubtful][on].sum()))
+                priors.append(_pieces_prior(made, outside, places) - flat + float(lean[doubtful][on].sum()))
         if not weights:
             continue
         shares = np.array(shares)
@@ -1020,15 +1032,31 @@ def _marginals(weights: np.ndarray, shares: np.ndarray) -> np.ndarray:
     return (w[:, None] * shares).sum(0) / w.sum()
 
 
-def _pieces_prior(made: tuple[str, ...], monohex_places: int | None = None) -> float:
-    """Log-prior of clear showing these pieces where they lie (PIECE_DOWN, and one of each
-    piece's placements alike). ``monohex_places``: how many cells the monohex may lie at, when
-    it lies at one of them (:func:`_monohex_places`); default every cell."""
+def _pieces_prior(made: dict[str, list[int]], outside: np.ndarray, places: int | None) -> float:
+    """Log-prior of clear showing these pieces (each with its cells) where they lie (PIECE_DOWN,
+    and one of each piece's placements alike). A piece bridged (M5) to another of them or to a
+    cell called clear ``outside`` them lies where the rules leave clear's next piece: one of its
+    cells at one of ``places`` cells (:func:`_monohex_places`), so at about ``places`` times its
+    size spots, not at any of 463 (with no ``places``: every piece at any). Only the ratio
+    between labellings counts: one that splits a group into more pieces, each where the rules
+    leave one, is not charged a whole board's placements for each."""
     ps = pieces()
-    places = {pid: len(cells()) * len(ps[pid].orientations) for pid in made}
-    if monohex_places is not None and MONOHEX in places:
-        places[MONOHEX] = monohex_places
-    return float(sum(np.log(PIECE_DOWN / n) for n in places.values()))
+    clear = {i for region in made.values() for i in region}
+    prior = 0.0
+    for pid, own in made.items():
+        spots = len(cells())
+        if places is not None and _bridged(own, clear, outside):
+            spots = min(spots, places * len(own))
+        prior += float(np.log(PIECE_DOWN / (spots * len(ps[pid].orientations))))
+    return prior
+
+
+def _bridged(own: list[int], clear: set[int], outside: np.ndarray) -> bool:
+    """Whether a piece on these ``own`` cells is bridged (M5) to another ``clear`` cell or to a
+    cell called clear ``outside``."""
+    edges, graph = _edges(), _bridge_graph()
+    mine = set(own)
+    return any(n not in mine and (n in clear or outside[n]) for i in own for n in graph[i] if n not in edges[i])
 
 
 def _monohex_places(labels: list[str], lone: np.ndarray) -> np.ndarray:
@@ -1036,7 +1064,8 @@ def _monohex_places(labels: list[str], lone: np.ndarray) -> np.ndarray:
     reading calls clear (surely or as best guess), the ``lone`` doubtful ones left out: bridged
     to one (M5) and sharing no edge with any (M4). The monohex lies at one of these, not at any
     of the board's 463 cells: a lone cell there is weighed against a dozen or two places, not
-    against the whole board."""
+    against the whole board. A larger piece has one of its cells at one of them
+    (:func:`_pieces_prior`)."""
     clear = (np.array(labels) == "C") & ~lone
     edges, graph = _edges(), _bridge_graph()
     bridged = np.array([any(clear[n] for n in graph[i] if n not in edges[i]) for i in range(len(clear))])
@@ -1071,10 +1100,11 @@ def _likeliest(log_c: np.ndarray, log_e: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, ...], ...]) -> tuple[str, ...] | None:
-    """The pieces these clear cells make, if they split into edge-connected regions that are
-    each a piece of the set, none twice and none among ``elsewhere``; else None."""
-    left, found = set(clear), set()
+def _distinct_pieces(clear: list[int], elsewhere: set,
+                     edges: tuple[tuple[int, ...], ...]) -> dict[str, list[int]] | None:
+    """The pieces these clear cells make, each with its cells, if they split into edge-connected
+    regions that are each a piece of the set, none twice and none among ``elsewhere``; else None."""
+    left, found = set(clear), {}
     while left:
         region, stack = [], [left.pop()]
         while stack:
@@ -1087,8 +1117,8 @@ def _distinct_pieces(clear: list[int], elsewhere: set, edges: tuple[tuple[int, .
         piece = pieces().identify([cells()[i] for i in region])
         if piece is None or piece in found or piece in elsewhere:
             return None
-        found.add(piece)
-    return tuple(found)
+        found[piece] = region
+    return found
 
 
 # --- reading ----------------------------------------------------------------------------
