@@ -85,6 +85,7 @@ from rules.lattice import HEX
 
 from .colour import Palette, classify
 from .errors import ReadError
+from .gemblo_complete import complete_hidden
 from .hexgrid import EXTENT, NEIGHBOURS, cells, centres, edge_distance, key
 from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
@@ -1204,7 +1205,8 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # A cell whose walls do not show lies under something that is not a piece (a hand, a cup,
     # a blinding glare): what shows there is not the cell.
     gray, lab = grey_and_lab(top)
-    hidden = walls_seen(gray) < WALLS_HIDDEN
+    walls = walls_seen(gray)
+    hidden = walls < WALLS_HIDDEN
     post, conf, clear_only, faded, odd = _probabilities(rect, gray, lab, ~hidden & in_photo, clipped)
     conf = np.where(in_photo, conf, 0.0)
     conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
@@ -1232,6 +1234,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
         if start is not None and labels[start] != "C":
             labels[start], conf[start] = "C", min(conf[start], UNCERTAIN_BELOW - 0.01)
             changed.append(start)
+        changed += complete_hidden(labels, conf, post, hidden & in_photo, walls, LABELS, in_photo)
     # A cell read empty or clear whose light clipped has lost the glints and sheen that tell a
     # clear piece from the bare board: its label is a guess, whatever the rules inferred (they
     # start from the surely clear cells, and clipping hides clear pieces from those too).
