@@ -82,14 +82,16 @@ class Board:
             out |= relation[i]
         return out
 
-    def components(self, mask: int) -> list[int]:
-        """Edge-connected parts of a cell set, each as a mask, in cell order."""
+    def components(self, mask: int, relation: tuple[int, ...] | None = None) -> list[int]:
+        """Connected parts of a cell set, each as a mask, in cell order: through ``relation``
+        (``edge``, the default, or ``contact_mask``)."""
+        relation = self.edge if relation is None else relation
         parts = []
         while mask:
             seed = mask & -mask
             part, frontier = seed, seed
             while frontier:
-                frontier = self.grow(frontier, self.edge) & mask & ~part
+                frontier = self.grow(frontier, relation) & mask & ~part
                 part |= frontier
             parts.append(part)
             mask &= ~part

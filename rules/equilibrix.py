@@ -55,6 +55,26 @@ def tile_shape(tile: str) -> str:
     return tile.rsplit("-", 1)[0]
 
 
+def mini_kind(cell: Cell) -> str:
+    """The mini-tile (E2) that covers this one field: a petal or a triangle."""
+    return "petal" if cell[2] < flower.PLUS else "triangle"
+
+
+def minis_cover(cells: Iterable[Cell]) -> bool:
+    """Whether one colour's mini-tiles alone (E2: one petal, one triangle, a field each) could
+    have laid these fields; more need a ring tile (E1)."""
+    kinds = [mini_kind(c) for c in cells]
+    return len(kinds) == len(set(kinds))
+
+
+def networks(own: int) -> list[int]:
+    """The node-connected parts of one colour's fields (a bit set). E4 as a property of any
+    board: every tile of a colour after its first shares a node with a field of that colour,
+    so a legal board's colour is one network; more parts than one mean a misread field."""
+    b = flower.board()
+    return b.components(own, b.contact_mask)
+
+
 @lru_cache(maxsize=None)
 def _nodes_mask() -> dict[flower.Node, int]:
     b = flower.board()
@@ -205,7 +225,7 @@ class Game:
             if len(fields) != 1:
                 out.append(violation("tile_not_offered", fields))
                 return None
-            kind = "petal" if fields[0][2] < flower.PLUS else "triangle"
+            kind = mini_kind(fields[0])
             if kind not in self.minis[move.colour] or self.mini_turns(move.colour) >= MAX_MINI_TURNS:
                 out.append(violation("no_mini_tile_left", fields, colour=COLOUR_NAMES[move.colour]))
             return f"mini:{kind}"

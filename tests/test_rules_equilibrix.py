@@ -239,3 +239,25 @@ def test_parse_fields_refuses_two_keys_naming_one_field():
     assert own["B"] == eq.parse_fields({"P 0 0 0": "B"})["B"] and own["W"] == 0
     with pytest.raises(ValueError, match="fields 'P 0 0 0' and 'P 0 0  0' are one field"):
         eq.parse_fields({"P 0 0 0": "B", "P 0 0  0": "W"})
+
+
+def test_a_legal_board_s_colours_are_each_one_network_and_a_lone_field_splits_one():
+    """E4 as a property of any board (what a camera reading is checked against): after random
+    legal games each colour's fields form one node-connected network; a field apart makes two."""
+    for variant in eq.VARIANTS:
+        g = random_game(Setup(variant=variant), 4)
+        assert all(len(eq.networks(g.own[c])) == 1 for c in eq.COLOURS if g.own[c])
+    b = flower.board()
+    near, far = b.mask(F("P 0 0 0", "T 0 0 +")), b.mask(F("P 3 -3 1"))
+    assert eq.networks(near) == [near]
+    assert sorted(eq.networks(near | far)) == sorted([near, far])
+    # Touching at a node is enough (E4's "shares a node"); arc-sharing parts need a shared side.
+    corner = b.mask(F("P 0 0 0", "P 0 -1 1"))  # two petals meeting only at node (0, 0)
+    assert len(eq.networks(corner)) == 1 and len(b.components(corner)) == 2
+
+
+def test_mini_tiles_cover_one_petal_and_one_triangle_of_a_colour():
+    """E2: each colour's two mini-tiles are one petal and one triangle; more needs a ring tile."""
+    assert eq.minis_cover(F("P 0 0 0", "T 2 -3 +")) and eq.minis_cover(F("T 0 0 +")) and eq.minis_cover(())
+    assert not eq.minis_cover(F("P 0 0 0", "P 1 0 0")) and not eq.minis_cover(F("P 0 0 0", "T 0 0 +", "T 0 0 -"))
+    assert [eq.mini_kind(c) for c in F("P 1 -1 2", "T 0 0 -")] == ["petal", "triangle"]

@@ -19,6 +19,7 @@ from vision import flowergrid as fg
 from vision import equilibrix_fields as eq_fields
 from vision import equilibrix_pose as eq_pose
 from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_with_pose, verify_pose
+from vision.equilibrix_complete import complete
 from vision.equilibrix_fields import _covered_samples, light_terms, fit_light
 from vision.equilibrix_pose import _locate_in, _working
 from vision.equilibrix_outlines import (ellipse_points, ellipse_radius, fit_ellipses, one_outline, paired_ellipses,
@@ -733,3 +734,77 @@ def test_a_board_mostly_beyond_the_photos_edge_is_refused_with_the_reason() -> N
     with pytest.raises(ReadError) as refused:
         read_equilibrix(image)
     assert refused.value.code == "no_board" and "runs out of the photo" in str(refused.value)
+
+
+def _labels(fields: dict[str, str]) -> np.ndarray:
+    """Label indices per field (the reader's order) from ``{"P q s d": "B"}``."""
+    names = fg.names()
+    out = np.zeros(len(names), int)
+    for name, colour in fields.items():
+        out[names.index(name)] = eq_fields.LABELS.index(colour)
+    return out
+
+
+def _doubt(*names: str) -> np.ndarray:
+    return np.isin(fg.names(), names)
+
+
+def test_a_doubtful_part_cut_off_from_its_colour_s_sure_network_is_best_guessed_empty() -> None:
+    """E4: a colour's fields are one node-connected network. White read surely round node
+    (0, 0), a doubtful white beside it (it joins the network) and two doubtful whites at the
+    far corner (a part of their own): only the far part could not be on a legal board unless
+    yet another field were misread, and is best guessed empty. Black with no sure field keeps
+    its guesses (E4 says nothing of where a colour's first tile lies)."""
+    label = _labels({"P 0 0 0": "W", "T 0 0 +": "W", "P 1 0 0": "W", "P 3 -3 1": "W", "T 2 -3 +": "W",
+                     "P -3 3 0": "B", "P -3 2 1": "B"})
+    doubt = _doubt("P 1 0 0", "P 3 -3 1", "T 2 -3 +", "P -3 3 0", "P -3 2 1")
+    guessed = complete(label, doubt, slots_empty=18)
+    assert (guessed != label).tolist() == _doubt("P 3 -3 1", "T 2 -3 +").tolist()
+    assert (guessed[_doubt("P 3 -3 1", "T 2 -3 +")] == eq_fields.LABELS.index(".")).all()
+    # A far part holding one sure field is the colour's own: kept whole.
+    assert (complete(label, doubt & ~_doubt("P 3 -3 1"), slots_empty=18) == label).all()
+
+
+def test_a_doubtful_part_one_doubtful_field_could_join_to_its_network_is_kept() -> None:
+    """A doubtful white `P 2 0 0` one field away from the sure white `P 0 0 0`: when `P 1 0 0`
+    between them (it shares a node with each) is doubtful too, it may be the misread link (a
+    shadow, a finger over one field), and the part is kept; when it is surely empty (and so are
+    the fields that could link them), the part is cut off and best guessed empty."""
+    label = _labels({"P 0 0 0": "W", "T 0 0 +": "W", "P 2 0 0": "W"})
+    assert (complete(label, _doubt("P 2 0 0", "P 1 0 0"), slots_empty=18) == label).all()
+    assert complete(label, _doubt("P 2 0 0"), slots_empty=18)[_doubt("P 2 0 0")].tolist() == [0]
+
+
+@pytest.mark.parametrize("slots_empty, kept", [(1, False), (2, True), (0, True)])
+def test_a_colour_the_rings_empty_slots_leave_no_tile_for_is_best_guessed_empty(slots_empty, kept) -> None:
+    """E1, E2: a ring tile leaves its slot when laid; besides, a colour has one petal and one
+    triangle mini-tile. Black's sure fields need a ring tile; white's three doubtful fields need
+    one too. With one slot empty, white has laid nothing: best guessed empty. With two, both
+    fit; with none, the ring is misread (black's sure fields need a tile gone): no change."""
+    label = _labels({"P 0 0 0": "B", "P 0 0 1": "B", "T 0 0 +": "B",
+                     "P 3 -3 1": "W", "P 3 -3 2": "W", "T 2 -3 +": "W"})
+    doubt = _doubt("P 3 -3 1", "P 3 -3 2", "T 2 -3 +")
+    guessed = complete(label, doubt, slots_empty)
+    assert (guessed == label).all() == kept
+    if not kept:
+        assert not (guessed == eq_fields.LABELS.index("W")).any() and (guessed[~doubt] == label[~doubt]).all()
+    # One petal and one triangle are white's own mini-tiles: no ring tile needed, kept.
+    minis = np.where(_doubt("P 3 -3 2"), 0, label)
+    assert (complete(minis, doubt, slots_empty) == minis).all()
+
+
+@pytest.mark.parametrize("condition, index, doubtful", [
+    ("hard", 5, ("T -1 -3 -", "P 0 -3 2")),  # a soft reflection: 12 empty fields read W, apart from W's sure ones
+    ("glare", 0, ("P 0 1 0", "T 0 1 +")),  # a lamp's reflection: W's only fields; one ring slot empty, B's tile's
+])
+def test_doubtful_fields_no_legal_board_holds_are_best_guessed_empty(condition, index, doubtful) -> None:
+    """The bench's default seed at 1600×1200. The fields reader leaves these fields in doubt and
+    best-guesses them white; the rules say no legal board holds them (E4, or E1 and E2: see
+    the two tests above), so their best guess is empty. The board is then read exactly, and
+    they stay in doubt."""
+    rng = np.random.default_rng([3, list(CONDITIONS).index(condition), index])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions(condition, rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    assert wrong(p, reading) == []
+    assert set(doubtful) <= set(reading.uncertain)

@@ -1,7 +1,7 @@
 """Read an Equilibrix board from a photo: fit the Flower-of-Life drawing, read each field, the
 ring of tiles round it and where the Origin stands.
 
-Reading goes pose -> fields and ring -> state:
+Reading goes pose -> fields and ring -> rules -> state:
 
 1. *Pose*: ``vision.equilibrix_pose`` finds the board (its round outlines, the printed circle,
    the drawing matched and aligned, the lens) and labels it upright.
@@ -9,6 +9,9 @@ Reading goes pose -> fields and ring -> state:
    white tiles' colour, this photo's reference for white plastic.
 3. *Fields*: ``vision.equilibrix_fields`` reads each field against the light of the bare wood,
    and says which are uncertain.
+4. *Rules*: ``vision.equilibrix_complete`` sets right the best guesses of uncertain fields that
+   no legal board could hold (a colour is one network; the ring's empty slots count the tiles
+   laid).
 
 A board cut by the photo's edge (players frame tightly): what shows places it, what does not
 is not guessed. An outline is judged by the edges along its part in the photo (the rest is
@@ -41,6 +44,7 @@ import cv2
 import numpy as np
 
 from . import flowergrid as fg
+from .equilibrix_complete import complete
 from .equilibrix_fields import EMPTY, LABELS, PPU, fit_light, read_fields, wood_samples
 from .equilibrix_pose import POSE_TRUST, raster, locate
 from .equilibrix_ring import read_ring
@@ -176,6 +180,7 @@ def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading
     label, conf, coef = read_fields(rect, wood, white, shown, white_rough)
     if pose.quality < POSE_TRUST:  # the drawing did not confirm where the fields are
         conf = np.minimum(conf, 0.3)
+    label = complete(label, conf < UNCERTAIN_BELOW, sum(tile is None for tile in ring))
     names = fg.names()
     return EquilibrixReading(
         fields={names[i]: LABELS[j] for i, j in enumerate(label) if j != 0},
