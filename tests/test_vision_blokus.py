@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from rules.blokus import Setup, decompose, random_game_state
-from vision.blokus import (apply_rules, debug_images, locate_board, read_blokus, read_with_pose,
-                           verify_pose)
+from vision.blokus import (_evidence_floor, apply_rules, debug_images, locate_board, read_blokus,
+                           read_with_pose, verify_pose)
 from vision.blokus_complete import _anchors, _inventory, _Patch, _starts, _turn_order
 from vision.errors import ReadError
 from vision.image_io import load_image
@@ -730,6 +730,40 @@ def test_a_piece_hidden_whole_is_put_back_when_the_turn_order_misses_it() -> Non
         prob[cup], conf[cup] = 1.0 / len(labels), 0.0
         out = apply_rules(read, labels, prob, conf, occluded=cup)
         assert out.board == state and out.flags == [] and out.confidence[1, 2] < 0.5
+
+
+def test_a_piece_colour_glare_left_clear_is_not_traded_for_the_cells_it_hides() -> None:
+    # A glare spot over a green pentomino: three cells blinded (no colour left, read empty),
+    # two doubted but their chroma clearly green. The two alone are a domino green has laid,
+    # so the one- and two-cell fixes, paying a sixth of a doubtful colour's odds, erased
+    # them to clear the conflict. Weighed in full, they stay, and the completion puts the
+    # three blinded cells back (as guesses: they stay doubtful).
+    labels = (".", "B", "Y", "R", "G")
+    state = random_game_state(np.random.default_rng(10), n_moves=51)
+    blinded, doubted = [(8, 15), (8, 16), (9, 16)], [(10, 16), (11, 16)]
+    read = _cut(state, blinded)
+    prob = _truth_probabilities(read, labels)
+    conf = np.full((20, 20), 0.98)
+    for cell in blinded:
+        prob[cell], conf[cell] = 1.0 / len(labels), 0.0
+    for cell in doubted:
+        conf[cell] = 0.3
+    out = apply_rules(read, labels, prob, conf)
+    assert out.board == state and out.flags == []
+    assert all(out.confidence[cell] < 0.5 for cell in blinded + doubted)
+
+
+def test_only_a_clear_piece_colour_where_the_grid_shows_weighs_in_full() -> None:
+    # Glare never makes a plastic's chroma, but a sleeve or a mug lends one (and hides the
+    # grid), and anything colourless reads as the board's empty grey.
+    labels = (".", "B", "Y", "R", "G")
+    prob = np.full((1, 5, 5), 0.01)
+    prob[0, 0, 1] = prob[0, 1, 1] = prob[0, 2, 0] = prob[0, 4, 1] = 0.96  # clear B, B, empty, B
+    prob[0, 3, 1:3] = 0.48  # B or Y: unclear
+    gridless = np.array([[False, True, False, False, False]])
+    occluded = np.array([[False, False, False, False, True]])
+    floor = _evidence_floor(prob, labels, occluded, gridless)
+    assert floor.tolist() == [[1.0, 0.5, 0.5, 0.5, 0.0]]
 
 
 @pytest.mark.parametrize("setup", [Setup(), Setup(fixed_corners=True)], ids=["any_corner", "fixed_corners"])

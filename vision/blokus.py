@@ -151,6 +151,12 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     ``profile``: the table's colour profile (``calibration.colours``), used as the colour
     classes' prior; without it the classes start from the nominal palette.
     """
+    return _read_cells(frame, pose, profile)[0]
+
+
+def _read_cells(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None") -> tuple[BoardReading, np.ndarray]:
+    """:func:`read_with_pose`'s reading, and the cells where no grid shows (under a hand, a cup
+    or a glare spot), which the rules weigh apart (:func:`_evidence_floor`)."""
     start = time.perf_counter()
     frame = as_bgr(frame)
     pose = _fit_to(frame, pose)
@@ -167,7 +173,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     colours = _glare_chroma(window, colours, occluded, lost)
     # blown-out cells and those touching them: where a piece's colour may be glare-thinned
     covered = _covered(occluded, hidden & ~with_neighbours(hidden & blown), borders, colours)
-    return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start)
+    return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start), hidden
 
 
 def _covered(occluded: np.ndarray, away: np.ndarray, borders: np.ndarray, colours: CellColours) -> np.ndarray:
@@ -509,9 +515,9 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     pose = _calibrated_pose(calibration)
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
-    reading = read_with_pose(image, pose, profile)
+    reading, gridless = _read_cells(image, pose, profile)
     rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence,
-                        occluded=reading.occluded)
+                        occluded=reading.occluded, gridless=gridless)
     reading.board, reading.confidence, reading.flags = rules.board, rules.confidence, rules.flags
     reading.changed_by_rules, reading.confirmed_by_rules = rules.changed, rules.confirmed
     reading.uncertain = uncertain_cells(rules.confidence)
@@ -539,7 +545,8 @@ def _badness(flags) -> int:
 
 
 def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
-                budget_s: float = RULES_BUDGET_S, occluded: np.ndarray | None = None) -> RulesOutcome:
+                budget_s: float = RULES_BUDGET_S, occluded: np.ndarray | None = None,
+                gridless: np.ndarray | None = None) -> RulesOutcome:
     """Re-examine a reading against the rules, at its least confident cells.
 
     1. *Fix*: conflict by conflict, try other labels for the cells of the conflict and its
@@ -556,17 +563,16 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     4. *Doubt*: the cells of a piece still in conflict are reported uncertain, however clear
        their colour (:func:`_contested`).
     Bounded in CPU time (a photo drowned in glare has more conflicts than are worth searching).
-    A doubtful cell's colour keeps some weight in the costs: glare lowers the confidence, not
-    the direction the few usable pixels point in (a cell without any has a flat ``prob``);
-    except under an occluder (``occluded``), whose colour is a sleeve's or a mug's.
+    A doubtful cell's colour keeps some weight in the costs (:func:`_evidence_floor`), except
+    under an occluder (``occluded``), whose colour is a sleeve's or a mug's; ``gridless``: the
+    cells where no grid shows, whose clear piece colour may be one too.
     """
     deadline = time.thread_time() + budget_s
     rows = list(board)
     conf = conf.copy()
     flags = decompose(rows).flags
     changed: list[tuple[int, int]] = []
-    floor = DOUBTFUL_EVIDENCE if occluded is None else np.where(occluded, 0.0, DOUBTFUL_EVIDENCE)
-    weight = np.maximum(conf, floor)[..., None]
+    weight = np.maximum(conf, _evidence_floor(prob, labels, occluded, gridless))[..., None]
     smooth = weight * prob + (1.0 - weight) / len(labels)
     tried: set[tuple] = set()
     while flags and time.thread_time() < deadline:
@@ -598,6 +604,28 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     for r, c in contested:
         conf[r, c] = min(conf[r, c], CONTESTED)
     return RulesOutcome(rows, conf, list(flags), changed, confirmed)
+
+
+def _evidence_floor(prob: np.ndarray, labels: tuple[str, ...], occluded: np.ndarray | None,
+                    gridless: np.ndarray | None) -> np.ndarray:
+    """(rows x cols) the least weight the rules give a cell's colour, however doubtful its reading.
+
+    Glare lowers a cell's confidence, not the direction its few usable pixels point in (a cell
+    without any has a flat ``prob``), so a doubtful colour keeps half its weight. A *piece*
+    colour read clearly (``CONFIRM_PROB``) where the grid shows keeps all of it: glare adds
+    white, which never makes a plastic's chroma, and the things that lend one (a sleeve, a
+    mug) hide the grid (``gridless``). Weighed at half, such a cell cost the fixes only a
+    sixth to relabel, and they took it whenever that cleared a conflict that cells hidden
+    beside it had caused. Not an empty favourite: whatever has no colour reads as the
+    board's grey (a white mug, a blinded cell). Under an occluder (``occluded``) the colour
+    is the occluder's and weighs nothing.
+    """
+    floor = np.full(prob.shape[:2], DOUBTFUL_EVIDENCE)
+    clear = (prob.max(-1) >= CONFIRM_PROB) & (prob.argmax(-1) != labels.index(EMPTY))
+    floor[clear if gridless is None else clear & ~gridless] = 1.0
+    if occluded is not None:
+        floor[occluded] = 0.0
+    return floor
 
 
 def _contested(rows: list[str], flags, doubtful: np.ndarray) -> set[tuple[int, int]]:
