@@ -477,6 +477,43 @@ def test_a_piece_of_its_own_is_weighed_where_the_rules_leave_it(seed: int, condi
     assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
 
 
+def test_the_rules_leave_two_copies_of_a_clear_piece_to_the_clear_pieces() -> None:
+    # Two surely clear straight trihexes (one of each piece, M4: one copy is misread), an empty
+    # cell between them the photo reads empty at 19:1, and beside the second copy a cell in doubt
+    # that would make it a tetrahex. The rules' greedy fix, looking round one copy at a time, read
+    # the gap clear (one heptahex instead of two trihexes: "fewer" regions no piece, as in the
+    # seed-5 `perspective` #3 photo), then yellow and the doubtful cell clear (a yellow monohex
+    # between a trihex and a tetrahex), against the photo's 19:1 for empty. A doubt between clear
+    # and empty is the clear pieces' to weigh: the rules leave those cells as read and put both
+    # copies in doubt.
+    first, second, gap, beside = [(0, 0), (0, 1), (0, 2)], [(2, -1), (2, 0), (2, 1)], (1, 0), (2, 2)
+    labels, conf, post, ok = doubts(first + second, [beside], p_clear=0.45)
+    conf[NAME[gap]], post[NAME[gap], 0], post[NAME[gap], -1] = 0.6, 0.95, 0.05
+    read = list(labels)
+    labels, changed, flags = reader._apply_rules(labels, post, conf, ok)
+    assert labels == read and changed == []
+    assert len(flags) == 2 and all(min(conf[NAME[c]] for c in copy) < 0.5 for copy in (first, second))
+
+
+@pytest.mark.parametrize("seed, condition, i, cells_, exact", [
+    # two clear trihexes, joined by the rules' fix through an empty cell and then emptied
+    (5, "perspective", 3, ("-2,10", "-2,11", "0,10"), True),
+    # lone clear monohexes and dihexes in doubt, repeats each "fixed" by emptying its cell
+    (2, "shadow", 3, ("0,9", "1,10", "2,-3", "2,5", "2,7", "5,6"), False),
+])
+def test_clear_cells_the_rules_fix_emptied_are_read_by_the_clear_pieces(seed: int, condition: str, i: int,
+                                                                         cells_: tuple[str, ...], exact: bool) -> None:
+    # The bench's photos: clear regions that were no piece (a piece twice) had their clear cells
+    # relabelled one region at a time by the rules' greedy fix, against odds of up to 300:1,
+    # before the clear pieces could weigh them. Left to the clear pieces, the named cells are read
+    # right (perspective #3: the whole board).
+    image, truth = bench_photo(seed, condition, i)
+    reading = read_gemblo(image)
+    assert all(reading.cells.get(c, ".") == truth.labels[c] for c in cells_)
+    if exact:
+        assert all(reading.cells.get(c, ".") == lab for c, lab in truth.labels.items())
+
+
 @pytest.mark.parametrize("seed, condition, i, cell", [
     (2, "clean", 4, "3,9"),  # over the "4" start's double hexagon and digit
     (2, "wood_table", 2, "5,5"),  # over the "3" start and a flower

@@ -34,7 +34,8 @@ whose lattice cannot be seen in a photo largely white, is refused as over-expose
 
 Rules prior: one colour's edge-connected region is one piece (M4), and each colour has one
 of each piece, so a region that is not one of the 18 shapes, or repeats a piece, is
-re-examined at its least confident cells (their second-best labels); what cannot be
+re-examined at its least confident cells (their second-best labels; a clear region not at the
+cells whose only doubt is clear or empty, which the clear pieces weigh below); what cannot be
 explained is flagged and its weakest cells (all of a region larger than any piece) reported
 uncertain. An empty-looking cell that would complete a clear region into a piece needs
 plainer evidence to be called empty. Then the doubts between clear and empty are weighed
@@ -724,8 +725,18 @@ def _bad(labels: list[str]) -> list[list[int]]:
     return [reg for reg, piece in named if piece is None or seen[labels[reg[0]], piece] > 1]
 
 
-def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray) -> tuple[list[str], list[int], list[str]]:
-    """Fix regions that are not pieces by relabelling their least confident cells."""
+def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
+                 clear_only: np.ndarray) -> tuple[list[str], list[int], list[str]]:
+    """Fix regions that are not pieces by relabelling their least confident cells.
+
+    The fix is greedy: near one region at a time, the cheapest one or two relabellings that
+    leave fewer regions no piece. A clear region is not fixed by relabelling the ``clear_only``
+    cells (those whose only doubt is clear or empty) near it: that doubt is the clear pieces'
+    (:func:`_clear_pieces` weighs every labelling of a group against the set), and the greedy fix
+    knows only the one region. For two copies of a clear piece (one of each, M4) it joined them
+    into one larger non-piece (one bad region instead of two) or emptied the photo's plainest
+    clear cell, where the right fix lay beside the other copy. Such a region is put in doubt as
+    any other (the flags below), its labels left as read."""
     deadline = time.thread_time() + RULES_BUDGET_S
     changed: list[int] = []
     bad = _bad(labels)
@@ -737,6 +748,8 @@ def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray) -> tuple
         for i in region:
             q, r = cells()[i]
             near |= {index[n] for dq, dr in NEIGHBOURS if (n := (q + dq, r + dr)) in index}
+        if labels[region[0]] == "C":
+            near -= set(np.flatnonzero(clear_only))
         options = []
         for i in near:
             for j in np.argsort(-post[i])[1:3]:
@@ -1223,7 +1236,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
         # weighed, and it stays in doubt. Deciding it (and completing its piece from it) gained
         # no board on the bench, and the photo only suggests a six-colour game, never proves one.
         start = _clear_start(labels, conf, in_photo & ~hidden, ok)
-        labels, more, flags = _apply_rules(labels, post, conf)
+        labels, more, flags = _apply_rules(labels, post, conf, ok)
         changed += more
     relabelled = np.zeros(len(labels), bool)
     relabelled[changed] = True
