@@ -225,23 +225,25 @@ def _measured_unblurred(red: np.ndarray, read: list, doubtful: frozenset[Pos], s
     for k, (pos, Ht, stack, uncertain, polygon, _) in enumerate(read):
         if polygon is None and pos in doubtful:
             continue
-        again = _token_polygon(sharp, Ht, stack.outline, shapes)
+        again = _token_polygon(sharp, Ht, stack.outline, shapes, blurred=True)
         if again[0] is not None:
             read[k] = (pos, Ht, stack, uncertain, *again)
 
 
-def _token_polygon(red: np.ndarray, H: np.ndarray, hide: np.ndarray | None, shapes: Mapping[str, Shape]
-                   ) -> tuple[PolygonFit | None, ShapeMatch | None]:
+def _token_polygon(red: np.ndarray, H: np.ndarray, hide: np.ndarray | None, shapes: Mapping[str, Shape],
+                   blurred: bool = False) -> tuple[PolygonFit | None, ShapeMatch | None]:
     """One token's polygon measured on the photo's red channel (``H``: token mm -> photo px;
     ``hide``: a stack's outline) and its nearest catalogue shape; a polygon like no shape is
-    tried again with its shortest side dropped (a corner gained, always in doubt)."""
+    tried again with its shortest side dropped (a corner gained, always in doubt).
+    ``blurred``: the photo was measured heavily blurred (``red`` then has the blur undone,
+    which leaves the strokes narrower but their neighbours' ink still near the corners)."""
     half = POLY_RADIUS_MM + 2.0
-    polygon = measure_polygon(warp(red, H, half, PPM), half, (red, H), hide)
+    polygon = measure_polygon(warp(red, H, half, PPM), half, (red, H), hide, blurred)
     if polygon is None:
         return None, None
     match = match_shape(polygon.vertices, shapes, polygon.loose)
     if match.shape == UNKNOWN_SHAPE:
-        regained = shortest_side_dropped(polygon, (red, H), hide)
+        regained = shortest_side_dropped(polygon, (red, H), hide, blurred)
         again = None if regained is None else match_shape(regained.vertices, shapes, regained.loose)
         if again is not None and again.shape != UNKNOWN_SHAPE:
             return regained, again

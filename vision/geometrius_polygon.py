@@ -405,6 +405,12 @@ TICK_FLANK_MM = (0.75, 0.95)  # a tick (1.1 mm each way) still inks this far out
 TICK_WIDER_MM = 0.35  # a profile this much wider than the stroke crosses a tick
 EDGE_CONTRAST = 0.2  # the stroke's core must be this much darker than the card beside it (relative)
 CORNER_NEAR_MM = 2.0  # a profile this near a corner may see the other side's ink in its core
+# ... and this near under blur: a shaking phone's streak and defocus carry the other side's ink
+# 2-3 mm out along a side from a 36-45 degree tip (round 18: a side whose profiles there crossed
+# half way at their own darkened contrast leaned 2-8 degrees). Told by the token's own stroke,
+# which blur widens: printed 0.9 mm, a sharp photo's measures 1.1-1.35 mm at half contrast.
+BLURRED_CORNER_NEAR_MM = 3.0
+BLURRED_WIDTH_MM = 1.45  # above a sharp photo's strokes (p95 1.34 mm), below a blurred one's median (1.59)
 PHOTO_FIT_MOVE_MM = 2.0  # a corner moving farther than this was not refined but lost
 PHOTO_FIT_SETTLED_MM = 0.05  # corners moving less than this leave every profile's clearance as it was
 HIDDEN_STRETCH_MM = 3.0  # a stack hiding this much of the outline may hide a short side and its corners
@@ -519,12 +525,15 @@ def _edges(values: np.ndarray, offs: np.ndarray, sign: int, side: np.ndarray, n:
     return edge, seen & (sign * edge > 0)
 
 
-def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray | None
+def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray | None, blurred: bool = False
                  ) -> tuple[np.ndarray, float] | None:
     """The polygon's corners (token mm, y down) refitted side by side on the photo's red
     channel (``H``: token mm -> photo px), starting from corners ``v``, and the share of the
     edge points on their side's line on the least straight side (a corner merged away
-    bends a side); None when a side cannot be fitted so (the corners found before stand)."""
+    bends a side); None when a side cannot be fitted so (the corners found before stand).
+    Near a corner the edges are found at the side's usual contrast, over
+    BLURRED_CORNER_NEAR_MM when the photo is ``blurred`` or the token's stroke measures
+    wider than BLURRED_WIDTH_MM (blur carries the other side's ink farther along)."""
     n = len(v)
     a, b = v, _next(v)
     lengths = np.linalg.norm(b - a, axis=1)
@@ -563,22 +572,32 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
     x, y = x / z, y / z  # a profile per row
     view_all = ((x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)).all(1)
     prof_all = sample_at(red, np.stack([x, y], axis=-1)).reshape(x.shape)
-    cornered = (t_all < CORNER_NEAR_MM) | (t_all > lengths[side] - CORNER_NEAR_MM)
-    out_all, out_seen = _edges(prof_all, offs, 1, side, n, cornered)
-    in_all, in_seen = _edges(prof_all, offs, -1, side, n, cornered)
     plain_all = view_all & ~_ticks(prof_all, offs, ok[0] & view_all, side, n)
     # The stroke's width: printed the same all round, so the token's where a side shows too
     # little of it away from its middle (where ticks cross it).
     middle = np.abs(t_all - lengths[side] / 2) < lengths[side] / 6
-    both_all = out_seen & in_seen & ok[0] & ok[1] & plain_all & ~middle
-    if both_all.sum() < 8:
-        # Too few profiles clear of everything on both flanks (a star's short sides: marks
-        # inside the tips, the other side outside the reflex corners). The printed width
-        # would not do: blur widens every stroke, and a side seen by its outer edge at one
-        # end and its inner edge at the other would turn by the difference. The sides'
-        # middles count too: a tick there is told by its flanks.
-        both_all = out_seen & in_seen & ok[0] & ok[1] & plain_all
-    token_width = quantile((out_all - in_all)[both_all], 0.5) if both_all.sum() >= 8 else 2 * STROKE_HALF_MM
+    clear = ok[0] & ok[1] & plain_all
+
+    def stroke(reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+        """Each profile's outer and inner edge (and whether seen), half way at the side's
+        usual contrast within ``reach`` of a corner; and the token's stroke width."""
+        cornered = (t_all < reach) | (t_all > lengths[side] - reach)
+        out_e, out_s = _edges(prof_all, offs, 1, side, n, cornered)
+        in_e, in_s = _edges(prof_all, offs, -1, side, n, cornered)
+        both = out_s & in_s & clear & ~middle
+        if both.sum() < 8:
+            # Too few profiles clear of everything on both flanks (a star's short sides: marks
+            # inside the tips, the other side outside the reflex corners). The printed width
+            # would not do: blur widens every stroke, and a side seen by its outer edge at one
+            # end and its inner edge at the other would turn by the difference. The sides'
+            # middles count too: a tick there is told by its flanks.
+            both = out_s & in_s & clear
+        width = quantile((out_e - in_e)[both], 0.5) if both.sum() >= 8 else 2 * STROKE_HALF_MM
+        return out_e, out_s, in_e, in_s, width
+
+    out_all, out_seen, in_all, in_seen, token_width = stroke(BLURRED_CORNER_NEAR_MM if blurred else CORNER_NEAR_MM)
+    if not blurred and token_width > BLURRED_WIDTH_MM:  # a blurred stroke: the other side's ink reaches farther
+        out_all, out_seen, in_all, in_seen, token_width = stroke(BLURRED_CORNER_NEAR_MM)
     lines = []
     straight = 1.0
     for i, ts in enumerate(steps):
@@ -650,11 +669,12 @@ class PolygonFit:
 
 
 def measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, np.ndarray],
-                     hide: np.ndarray | None = None) -> PolygonFit | None:
+                     hide: np.ndarray | None = None, blurred: bool = False) -> PolygonFit | None:
     """The polygon, or None, from the token's top-down view (its red channel, ``half`` mm each
     way) and, for the sides' last fit, ``photo``: the photo's red channel and the token's
     homography; ``hide``: a region (token millimetres, y down) whose ink is not the
-    polygon's (a stack standing there)."""
+    polygon's (a stack standing there); ``blurred``: the photo was measured heavily blurred
+    (``_photo_sides``)."""
     ink = _ink(view_red)
     fit_ink = ink
     if hide is not None:
@@ -671,17 +691,18 @@ def measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, 
     fine = _refine(_InkPoints.of(fit_ink), found)
     if fine is None:
         return None
-    return _photo_fit((fine + 0.5) / PPM - half, photo, hide)
+    return _photo_fit((fine + 0.5) / PPM - half, photo, hide, blurred)
 
 
-def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.ndarray | None) -> PolygonFit:
+def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.ndarray | None,
+               blurred: bool = False) -> PolygonFit:
     """The polygon whose corners ``mm`` (token millimetres, y down) the top-down view gave,
     with its sides fitted again on the photo itself (``_photo_sides``)."""
     # A side the photo shows no straight stroke along (bent at a corner merged away, or
     # spoilt) leaves the polygon in doubt; the corners found so far then stand.
     straight = 0.0
     for _ in range(2):  # the second time with the clear stretches the first fit shows
-        again = _photo_sides(*photo, mm, hide)
+        again = _photo_sides(*photo, mm, hide, blurred)
         if again is None or np.abs(again[0] - mm).max() > PHOTO_FIT_MOVE_MM or \
                 (np.abs(_interior_angles(again[0]) - 180) < STRAIGHT_DEG).any():
             break
@@ -697,7 +718,7 @@ def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.nd
 
 
 def shortest_side_dropped(polygon: PolygonFit, photo: tuple[np.ndarray, np.ndarray],
-                           hide: np.ndarray | None) -> PolygonFit | None:
+                           hide: np.ndarray | None, blurred: bool = False) -> PolygonFit | None:
     """For a polygon like no catalogue shape: the same polygon with its shortest side dropped
     and the lines of the two sides beside it met in one corner, fitted again on the photo; or
     None. A gained corner makes such a short side: a tick's bump on the rough outline (its
@@ -716,7 +737,7 @@ def shortest_side_dropped(polygon: PolygonFit, photo: tuple[np.ndarray, np.ndarr
     merged[i if i + 1 < n else i - 1] = corner
     if len(_interior_angles(merged)) != n - 1:
         return None
-    return replace(_photo_fit(merged, photo, hide), straight=False)
+    return replace(_photo_fit(merged, photo, hide, blurred), straight=False)
 
 
 def _crowded_corners(v: np.ndarray, hide: np.ndarray | None) -> tuple[bool, ...]:
