@@ -15,7 +15,8 @@ import pytest
 from rules.blokus import Setup, decompose, random_game_state
 from vision.blokus import (_evidence_floor, apply_rules, debug_images, locate_board, read_blokus,
                            read_with_pose, verify_pose)
-from vision.blokus_complete import _anchors, _inventory, _Patch, _starts, _turn_order
+from vision.blokus_complete import _ground, _starts, _turn_order
+from vision.completion import Patch, anchors, inventory
 from vision.errors import ReadError
 from vision.image_io import load_image
 from vision.pose import BoardPose
@@ -773,6 +774,7 @@ def test_completion_search_judges_the_pieces_at_a_patch_as_the_rules_do(setup: S
     # only those: a relabelling that unchains pieces further off, or hides a colour's start
     # piece (whose chain it cannot then follow), is left to the board-wide check in complete().
     labels = (".", "B", "Y", "R", "G")
+    ground = _ground()
     starts = _starts(setup)
     verdicts = {True: 0, False: 0}
     for seed in range(8):
@@ -786,14 +788,15 @@ def test_completion_search_judges_the_pieces_at_a_patch_as_the_rules_do(setup: S
                 r0, c0 = int(rng.integers(0, 21 - h)), int(rng.integers(0, 21 - w))
             cells = [(r, c) for r in range(r0, r0 + h) for c in range(c0, c0 + w)]
             rim = {(r + dr, c + dc) for r, c in cells for dr, dc in ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))}
-            grid = [list(row) for row in state]
-            laid = _inventory(grid, rim)
-            for r, c in cells:
-                grid[r][c] = "."
-            anchors = _anchors(grid, starts)
-            started = {colour for colour, at in starts.items() if any(grid[r][c] == colour for r, c in at)}
+            at = [ground.index[cell] for cell in cells]
+            grid = [label for row in state for label in row]  # a label per cell index
+            laid = inventory(ground, grid, {ground.index[cell] for cell in rim if cell in ground.index})
+            for i in at:
+                grid[i] = "."
+            started = {colour for colour, first in starts.items() if any(grid[i] == colour for i in first)}
             turns = _turn_order(state, np.zeros((20, 20), bool), setup)
-            patch = _Patch(grid, cells, [[(label, 0.0) for label in labels]] * len(cells), laid, anchors, starts, turns)
+            patch = Patch(ground, grid, at, [[(label, 0.0) for label in labels]] * len(cells), laid,
+                          anchors(ground, grid, starts), starts, turns)
             for n in range(10):
                 truth = [state[r][c] for r, c in cells]
                 labelling = truth if n == 0 else [str(x) for x in rng.choice(labels, len(cells))]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rules.gemblo import decompose
 from vision.gemblo import LABELS, read_gemblo
-from vision.gemblo_complete import complete_hidden
+from vision.completion import complete, patches
+from vision.gemblo_complete import complete_hidden, hex_ground
 from vision.hexgrid import cells, key
 from vision.reading import UNCERTAIN_BELOW
 
@@ -48,13 +50,17 @@ def test_a_piece_cut_short_by_a_hidden_cell_is_completed_and_stays_in_doubt() ->
 
 def test_where_the_rules_allow_two_completions_the_board_wins_the_tie() -> None:
     # P11 cut to its first three cells, (0,0) (0,1) (0,2): the straight trihex is a piece, and so
-    # is P11 again with the two hidden cells red. Nothing in the photo tells them apart: the
-    # hidden cells are guessed empty, in doubt.
-    state = dict.fromkeys(P11, "R")
-    labels, conf, post, hidden, walls = reading(state, P11[3:])
-    complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
+    # is P11 again with the two hidden cells red. The hidden cells read as a sleeve's blue, a
+    # blue domino chained to none of blue's pieces (its monohex on a far corner): no evidence.
+    # Nothing in the photo tells the two completions apart: the hidden cells are guessed
+    # empty, in doubt.
+    state = dict.fromkeys(P11, "R") | {(7, 7): "B"}
+    assert decompose({key(c): v for c, v in state.items()}).flags == ()
+    labels, conf, post, hidden, walls = reading(state, P11[3:], "B")
+    changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
     assert [labels[INDEX[c]] for c in P11] == ["R", "R", "R", ".", "."]
-    assert (conf[[INDEX[c] for c in P11[3:]]] < UNCERTAIN_BELOW).all()
+    assert sorted(changed) == sorted(INDEX[c] for c in P11[3:])
+    assert (conf[changed] < UNCERTAIN_BELOW).all()
 
 
 def test_an_occluder_s_colour_that_makes_no_piece_is_no_evidence() -> None:
@@ -67,6 +73,79 @@ def test_an_occluder_s_colour_that_makes_no_piece_is_no_evidence() -> None:
     assert labels == [state.get(c, ".") for c in cells()]
     assert sorted(changed) == sorted(INDEX[c] for c in mug)
     assert (conf[changed] < UNCERTAIN_BELOW).all()
+
+
+# A purple mug over six empty cells, and (6,7) at its rim: walls half seen, read purple, in doubt.
+MUG = [(5, 7), (5, 8), (4, 7), (4, 8), (3, 8), (3, 9)]
+RIM = (6, 7)
+
+
+def mug_reading(state: dict[tuple[int, int], str]):
+    labels, conf, post, hidden, walls = reading(state, MUG, "P")
+    i = INDEX[RIM]
+    labels[i], conf[i], post[i], walls[i] = "P", 0.3, np.eye(len(LABELS))[LABELS.index("P")], 0.5
+    return labels, conf, post, hidden, walls
+
+
+def test_the_occluder_s_rim_in_its_colour_is_no_evidence_either() -> None:
+    # The mug's side, where the walls partly show, reads purple as its top does: one region of
+    # seven cells, no piece. The rim's purple is the mug's too: empty, in doubt.
+    labels, conf, post, hidden, walls = mug_reading({})
+    changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
+    assert labels == ["."] * len(labels)
+    assert sorted(changed) == sorted(INDEX[c] for c in [*MUG, RIM])
+    assert (conf[changed] < UNCERTAIN_BELOW).all()
+
+
+def test_a_rim_cell_continuing_a_piece_read_surely_keeps_its_colour() -> None:
+    # Purple's monohex read surely on the corner (7,7), beside the rim cell: there the purple
+    # may be the piece's own (a domino the mug half covers), so the rim keeps its reading; the
+    # mug's cells still carry none.
+    state = {(7, 7): "P"}
+    labels, conf, post, hidden, walls = mug_reading(state)
+    complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
+    assert labels == [{**state, RIM: "P"}.get(c, ".") for c in cells()]
+
+
+@pytest.mark.parametrize("blank", ["outside_the_photo", "like_no_class"])
+def test_a_cell_the_photo_says_nothing_of_is_completed_from_the_rules(blank: str) -> None:
+    # P11's last cell, its walls in sight and read blue in doubt, but outside the photo's frame
+    # (a colour the reader made up at the edge), or like no class at all (a die on the board):
+    # no evidence. The four red cells in sight are no piece, and only red there makes them one.
+    state = dict.fromkeys(P11, "R")
+    labels, conf, post, hidden, walls = reading(state, [])
+    in_photo = np.ones(len(labels), bool)
+    i = INDEX[P11[-1]]
+    labels[i], conf[i] = "B", 0.3
+    if blank == "outside_the_photo":
+        in_photo[i] = False
+        post[i] = np.eye(len(LABELS))[LABELS.index("B")]
+    else:
+        post[i] = (1.0 + 0.3 * np.eye(len(LABELS))[LABELS.index("B")]) / (len(LABELS) + 0.3)
+    changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, in_photo)
+    assert labels == [state.get(c, ".") for c in cells()]
+    assert changed == [i] and conf[i] < UNCERTAIN_BELOW
+
+
+def test_patches_vying_for_one_piece_are_completed_in_index_order() -> None:
+    # Two hidden cells each bridged to red's P11, neither beside red, the photo finding red 4x
+    # likelier than empty at both: either alone is red's monohex, not both (M2). The
+    # completion takes its patches one by one in index order, each on the board the ones
+    # before it left: the first takes the monohex, the second is left empty. Pinned, since
+    # the order is part of the reading.
+    ground = hex_ground()
+    first, second = ground.index[(-8, -3)], ground.index[(-3, -8)]
+    assert first < second and not {first, second} & {n for c in P11 for n in ground.edges[ground.index[c]]}
+    labels, conf, post, hidden, walls = reading(dict.fromkeys(P11, "R"), [])
+    smooth = post.copy()
+    one = np.eye(len(LABELS))
+    smooth[[first, second]] = 0.2 * one[LABELS.index(".")] + 0.8 * one[LABELS.index("R")]
+    doubtful = np.zeros(len(labels), bool)
+    doubtful[[first, second]] = True
+    assert patches(ground, doubtful) == [[first], [second]]
+    grid, changed = complete(ground, labels, LABELS, smooth, doubtful, np.zeros(len(labels), bool),
+                             lambda board: 0, {"R": [ground.index[P11[0]]]}, lambda counts: 0.0)
+    assert changed == [first] and grid[first] == "R" and grid[second] == "."
 
 
 def test_cells_under_a_cup_are_guessed_from_the_board_not_the_cup_s_colour() -> None:

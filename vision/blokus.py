@@ -46,6 +46,7 @@ from rules.blokus import EMPTY, SIZE, board, decompose, pieces
 
 from .blokus_complete import complete
 from .colour import CellColours, Palette, classify
+from .completion import DOUBTFUL_EVIDENCE, weighed
 from .grid import cell_borders, find_grid, quick_contrast
 from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
@@ -67,10 +68,8 @@ SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
 RULES_BUDGET_S = 0.12  # CPU time of the reading thread the rules prior may spend re-examining a
 # reading (not wall clock, nor the process's CPU: a reading must not depend on what else runs)
-COMPLETE_BUDGET_S = 0.1  # CPU time the completion of doubtful patches may spend (on top of the fixes)
 CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
 GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
-DOUBTFUL_EVIDENCE = 0.5  # weight of an uncertain cell's colour when the rules relabel cells
 BLOWN = 0.96  # all channels this bright (0-1): the sensor is clipped by glare
 BLOWN_SHARE = 0.2  # a cell whose middle has lost this much of its colour is blown out
 SHEEN = 1.5  # a dullest channel this many times the board grey's: added light (glare)
@@ -572,8 +571,7 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     conf = conf.copy()
     flags = decompose(rows).flags
     changed: list[tuple[int, int]] = []
-    weight = np.maximum(conf, _evidence_floor(prob, labels, occluded, gridless))[..., None]
-    smooth = weight * prob + (1.0 - weight) / len(labels)
+    smooth = weighed(prob, np.maximum(conf, _evidence_floor(prob, labels, occluded, gridless)))
     tried: set[tuple] = set()
     while flags and time.thread_time() < deadline:
         todo = [f for f in flags if (f.code, tuple(f.cells)) not in tried]
@@ -674,7 +672,7 @@ def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarra
     for flag in flags:
         for r, c in flag.cells:
             conflicted[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = True
-    trial, filled = complete(rows, labels, smooth, doubtful, conflicted, COMPLETE_BUDGET_S,
+    trial, filled = complete(rows, labels, smooth, doubtful, conflicted,
                              lambda board: _badness(decompose(board).flags))
     return (trial, decompose(trial).flags, filled) if filled else (rows, flags, [])
 

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from rules.blokus import EMPTY, SIZE, Setup, board, decompose, pieces, rules
+from rules.board import bits
 from rules.placement import has_legal_placement
 
 from . import completion
@@ -35,68 +36,32 @@ def _ground() -> Ground:
     return Ground.of(board(), pieces(), EMPTY)
 
 
-def _starts(setup: Setup) -> dict[str, frozenset[tuple[int, int]]]:
-    """Per colour, the cells its chain starts from, as the rules of ``setup`` set them (any
-    board corner, or the colour's own one)."""
-    squares = board()
-    return {colour: frozenset(squares.cells_of(mask)) for colour, mask in rules(setup).starts.items()}
-
-
-def _flat(grid) -> list[str]:
-    """Rows of labels -> a label per cell index (Blokus's cells are numbered row by row)."""
-    return [label for row in grid for label in row]
-
-
-def _indices(cells) -> list[int]:
-    index = _ground().index
-    return [index[tuple(cell)] for cell in cells]
-
-
-def _inventory(grid: list[list[str]], skip: set[tuple[int, int]]) -> dict[str, list[str | None]]:
-    """Per colour, the pieces of its regions clear of ``skip`` (:func:`completion.inventory`)."""
-    return completion.inventory(_ground(), _flat(grid), set(_indices(skip & set(_ground().index))))
-
-
-def _anchors(grid: list[list[str]], starts: dict[str, frozenset[tuple[int, int]]]) -> dict[tuple[int, int], str]:
-    """Cells whose colour reaches one of its start corners corner to corner without the patch
-    (:func:`completion.anchors`)."""
-    ground = _ground()
-    found = completion.anchors(ground, _flat(grid), {colour: _indices(at) for colour, at in starts.items()})
-    return {ground.cells[i]: colour for i, colour in found.items()}
-
-
-class _Patch(completion.Patch):
-    """:class:`completion.Patch` on a Blokus grid (rows of labels, cells as (row, col)), its
-    turn order (``turns``: :func:`_turn_order`) weighed at TURN_COST a piece."""
-
-    def __init__(self, grid, cells, options, laid, anchors, starts, turns):
-        index = _ground().index
-        super().__init__(_ground(), _flat(grid), _indices(cells), options, laid,
-                         {index[cell]: colour for cell, colour in anchors.items()},
-                         {colour: _indices(at) for colour, at in starts.items()},
-                         lambda counts: TURN_COST * turns(counts))
+def _starts(setup: Setup) -> dict[str, tuple[int, ...]]:
+    """Per colour, the cells (indices) its chain starts from, as the rules of ``setup`` set
+    them (any board corner, or the colour's own one)."""
+    return {colour: tuple(bits(mask)) for colour, mask in rules(setup).starts.items()}
 
 
 def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
-             conflicted: np.ndarray, budget_s: float, badness: Callable[[list[str]], int],
+             conflicted: np.ndarray, badness: Callable[[list[str]], int],
              setup: Setup = Setup()) -> tuple[list[str], list[tuple[int, int]]]:
     """Relabel each patch of ``doubtful`` cells with its likeliest legal labelling
     (:func:`completion.complete`). ``rows``: the board, a string per row; ``smooth``: (rows x
     cols x labels) the colour evidence as the rules weigh it; ``conflicted``: cells of the
     board's conflicts and next to them. Returns the new rows and the cells that changed.
     ``setup``: the table's rules (which corners each colour starts from)."""
-    ground = _ground()
+    ground = _ground()  # its cells numbered row by row
     turns = _turn_order(rows, doubtful, setup)  # the first one builds the rules' placement table
-    starts = {colour: _indices(at) for colour, at in _starts(setup).items()}
     to_rows = lambda flat: ["".join(flat[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE)]  # noqa: E731
     grid, changed = completion.complete(
-        ground, _flat(rows), labels, smooth.reshape(SIZE * SIZE, -1), doubtful.ravel(), conflicted.ravel(),
-        budget_s, lambda flat: badness(to_rows(flat)), starts, lambda counts: TURN_COST * turns(counts))
+        ground, list("".join(rows)), labels, smooth.reshape(SIZE * SIZE, -1), doubtful.ravel(), conflicted.ravel(),
+        lambda flat: badness(to_rows(flat)), _starts(setup), turns)
     return to_rows(grid), [ground.cells[i] for i in changed]
 
 
-def _turn_order(rows: list[str], doubtful: np.ndarray, setup: Setup) -> Callable[[dict[str, int]], int]:
-    """Pieces per colour -> how many pieces they stray from what the turn order allows (B7).
+def _turn_order(rows: list[str], doubtful: np.ndarray, setup: Setup) -> completion.Turns:
+    """Pieces per colour -> their prior cost: TURN_COST for each piece they stray from what the
+    turn order allows (B7).
 
     Colours lay one piece each in turn, and one passes only when it has no legal placement
     left, which it never regains (the board only fills). So a colour that can still move
@@ -116,7 +81,7 @@ def _turn_order(rows: list[str], doubtful: np.ndarray, setup: Setup) -> Callable
     order = placement_rules.rotation
     moving = [colour for colour in order if has_legal_placement(placement_rules, blocked, colour)]
 
-    def stray(counts: dict[str, int]) -> int:
+    def stray(counts: dict[str, int]) -> float:
         total = 0
         for i, first in enumerate(order):
             for second in order[i + 1:]:
@@ -125,5 +90,5 @@ def _turn_order(rows: list[str], doubtful: np.ndarray, setup: Setup) -> Callable
                     total += max(0, b - a)
                 if second in moving:  # the first has at most one more than the second
                     total += max(0, a - b - 1)
-        return total
+        return TURN_COST * total
     return stray

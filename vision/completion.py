@@ -23,17 +23,17 @@ never a reading.
 
 The search walks the patch's cells depth first, cheapest label first, and drops a labelling
 as soon as a region it closes is not a piece (or one its colour has laid) or grows past the
-largest piece; a node budget bounds a photo half under a hand.
+largest piece; a node budget bounds a photo half under a hand. The budget counts search
+nodes, not seconds: a reading must not depend on the machine's speed or load.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from rules.board import Board, bits
+from rules.board import Board
 from rules.lattice import Cell
 from rules.pieces import PieceSet
 
@@ -43,8 +43,19 @@ CONFLICT_COST = float(np.log(20.0))  # ... 20x less likely, at cells the rules a
 HIDDEN_PIECE_CELL = 0.05  # prior cost of a doubtful cell being part of a piece: ties go to the board
 UNSEEN_PIECE = 1.0  # prior cost (log odds) of a piece lying wholly in the doubtful patch
 NODE_BUDGET = 4000  # search nodes per patch (some 40 ms)
+PHOTO_NODES = 8000  # search nodes per photo, all its patches together (Blokus some 0.06 s, Gemblo 0.15 s)
+DOUBTFUL_EVIDENCE = 0.5  # least weight a doubtful cell's colour keeps in the rules' costs (glare lowers a
+# cell's confidence, not the direction its few usable pixels point in)
 
 Turns = Callable[[dict[str, int]], float]  # pieces per colour -> prior cost (log odds) of those counts
+
+
+def weighed(prob: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The colour evidence ``prob`` (... x classes) as the rules weigh it: drawn towards a flat
+    guess as far as its cell's ``weight`` (...) falls short of 1, so a reading counts as far
+    as it is trusted."""
+    weight = weight[..., None]
+    return weight * prob + (1.0 - weight) / prob.shape[-1]
 
 
 @dataclass(frozen=True)
@@ -63,7 +74,10 @@ class Ground:
 
     @classmethod
     def of(cls, board: Board, pieces: PieceSet, empty: str) -> "Ground":
-        edges = tuple(tuple(bits(m)) for m in board.edge)
+        """The search's board; each cell's neighbours in the lattice's order (a reader that
+        walks them, Gemblo's clear logic, sees its own graph)."""
+        index = board.index
+        edges = tuple(tuple(index[n] for n in board.lattice.edge(c) if n in index) for c in board.cells)
         touch = tuple(e + tuple(t.cell for t in contacts) for e, contacts in zip(edges, board.contact))
         return cls(board.cells, board.index, edges, touch, pieces, max(p.size for p in pieces.pieces), empty)
 
@@ -71,29 +85,27 @@ class Ground:
         """The piece a one-colour region is, or None."""
         return self.pieces.identify(self.cells[i] for i in region)
 
-    def region(self, labels: list[str], start: int, limit: int | None = None) -> set[int]:
-        """The edge-connected cells of ``start``'s label, cut off past ``limit`` cells (default:
-        the largest piece's; a bigger region is illegal whatever it is). The search's own flood
-        fill: it runs at every node on the labels being searched, and stops early."""
-        colour, limit = labels[start], self.largest if limit is None else limit
+    def flood(self, labels: list[str], start: int, links: tuple[tuple[int, ...], ...],
+              limit: int | None = None) -> set[int]:
+        """The cells of ``start``'s label reached from it step by step along ``links`` (each
+        cell's :attr:`edges` or :attr:`touch`), cut off once past ``limit`` cells."""
+        colour, limit = labels[start], len(labels) if limit is None else limit
         seen, todo = {start}, [start]
         while todo and len(seen) <= limit:
-            for n in self.edges[todo.pop()]:
+            for n in links[todo.pop()]:
                 if n not in seen and labels[n] == colour:
                     seen.add(n)
                     todo.append(n)
         return seen
 
+    def region(self, labels: list[str], start: int) -> set[int]:
+        """The edge-connected cells of ``start``'s label, cut off past the largest piece's size
+        (a bigger region is illegal whatever it is): the search runs it at every node."""
+        return self.flood(labels, start, self.edges, self.largest)
+
     def chain(self, labels: list[str], start: int) -> set[int]:
-        """The cells of ``start``'s colour that touch it, edge or corner, step by step."""
-        colour = labels[start]
-        seen, todo = {start}, [start]
-        while todo:
-            for n in self.touch[todo.pop()]:
-                if n not in seen and labels[n] == colour:
-                    seen.add(n)
-                    todo.append(n)
-        return seen
+        """The cells of ``start``'s colour that touch it, edge or corner (or bridge), step by step."""
+        return self.flood(labels, start, self.touch)
 
 
 def inventory(ground: Ground, labels: list[str], skip: set[int]) -> dict[str, list[str | None]]:
@@ -104,12 +116,7 @@ def inventory(ground: Ground, labels: list[str], skip: set[int]) -> dict[str, li
     for i, colour in enumerate(labels):
         if colour == ground.empty or i in seen:
             continue
-        region, todo = {i}, [i]
-        while todo:
-            for n in ground.edges[todo.pop()]:
-                if n not in region and labels[n] == colour:
-                    region.add(n)
-                    todo.append(n)
+        region = ground.flood(labels, i, ground.edges)
         seen |= region
         if skip.isdisjoint(region):
             laid.setdefault(colour, []).append(ground.piece(region))
@@ -139,10 +146,11 @@ class Patch:
     ``labels``: the board's labels by cell index, the patch's cells empty; ``options``: per
     patch cell, (label, cost) cheapest first; ``laid``: per colour, the pieces it shows away
     from the patch (:func:`inventory`); ``anchors``: the cells chained to a start without the
-    patch (:func:`anchors`); ``starts``: per colour, the cells its chain may start from."""
+    patch (:func:`anchors`); ``starts``: per colour, the cells its chain may start from;
+    ``budget``: the search nodes it may spend."""
 
     def __init__(self, ground: Ground, labels: list[str], cells: list[int], options, laid, anchors,
-                 starts: Mapping[str, Iterable[int]], turns: Turns):
+                 starts: Mapping[str, Iterable[int]], turns: Turns, budget: int = NODE_BUDGET):
         self.ground, self.labels, self.cells, self.options, self.laid, self.turns = \
             ground, labels, cells, options, laid, turns
         self.roots: dict[str, set[int]] = {colour: set(at) for colour, at in starts.items()}
@@ -150,7 +158,7 @@ class Patch:
             self.roots.setdefault(colour, set()).add(cell)
         self.open = set(cells)  # patch cells not labelled yet
         self.inside = set(cells)
-        self.nodes = 0
+        self.nodes, self.budget = 0, budget
         self.best: tuple[float, list[str]] | None = None
 
     def run(self) -> tuple[float, list[str]] | None:
@@ -159,7 +167,7 @@ class Patch:
 
     def _walk(self, k: int, cost: float, chosen: list[str]) -> None:
         self.nodes += 1
-        if self.nodes > NODE_BUDGET or (self.best is not None and cost >= self.best[0]):
+        if self.nodes > self.budget or (self.best is not None and cost >= self.best[0]):
             return
         if k == len(self.cells):
             total = self._finish(cost)
@@ -253,7 +261,8 @@ class Patch:
 
 def patches(ground: Ground, free: np.ndarray) -> list[list[int]]:
     """The ``free`` cells in patches that touch (edge or corner), each in index order, the
-    patches in the order of their first cell."""
+    patches in the index order of their first cell (Blokus: row by row): the order
+    :func:`complete` takes them in."""
     seen = np.zeros(len(free), bool)
     out = []
     for start in np.flatnonzero(free):
@@ -271,21 +280,28 @@ def patches(ground: Ground, free: np.ndarray) -> list[list[int]]:
     return out
 
 
-def complete(ground: Ground, board: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
-             conflicted: np.ndarray, budget_s: float, badness: Callable[[list[str]], int],
-             starts: Mapping[str, Iterable[int]], turns: Turns) -> tuple[list[str], list[int]]:
+def complete(ground: Ground, board: list[str], classes: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
+             conflicted: np.ndarray, badness: Callable[[list[str]], int], starts: Mapping[str, Iterable[int]],
+             turns: Turns) -> tuple[list[str], list[int]]:
     """Relabel each patch of ``doubtful`` cells with its likeliest legal labelling.
 
-    ``board``: a label per cell index; ``smooth``: (cells x labels) the colour evidence as the
-    rules weigh it (a covered cell's is flat). ``conflicted``: cells of the board's conflicts
+    ``board``: a label per cell index; ``smooth``: (cells x ``classes``) the colour evidence as
+    the rules weigh it (a covered cell's is flat). ``conflicted``: cells of the board's conflicts
     and next to them, where less likely labels are tried too. Returns the new labels and the
     cells that changed. A patch whose current labelling is already the likeliest legal one, or
     that has none, is left as it is; so is one whose new labelling makes the board's conflicts
-    (``badness``) grow: the search sees only the pieces at the patch. ``budget_s``: CPU time
-    the search may spend; ``starts``: per colour, the cells its chain may start from.
+    (``badness``) grow: the search sees only the pieces at the patch. ``starts``: per colour,
+    the cells its chain may start from. The patches share PHOTO_NODES search nodes, each at
+    most NODE_BUDGET; once they are spent, the patches left keep their reading.
+
+    The patches are taken one by one in :func:`patches`' order, and each sees the board as the
+    ones before it left it (the pieces laid, the anchors, the conflicts): where two patches
+    vie for one piece of a colour, the first in index order takes it. Searching every patch
+    against the board as read instead would let both take it, and the second would then be
+    undone by ``badness``; searching all at once is a search over the whole photo.
     """
     grid = list(board)
-    deadline = time.thread_time() + budget_s
+    left = PHOTO_NODES
     changed: list[int] = []
     bad = None
     cost = -np.log(np.maximum(smooth, 1e-300))
@@ -294,11 +310,11 @@ def complete(ground: Ground, board: list[str], labels: tuple[str, ...], smooth: 
     # read: not searched, unless the rules say the board is wrong there (``conflicted``); one
     # the fixes relabelled against its evidence is searched with both
     reach = np.where(conflicted, CONFLICT_COST, OPTION_COST)[..., None]
-    held = np.array([labels.index(label) for label in grid])
-    tried = (cost <= reach) | (np.arange(len(labels)) == held[..., None])  # its current label too
+    held = np.array([classes.index(label) for label in grid])
+    tried = (cost <= reach) | (np.arange(len(classes)) == held[..., None])  # its current label too
     free = doubtful & (tried.sum(-1) > 1)
     for cells in patches(ground, free):
-        if time.thread_time() > deadline:
+        if left <= 0:
             break
         if len(cells) > MAX_PATCH:
             continue
@@ -306,16 +322,18 @@ def complete(ground: Ground, board: list[str], labels: tuple[str, ...], smooth: 
         options = []
         for i in cells:
             opts = [(label, float(cost[i, j]) + HIDDEN_PIECE_CELL * (label != ground.empty))
-                    for j, label in enumerate(labels)
+                    for j, label in enumerate(classes)
                     if tried[i, j] and (label == ground.empty or label in near or j == held[i])]
             options.append(sorted(opts, key=lambda o: o[1]))
         current = [grid[i] for i in cells]
         laid = inventory(ground, grid, {n for i in cells for n in (i, *ground.edges[i])})
         for i in cells:
             grid[i] = ground.empty
-        patch = Patch(ground, grid, cells, options, laid, anchors(ground, grid, starts), starts, turns)
+        patch = Patch(ground, grid, cells, options, laid, anchors(ground, grid, starts), starts, turns,
+                      min(NODE_BUDGET, left))
         now = patch.cost_of(current)
         best = patch.run()
+        left -= patch.nodes
         keep = current if best is None or (now is not None and now <= best[0] + 1e-9) else best[1]
         for i, label in zip(cells, keep):
             grid[i] = label

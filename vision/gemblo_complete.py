@@ -14,8 +14,11 @@ Then each patch of those cells is relabelled as a whole by :mod:`vision.completi
 on the hex board: the likeliest labelling that keeps the pieces at it legal (M2: each
 one-colour region one of the 18 pieces its colour shows nowhere else; M4: one region, one
 piece; M3/M5: chained across bridges or edges to a start cell through its colour's pieces).
-A piece cut short by hidden cells is completed; where the rules allow two completions the
-board wins the tie. The cells stay doubtful: best guesses, never readings.
+The chain ignores M6: a bridge whose two common cells one piece covers is blocked, yet the
+search follows it (the ground's ``touch`` is the lattice's, not the position's); a labelling
+that leans on such a bridge is kept only if the board's conflicts, M6's among them, do not
+grow. A piece cut short by hidden cells is completed; where the rules allow two completions
+the board wins the tie. The cells stay doubtful: best guesses, never readings.
 
 What the photo does not say, the search does not assume: the player count (a colour's chain
 may start at any cell some variant starts a colour at, turned as a state allows), the seating
@@ -41,15 +44,15 @@ from .reading import UNCERTAIN_BELOW
 
 EMPTY = "."
 CLEAR = "C"
-COMPLETE_BUDGET_S = 0.1  # CPU time the completion may spend per photo (a reading must not depend on the load)
 WALLS_PARTLY = 0.8  # walls this much fainter than the board's typical: partly hidden (a fifth of the cells in sight are)
 REGION_CONFLICTS = ("not_a_piece", "piece_already_used", "no_connection")  # a region that is no piece there
 NO_EVIDENCE = 1.5  # no class this many times likelier than a flat guess: the photo says nothing of the cell
-DOUBTFUL_EVIDENCE = 0.5  # weight of a doubtful cell's colour in the search (as Blokus's rules weigh it)
 
 
 @lru_cache(maxsize=1)
-def _ground() -> Ground:
+def hex_ground() -> Ground:
+    """Gemblo's board as the search walks it (and the reader's own cell graph: cells in
+    :func:`vision.hexgrid.cells`' order, each one's edge neighbours and bridge partners)."""
     return Ground.of(board(), pieces(), EMPTY)
 
 
@@ -85,7 +88,7 @@ def _lent(labels: list[str], conf: np.ndarray, hidden: np.ndarray, partly: np.nd
     sheen reads as glints: on the bench's seed 2, keeping such cells' evidence read 39 more
     cells wrong, though it kept a few real clear cells with faint walls); the rim read clear
     does not: there the walls show, and the glints are the clear logic's."""
-    ground = _ground()
+    ground = hex_ground()
     sure = conf >= UNCERTAIN_BELOW
     lent = np.zeros(len(labels), bool)
     for cell in _conflicts(labels, REGION_CONFLICTS):
@@ -123,14 +126,13 @@ def complete_hidden(labels: list[str], conf: np.ndarray, post: np.ndarray, hidde
     for i in np.flatnonzero(covered):
         labels[i] = EMPTY
     free = hidden | covered
-    ground = _ground()
-    weight = np.where(covered, 0.0, np.maximum(conf, DOUBTFUL_EVIDENCE))[:, None]
-    smooth = weight * post + (1.0 - weight) / len(classes)
+    ground = hex_ground()
+    smooth = completion.weighed(post, np.where(covered, 0.0, np.maximum(conf, completion.DOUBTFUL_EVIDENCE)))
     conflicted = np.zeros(len(labels), bool)
     for cell in _conflicts(labels):
         i = ground.index[cell]
         conflicted[[i, *ground.touch[i]]] = True
     starts = dict.fromkeys(set(classes) - {EMPTY}, _start_cells())
-    labels[:], _ = completion.complete(ground, labels, classes, smooth, free, conflicted,
-                                       COMPLETE_BUDGET_S, _badness, starts, lambda counts: 0.0)
+    labels[:], _ = completion.complete(ground, labels, classes, smooth, free, conflicted, _badness, starts,
+                                       lambda counts: 0.0)
     return [i for i, (old, new) in enumerate(zip(before, labels)) if old != new]
