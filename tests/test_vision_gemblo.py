@@ -223,6 +223,39 @@ def test_a_piece_across_a_doubtful_gap_from_clear_is_weighed_at_its_few_places(
     assert labels[NAME[2, -1]] == labels[NAME[gap]] == reader.EMPTY
 
 
+@pytest.mark.parametrize("p_clear", [0.3, 0.5, 0.6, 0.75, 0.9])
+def test_a_pieces_guess_does_not_hang_on_whether_the_gap_to_clear_is_doubtful(p_clear: float) -> None:
+    # The monohex (2,-1), read clear at the same odds, bridged to a sure dihex: with the cell
+    # between them surely empty it is weighed alone; with that cell in doubt, though plainly
+    # empty (1 in 1000), the dihex joins its group. Clear laid one of the two first, anywhere on
+    # the board, the other where the rules leave its next piece: weighing the monohex beside the
+    # dihex must not cut the dihex's own placements to a few places too. Its guess is the same
+    # either way (round 19 discounted both: clear at 30-60 % beside the doubtful gap, empty alone).
+    dihex, mono, gap = [(0, 0), (0, 1)], (2, -1), (1, 0)
+    labels, conf, post, ok = doubts(dihex, [mono], p_clear=p_clear)
+    reader._clear_pieces(labels, conf, post, ok)
+    alone = labels[NAME[mono]]
+    labels, conf, post, ok = doubts(dihex, [mono], p_clear=p_clear)
+    conf[NAME[gap]], post[NAME[gap], 0], post[NAME[gap], -1] = 0.3, 0.999, 0.001
+    reader._clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[mono]] == alone and labels[NAME[gap]] == reader.EMPTY
+
+
+def test_a_sure_piece_s_prior_does_not_rise_because_a_doubtful_one_is_weighed_beside_it() -> None:
+    # Two pieces bridged only to each other: one of them was laid first, anywhere, the other
+    # where the rules leave clear's next piece. The monohex added to the dihex costs what it
+    # costs beside the same dihex outside its group; bridged to clear beyond both, each is a
+    # next piece.
+    dihex, mono = [NAME[0, 0], NAME[0, 1]], [NAME[2, -1]]
+    none, beyond = np.zeros(len(cells()), bool), np.zeros(len(cells()), bool)
+    beyond[dihex] = True
+    alone = reader._pieces_prior({"P02": dihex}, none, 8)
+    both = reader._pieces_prior({"P02": dihex, "P01": mono}, none, 8)
+    assert both - alone == pytest.approx(reader._pieces_prior({"P01": mono}, beyond, 8))
+    beyond[:], beyond[NAME[-2, 1]] = False, True  # bridged to (0, 0) only
+    assert reader._pieces_prior({"P02": dihex, "P01": mono}, beyond, 8) > both
+
+
 def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() -> None:
     # Three cells in a row, each leaning empty at the same weak odds, and clear surely showing
     # its monohex elsewhere: of their labellings only "none", the two dihexes and the trihex make
@@ -375,12 +408,43 @@ def test_a_cell_is_weighed_by_its_likeness_to_the_photos_own_clear_and_empty_cel
               "clear piece over a mark": piece + np.r_[np.zeros(40), np.full(5, -40.0), np.zeros(15)]}
     for k, look in enumerate(cells_.values()):
         pixels[400 + k] = look + rng.normal(0.0, 0.3, 60)
-    likeness = reader.clear_likeness(pixels, clear, empty)
+    likeness, _ = reader.clear_likeness(pixels, clear, empty)
     assert likeness[400] > 2 and likeness[401] < -2 and likeness[402] < -2 and likeness[403] > 2
     assert np.abs(likeness).max() <= reader.LIKENESS_CAP
     # A photo that surely shows too few clear cells has no look of clear to go by.
     few = clear & (np.arange(463) < reader.MIX_MIN_CLEAR - 1)
-    assert not reader.clear_likeness(pixels, few, empty).any()
+    assert not reader.clear_likeness(pixels, few, empty)[0].any()
+
+
+def test_a_sure_cell_its_likeness_opposes_is_doubted_however_near_its_clusters_lie() -> None:
+    # 300 surely empty cells, 30 surely clear ones, and a cell the score calls surely empty (log-
+    # odds -7) that looks just like a clear one. Whether the photo's clear cells all shine alike
+    # (the likeness' clusters far apart) or some hardly at all (clusters overlapping: its lean on
+    # a best guess is weaker), the likeness that contradicts the score puts the cell in doubt:
+    # a prior's weakness never removes a doubt (round 19 scaled the doubt by it too, and the cell
+    # stayed sure where the clusters overlapped).
+    rng = np.random.default_rng(5)
+    n = len(cells())
+    piece = np.r_[np.full(10, 2.0), np.full(20, 1.0), np.zeros(10)]
+    labels = [reader.EMPTY] * 300 + ["C"] * 30 + [reader.EMPTY] * (n - 330)
+    odds = np.r_[np.full(300, -8.0), np.full(30, 8.0), np.full(n - 330, -8.0)]
+    odds[400] = -7.0
+    post = np.zeros((n, len(reader.LABELS)))
+    post[:, -1] = 1 / (1 + np.exp(-odds))
+    post[:, 0] = 1 - post[:, -1]
+    conf = np.abs(odds) / reader.CLEAR_SURE
+    readable, clear = np.ones(n, bool), np.array(labels) == "C"
+    leans = []
+    for shine in (np.ones(30), np.linspace(0.0, 2.0, 30)):
+        pixels = rng.normal(0.0, 1.0, (n, 40))
+        pixels[clear] += shine[:, None] * piece
+        pixels[400] = piece + rng.normal(0.0, 0.3, 40)
+        likeness, share = reader.clear_likeness(pixels, clear, ~clear)
+        new_conf, lean = reader._weigh_likeness(pixels, post, conf, labels, readable, readable)
+        assert likeness[400] > 2 and new_conf[400] < reader.UNCERTAIN_BELOW
+        assert lean[400] == pytest.approx(share * likeness[400])
+        leans.append(share)
+    assert leans[0] == 1.0 and leans[1] < 0.5
 
 
 @pytest.mark.parametrize("condition, i, cells_", [

@@ -82,11 +82,10 @@ import cv2
 import numpy as np
 
 from rules.gemblo import CORNERS, pieces, row2, screen
-from rules.lattice import HEX
 
 from .colour import Palette, classify
 from .errors import ReadError
-from .gemblo_complete import complete_hidden
+from .gemblo_complete import complete_hidden, hex_ground
 from .hexgrid import EXTENT, NEIGHBOURS, cells, centres, edge_distance, key
 from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
@@ -146,8 +145,9 @@ MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score
 # This photo's own look of clear and of empty cells (see clear_likeness): a pixel counts at most
 # LIKENESS_CLIP of the empty cells' spreads (an embossed mark's line, a glint must not decide); the
 # likeness adds at most LIKENESS_CAP log-odds (its template is drawn from the very cells that scale
-# it, so it flatters itself), and less where its clusters lie under MIX_SEPARATION spreads apart;
-# its two clusters are never narrower than LIKENESS_SPREAD (a twentieth of the gap between them).
+# it, so it flatters itself); from surely read cells it leans a best guess less where its clusters
+# lie under MIX_SEPARATION spreads apart, but doubts a sure cell in full; its two clusters are
+# never narrower than LIKENESS_SPREAD (a twentieth of the gap between them).
 LIKENESS_CLIP, LIKENESS_CAP, LIKENESS_SPREAD = 3.0, 3.0, 0.05
 # A photo sure of fewer than MIX_MIN_CLEAR clear cells takes its clear look from the cells whose best
 # guess is clear at these log-odds or more (the weakest guesses are most often empty cells in shade).
@@ -485,8 +485,7 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
     if len(scores) < 20:
         return None
     means, spreads, share = _fit_clusters(scores)
-    separation = (means[1] - means[0]) / np.hypot(*spreads)
-    if share[1] * len(scores) < MIX_MIN_CLEAR or separation < MIX_SEPARATION:
+    if share[1] * len(scores) < MIX_MIN_CLEAR or _separation(means, spreads) < MIX_SEPARATION:
         return None
 
     def odds(x: np.ndarray) -> np.ndarray:
@@ -500,6 +499,12 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
     own = odds(scores)
     return odds, bool(means[1] >= MIX_MIN_MEAN
                       and (np.abs(own) < CLEAR_SURE / 2).sum() <= MIX_MAX_BETWEEN * max((own > 0).sum(), 1))
+
+
+def _separation(means: np.ndarray, spreads: np.ndarray) -> float:
+    """How far the (empty, clear) clusters of these means and spreads lie apart: the gap between
+    them over the hypot of their spreads (negative if clear's lies on empty's side)."""
+    return float((means[1] - means[0]) / np.hypot(*spreads))
 
 
 def _fit_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -589,9 +594,10 @@ def cell_pixels(gray: np.ndarray, lab: np.ndarray) -> np.ndarray:
     return np.concatenate([gray / np.median(gray, axis=1, keepdims=True), lab[..., 1], lab[..., 2]], axis=1)
 
 
-def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> np.ndarray:
+def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, float]:
     """(463,) log-odds of clear by how each cell looks beside this photo's own ``clear`` and
-    ``empty`` cells, pixel by pixel; 0 where the photo shows too few of either.
+    ``empty`` cells, pixel by pixel (0 where the photo shows too few of either), and the share
+    of them a best guess may lean by (how far apart its clusters lie, see below).
 
     The fitted score sums a few measures whose weights were fitted over many photos; here the
     photo itself says where its clear cells differ from its empty ones (where the lamp's glint
@@ -600,14 +606,16 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
     (clipped, LIKENESS_CLIP), projected on the clear cells' difference (a matched filter:
     0 looks empty, 1 looks clear), and the projection weighed by the two sets' own clusters
     (Student-t, as the scores' clusters). Clusters fewer than MIX_SEPARATION spreads apart (the
-    bar the scores' own clusters must clear to say anything) say that much less: the reference
-    cells are the ones the photo is surest of, so their clusters are tighter than the cells
-    weighed by them, and where even those overlap, a cell between them is no plainer one than
-    the other (on the bench's seeds 2 and 5, in the 19 photos whose surely read cells' clusters lay
-    closer, their likeness turned 3 doubtful cells' guesses right and 12 wrong; in the 177 others,
-    239 right and 28 wrong)."""
+    bar the scores' own clusters must clear to say anything) lean a best guess that much less
+    (the share returned): the reference cells are the ones the photo is surest of, so their
+    clusters are tighter than the cells weighed by them, and where even those overlap, a cell
+    between them is no plainer one than the other (on the bench's seeds 2 and 5, in the 19
+    photos whose surely read cells' clusters lay closer, their likeness turned 3 doubtful cells'
+    guesses right and 12 wrong; in the 177 others, 239 right and 28 wrong). The log-odds
+    themselves are not scaled: a likeness that opposes a sure cell still puts it in doubt
+    (:func:`_weigh_likeness`), as a weaker prior must never remove a doubt."""
     if clear.sum() < MIX_MIN_CLEAR or empty.sum() < MIN_PLAIN:
-        return np.zeros(len(pixels))
+        return np.zeros(len(pixels)), 0.0
     centre = np.median(pixels[empty], axis=0)
     spread = 1.4826 * np.median(np.abs(pixels[empty] - centre), axis=0) + 1e-3
     template = (np.median(pixels[clear], axis=0) - centre) / spread
@@ -617,8 +625,8 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
     spreads = np.array([max(1.4826 * float(np.median(np.abs(match[ref] - m))), LIKENESS_SPREAD)
                         for ref, m in ((empty, means[0]), (clear, means[1]))])
     ll = _cluster_log_lik(match, means, spreads, np.full(2, 0.5))
-    apart = min(1.0, (means[1] - means[0]) / float(np.hypot(*spreads)) / MIX_SEPARATION)
-    return np.clip(ll[:, 1] - ll[:, 0], -LIKENESS_CAP, LIKENESS_CAP) * max(apart, 0.0)
+    lean = float(np.clip(_separation(means, spreads) / MIX_SEPARATION, 0.0, 1.0))
+    return np.clip(ll[:, 1] - ll[:, 0], -LIKENESS_CAP, LIKENESS_CAP), lean
 
 
 def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labels: list[str],
@@ -638,18 +646,24 @@ def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labe
     bench's seeds 2 and 5 those were mostly clear (e.g. 35 of 35, 12 of 12), and their likeness
     set right most wrong guesses of such photos; but they are guesses, so their likeness only
     leans the doubtful cells' best guesses and puts no sure cell in doubt. Under a cast shadow
-    they may be shaded empty cells (0 of 9), and it leans more of those clear (all in doubt)."""
+    they may be shaded empty cells (0 of 9), and it leans more of those clear (all in doubt).
+
+    The likeness of surely read cells whose clusters overlap leans the best guesses less
+    (:func:`clear_likeness`), but doubts a sure cell it opposes in full: the doubt it raises is
+    never lessened by its weakness as a prior. The likeness of guessed cells leans in full: where
+    its clusters overlapped it still turned 49 guesses right and 21 wrong (seeds 2 and 5)."""
     sure = conf >= UNCERTAIN_BELOW
     lab = np.array(labels)
     clear, empty = sure & (lab == "C"), sure & (lab == EMPTY) & plain
     if clear.sum() < MIX_MIN_CLEAR:
         guessed = readable & (lab == "C") & (_clear_odds(post) >= LIKENESS_GUESSED_ODDS)
-        return conf, np.where(readable, clear_likeness(pixels, guessed, empty), 0.0)
-    likeness = np.where(readable, clear_likeness(pixels, clear, empty), 0.0)
+        return conf, np.where(readable, clear_likeness(pixels, guessed, empty)[0], 0.0)
+    likeness, lean = clear_likeness(pixels, clear, empty)
+    likeness = np.where(readable, likeness, 0.0)
     own = _clear_odds(post)
     against = sure & (likeness * own < 0)
     conf = np.where(against, np.minimum(conf, np.abs(own + likeness) / CLEAR_SURE), conf)
-    return conf, likeness
+    return conf, likeness * lean
 
 
 def _beyond_the_score(post: np.ndarray, odd: np.ndarray, lean: np.ndarray) -> np.ndarray:
@@ -807,19 +821,15 @@ def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -
                 conf[i] = min(conf[i], float(np.clip(-score[i] / CLEAR_SURE_BESIDE, 0, 1)))
 
 
-@lru_cache(maxsize=1)
 def _edges() -> tuple[tuple[int, ...], ...]:
     """Each cell's edge neighbours (indices)."""
-    index = _index()
-    return tuple(tuple(index[n] for n in HEX.edge(c) if n in index) for c in cells())
+    return hex_ground().edges
 
 
-@lru_cache(maxsize=1)
 def _bridge_graph() -> tuple[tuple[int, ...], ...]:
     """Each cell's edge neighbours and bridge partners (M5): the cells a colour's next piece
     or next cell may lie at."""
-    index = _index()
-    return tuple(tuple(index[n] for n in (*HEX.edge(c), *HEX.contact(c)) if n in index) for c in cells())
+    return hex_ground().touch
 
 
 def _clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray, readable: np.ndarray) -> int | None:
@@ -964,11 +974,14 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         p = post[:, -1] / np.maximum(post[:, -1] + post[:, 0], 1e-12)
     log_c, log_e = np.log(np.clip(p, 1e-9, 1)), np.log(np.clip(1 - p, 1e-9, 1))
     ps = pieces()
-    # Where clear's next piece may lie: the cells bridged to the other cells called clear and
-    # beside none (a lone cell's own guess must not widen them); none: anywhere on the board.
+    # Where clear's next piece may lie: the cells bridged to the cells called clear and beside
+    # none, a lone doubt's guess left out (its own guess must not widen the places it is
+    # weighed against; a group's guesses stay: with no surely clear cell they are all the photo
+    # says of clear's pieces); none: anywhere on the board.
     lone = cand & np.array([not any(member[n] for n in nbrs) for nbrs in edges])
     places = int(_monohex_places(labels, lone).sum()) or None
-    called = np.array(labels) == "C"
+    # The cells called clear beyond the doubts weighed here: a piece bridged to one is clear's next.
+    outside = (np.array(labels) == "C") & ~cand
     # The pieces clear surely shows elsewhere: regions of surely clear cells with no doubtful
     # cell beside them (a doubtful neighbour could still make the region another piece).
     settled = [(reg, ps.identify([cells()[i] for i in reg])) for reg in _regions(labels)
@@ -993,7 +1006,6 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
         elsewhere = {piece for reg, piece in settled if not in_group & set(reg)}
         fixed = [i for i in group if sure[i]]
         weights, shares, priors = [], [], []
-        outside = called & ~cand
         for on in _likeliest(log_c[doubtful], log_e[doubtful]):
             made = _distinct_pieces(fixed + [i for k, i in enumerate(doubtful) if on[k]], elsewhere, edges)
             if made is not None:
@@ -1048,29 +1060,44 @@ def _marginals(weights: np.ndarray, shares: np.ndarray) -> np.ndarray:
 
 def _pieces_prior(made: dict[str, list[int]], outside: np.ndarray, places: int | None) -> float:
     """Log-prior of clear showing these pieces (each with its cells) where they lie (PIECE_DOWN,
-    and one of each piece's placements alike). A piece bridged (M5) to another of them or to a
-    cell called clear ``outside`` them lies where the rules leave clear's next piece: one of its
-    cells at one of ``places`` cells (:func:`_monohex_places`), so at about ``places`` times its
-    size spots, not at any of 463 (with no ``places``: every piece at any). Only the ratio
-    between labellings counts: one that splits a group into more pieces, each where the rules
-    leave one, is not charged a whole board's placements for each."""
+    and one of each piece's placements alike). Clear lays one piece after another, each but its
+    first bridged (M5) to one laid before: a piece bridged to a cell called clear ``outside``
+    them, or to another of them laid first, lies where the rules leave clear's next piece, one
+    of its cells at one of ``places`` cells (:func:`_monohex_places`), so at about ``places``
+    times its size spots, not at any of 463 (with no ``places``: every piece at any). Of pieces
+    bridged only to each other, one was laid first, anywhere on the board: the largest (the
+    likeliest order; the prior of a sure piece must not rise because a doubtful one beside it
+    is weighed). Only the ratio between labellings counts: one that splits a group into more
+    pieces, each where the rules leave one, is not charged a whole board's placements for each."""
     ps = pieces()
-    clear = {i for region in made.values() for i in region}
-    prior = 0.0
-    for pid, own in made.items():
-        spots = len(cells())
-        if places is not None and _bridged(own, clear, outside):
-            spots = min(spots, places * len(own))
-        prior += float(np.log(PIECE_DOWN / (spots * len(ps[pid].orientations))))
-    return prior
+    spots = {pid: len(cells()) for pid in made}
+    if places is not None:
+        for cluster, anchored in _bridged_clusters(made, outside):
+            first = None if anchored else max(cluster, key=lambda pid: len(made[pid]))
+            for pid in cluster:
+                if pid != first:
+                    spots[pid] = min(spots[pid], places * len(made[pid]))
+    return sum(float(np.log(PIECE_DOWN / (spots[pid] * len(ps[pid].orientations)))) for pid in made)
 
 
-def _bridged(own: list[int], clear: set[int], outside: np.ndarray) -> bool:
-    """Whether a piece on these ``own`` cells is bridged (M5) to another ``clear`` cell or to a
-    cell called clear ``outside``."""
+def _bridged_clusters(made: dict[str, list[int]], outside: np.ndarray) -> list[tuple[list[str], bool]]:
+    """The pieces ``made`` (each with its cells) in clusters linked by bridges (M5), each with
+    whether one of its pieces is bridged to a cell called clear ``outside`` them."""
     edges, graph = _edges(), _bridge_graph()
-    mine = set(own)
-    return any(n not in mine and (n in clear or outside[n]) for i in own for n in graph[i] if n not in edges[i])
+    mine = {i for own in made.values() for i in own}
+    reach = {pid: {n for i in own for n in graph[i] if n not in edges[i]} - set(own)
+             for pid, own in made.items()}
+    left, clusters = set(made), []
+    while left:
+        cluster, stack = [], [left.pop()]
+        while stack:
+            pid = stack.pop()
+            cluster.append(pid)
+            near = {q for q in left if reach[pid] & set(made[q])}
+            left -= near
+            stack += near
+        clusters.append((cluster, any(outside[n] and n not in mine for pid in cluster for n in reach[pid])))
+    return clusters
 
 
 def _monohex_places(labels: list[str], lone: np.ndarray) -> np.ndarray:
