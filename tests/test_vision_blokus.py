@@ -5,8 +5,10 @@ The renders only measure the reader; nothing in it is tuned to their colours. Th
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from functools import lru_cache
+from itertools import count
 
 import cv2
 import numpy as np
@@ -365,6 +367,21 @@ def test_rules_prior_restores_a_doubtful_cell_and_flags_a_confident_misread() ->
     kept = apply_rules(misread, labels, prob, conf)
     assert kept.board == misread and kept.changed == [] and kept.flags
     assert any(abs(r - a) + abs(c - b) <= 1 for f in kept.flags for a, b in f.cells)
+
+
+def test_a_photo_reads_the_same_however_slow_the_reading_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bench's seed 1, `hand` #0, read exactly once the rules relabel seven cells. The rules
+    # prior stopped after 0.12 s of the thread's CPU time, so on a busy or slower machine it
+    # checked fewer boards and the same photo read otherwise. Its budget is a count of boards
+    # checked: a clock that races changes nothing.
+    from bench.vision_bench import BENCH
+    image, truth = BENCH.render(np.random.default_rng([1, list(CONDITIONS).index("hand"), 0]), "hand", (1600, 1200))
+    usual = read_blokus(image)
+    assert usual.changed_by_rules and all(usual.board[r][c] == lab for (r, c), lab in truth.labels.items())
+    clock = count()
+    monkeypatch.setattr(time, "thread_time", lambda: float(next(clock)))  # a second per look
+    slow = read_blokus(image)
+    assert slow.board == usual.board and slow.uncertain == usual.uncertain
 
 
 def test_a_piece_the_rules_reject_is_reported_uncertain_however_clear_its_colour() -> None:

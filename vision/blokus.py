@@ -66,8 +66,8 @@ VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this sh
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
 PAIR_OPTIONS = 6  # pairs are drawn from this many cheapest relabellings
-RULES_BUDGET_S = 0.12  # CPU time of the reading thread the rules prior may spend re-examining a
-# reading (not wall clock, nor the process's CPU: a reading must not depend on what else runs)
+RULES_TRIALS = 150  # boards the rules prior may check against the rules re-examining a reading (some 0.1 s;
+# the bench's seed 1 needs at most 121): a count, not a clock, so a photo reads the same however busy the machine
 CONFIRM_PROB = 0.9  # a doubtful cell's colour favourite this clear may be confirmed by the rules
 GLARE_RING = (0.04, 0.96)  # fallback for a cell whose middle is glare: out to the piece's bevel
 BLOWN = 0.96  # all channels this bright (0-1): the sensor is clipped by glare
@@ -99,6 +99,23 @@ CONFIRMED = 0.6  # confidence of a cell the rules confirmed (above the "uncertai
 CONTESTED = 0.3  # confidence of a cell of a piece the rules reject, that no cheap relabelling explained
 # conflicts that name the pieces in doubt (``first_not_in_corner`` names a whole colour)
 CONTESTED_FLAGS = ("not_a_piece", "piece_already_used", "no_corner_contact")
+
+
+class Trials:
+    """The boards the rules prior may still check against the rules (one :func:`decompose` each).
+
+    Counted rather than timed: a budget of CPU time stopped the search at a different board
+    on a busy or slower machine, so the same photo read differently from run to run."""
+
+    def __init__(self, left: int):
+        self.left = left
+
+    def take(self) -> bool:
+        """One more board checked, if any are left."""
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
 
 
 class RulesOutcome(NamedTuple):
@@ -544,7 +561,7 @@ def _badness(flags) -> int:
 
 
 def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
-                budget_s: float = RULES_BUDGET_S, occluded: np.ndarray | None = None,
+                trials: int = RULES_TRIALS, occluded: np.ndarray | None = None,
                 gridless: np.ndarray | None = None) -> RulesOutcome:
     """Re-examine a reading against the rules, at its least confident cells.
 
@@ -561,25 +578,26 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
        glare, say) is confirmed when every other label would break the rules.
     4. *Doubt*: the cells of a piece still in conflict are reported uncertain, however clear
        their colour (:func:`_contested`).
-    Bounded in CPU time (a photo drowned in glare has more conflicts than are worth searching).
+    Bounded by ``trials``, the boards the fixes and confirmations may check against the rules (a
+    photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs (:func:`_evidence_floor`), except
     under an occluder (``occluded``), whose colour is a sleeve's or a mug's; ``gridless``: the
     cells where no grid shows, whose clear piece colour may be one too.
     """
-    deadline = time.thread_time() + budget_s
+    budget = Trials(trials)
     rows = list(board)
     conf = conf.copy()
     flags = decompose(rows).flags
     changed: list[tuple[int, int]] = []
     smooth = weighed(prob, np.maximum(conf, _evidence_floor(prob, labels, occluded, gridless)))
     tried: set[tuple] = set()
-    while flags and time.thread_time() < deadline:
+    while flags and budget.left > 0:
         todo = [f for f in flags if (f.code, tuple(f.cells)) not in tried]
         if not todo:
             break
         flag = todo[0]
         tried.add((flag.code, tuple(flag.cells)))
-        fix = _fix_one(rows, flags, flag, labels, smooth, conf < UNCERTAIN_BELOW, deadline)
+        fix = _fix_one(rows, flags, flag, labels, smooth, conf < UNCERTAIN_BELOW, budget)
         if fix is None:
             continue
         rows, flags, cells = fix
@@ -592,7 +610,7 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     changed.extend(cell for cell in filled if cell not in changed)
     # Confirmed first: a cell the rules confirm is no doubt that could excuse a loose piece
     # beside it (_chained_by_doubt), or the conflict would be reported as read.
-    confirmed = _confirm(rows, flags, labels, prob, conf, changed, deadline)
+    confirmed = _confirm(rows, flags, labels, prob, conf, changed, budget)
     doubtful = conf < UNCERTAIN_BELOW
     doubtful[tuple(np.array(confirmed, int).reshape(-1, 2).T)] = False
     contested = _contested(rows, flags, doubtful)
@@ -678,7 +696,7 @@ def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarra
 
 
 def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, conf: np.ndarray,
-             changed: list[tuple[int, int]], deadline: float) -> list[tuple[int, int]]:
+             changed: list[tuple[int, int]], budget: Trials) -> list[tuple[int, int]]:
     """Doubtful cells whose clear colour favourite is the only label the rules allow.
 
     Only cells that hold the photo's favourite and that the fixes and the completion left
@@ -698,10 +716,11 @@ def _confirm(rows: list[str], flags, labels: tuple[str, ...], prob: np.ndarray, 
                 and labels[int(prob[r, c].argmax())] == rows[r][c]]
     confirmed = []
     for _, (r, c) in sorted(doubtful, reverse=True):
-        if time.thread_time() > deadline:
+        if budget.left <= 0:
             break
         others = [lab for lab in labels if lab != rows[r][c]]
-        if all(_badness(decompose(_relabel(rows, [((r, c), lab)])).flags) > base for lab in others):
+        if all(budget.take() and _badness(decompose(_relabel(rows, [((r, c), lab)])).flags) > base
+               for lab in others):
             confirmed.append((int(r), int(c)))
     return confirmed
 
@@ -774,7 +793,7 @@ def _twins(rows: list[str], shape: set[tuple[int, int]]) -> set[tuple[int, int]]
 
 
 def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
-             deadline: float):
+             budget: Trials):
     """The cheapest one- or two-cell relabelling near ``flag`` that shrinks the conflicts, or
     the erasure of a flagged piece read only from doubtful cells (:func:`_doubtful_parts`).
 
@@ -784,6 +803,8 @@ def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.n
     base = _badness(flags)
     best = None
     for cells in _doubtful_parts(rows, flag, doubtful):
+        if not budget.take():
+            break
         cost = sum(_cost(rows, cell, EMPTY, labels, smooth) for cell in cells)
         trial = _relabel(rows, [(cell, EMPTY) for cell in cells])
         new_flags = decompose(trial).flags
@@ -792,11 +813,11 @@ def _fix_one(rows: list[str], flags, flag, labels: tuple[str, ...], smooth: np.n
             best = (cost, bad, trial, new_flags, cells)
     for size, pool in ((1, options[:SINGLE_OPTIONS]), (2, options[:PAIR_OPTIONS])):
         for combo in combinations(pool, size):
-            if time.thread_time() > deadline:
-                break
             cost = sum(o[0] for o in combo)
             if len({cell for _, cell, _ in combo}) < size or (best is not None and cost >= best[0]):
                 continue
+            if not budget.take():
+                break
             trial = _relabel(rows, [(cell, label) for _, cell, label in combo])
             new_flags = decompose(trial).flags
             bad = _badness(new_flags)
