@@ -171,8 +171,10 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
 
 
 def _read_cells(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None") -> tuple[BoardReading, np.ndarray]:
-    """:func:`read_with_pose`'s reading, and the cells where no grid shows (under a hand, a cup
-    or a glare spot), which the rules weigh apart (:func:`_evidence_floor`)."""
+    """:func:`read_with_pose`'s reading, and the gridless regions reaching in from the board's
+    edge (:func:`vision.sampling.under_occluder`: a hand, a sleeve, a cup at the rim), whose
+    piece colours the rules weigh apart (:func:`_evidence_floor`). A gridless patch inside the
+    board is not among them: that is a glare spot's, whose chroma is the plastic's."""
     start = time.perf_counter()
     frame = as_bgr(frame)
     pose = _fit_to(frame, pose)
@@ -582,7 +584,8 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs (:func:`_evidence_floor`), except
     under an occluder (``occluded``), whose colour is a sleeve's or a mug's; ``gridless``: the
-    cells where no grid shows, whose clear piece colour may be one too.
+    gridless regions reaching in from the board's edge (:func:`_read_cells`), whose clear piece
+    colour may be one too; None when there are none.
     """
     budget = Trials(trials)
     rows = list(board)
@@ -630,7 +633,8 @@ def _evidence_floor(prob: np.ndarray, labels: tuple[str, ...], occluded: np.ndar
     without any has a flat ``prob``), so a doubtful colour keeps half its weight. A *piece*
     colour read clearly (``CONFIRM_PROB``) where the grid shows keeps all of it: glare adds
     white, which never makes a plastic's chroma, and the things that lend one (a sleeve, a
-    mug) hide the grid (``gridless``). Weighed at half, such a cell cost the fixes only a
+    mug) hide the grid where they reach in over the rim (``gridless``; None: nowhere, so every
+    clearly read piece colour weighs in full). Weighed at half, such a cell cost the fixes only a
     sixth to relabel, and they took it whenever that cleared a conflict that cells hidden
     beside it had caused. Not an empty favourite: whatever has no colour reads as the
     board's grey (a white mug, a blinded cell). Under an occluder (``occluded``) the colour

@@ -292,7 +292,8 @@ def complete(ground: Ground, board: list[str], classes: tuple[str, ...], smooth:
     that has none, is left as it is; so is one whose new labelling makes the board's conflicts
     (``badness``) grow: the search sees only the pieces at the patch. ``starts``: per colour,
     the cells its chain may start from. The patches share PHOTO_NODES search nodes, each at
-    most NODE_BUDGET; once they are spent, the patches left keep their reading.
+    most NODE_BUDGET; the patch during which they run out keeps the best labelling found so far
+    (if it beats the reading), and the patches after it keep their reading.
 
     The patches are taken one by one in :func:`patches`' order, and each sees the board as the
     ones before it left it (the pieces laid, the anchors, the conflicts): where two patches

@@ -45,8 +45,9 @@ COLOURS = tuple(LABELS.index(c) for c in equilibrix.COLOURS)  # label indices of
 def complete(label: np.ndarray, doubt: np.ndarray, slots_empty: int) -> np.ndarray:
     """Label index per field (``vision.equilibrix_fields.LABELS``, the rules' field order) with
     the doubtful fields' best guesses set right by E4 and by the ring (E1, E2). ``doubt``: which
-    fields are uncertain; ``slots_empty``: ring slots read empty (or unseen), at most the ring
-    tiles laid."""
+    fields are uncertain; ``slots_empty``: ring slots read empty (or unseen), taken as the most
+    ring tiles that can have been laid (a hand or a glare spot read as a tile makes it too few:
+    then a colour's doubtful fields may be best guessed empty wrongly; they stay uncertain)."""
     for colour in COLOURS:
         label = _one_network(label, doubt, colour)
     for colour in COLOURS:

@@ -1078,7 +1078,8 @@ def _pieces_prior(made: dict[str, list[int]], outside: np.ndarray, places: int |
     spots = {pid: len(cells()) for pid in made}
     if places is not None:
         for cluster, anchored in _bridged_clusters(made, outside):
-            first = None if anchored else max(cluster, key=lambda pid: len(made[pid]))
+            # sorted: of equal-sized pieces, the one laid first must not hang on the hash seed
+            first = None if anchored else max(sorted(cluster), key=lambda pid: len(made[pid]))
             for pid in cluster:
                 if pid != first:
                     spots[pid] = min(spots[pid], places * len(made[pid]))
