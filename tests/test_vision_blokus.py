@@ -771,6 +771,27 @@ def test_a_piece_colour_glare_left_clear_is_not_traded_for_the_cells_it_hides() 
     assert all(out.confidence[cell] < 0.5 for cell in blinded + doubted)
 
 
+def test_a_spent_rules_budget_confirms_nothing_and_fixes_nothing() -> None:
+    # The rules prior is bounded by a count of boards checked (not time, so a reading does
+    # not hang on the load). With none left, no fix is tried and no doubtful cell is
+    # confirmed: an unfinished check must never make a cell sure.
+    labels = (".", "B", "Y", "R", "G")
+    state = random_game_state(np.random.default_rng(10), n_moves=51)
+    blinded, doubted = [(8, 15), (8, 16), (9, 16)], [(10, 16), (11, 16)]
+    read = _cut(state, blinded)
+    prob = _truth_probabilities(read, labels)
+    conf = np.full((20, 20), 0.98)
+    for cell in blinded:
+        prob[cell], conf[cell] = 1.0 / len(labels), 0.0
+    for cell in doubted:
+        conf[cell] = 0.3
+    assert apply_rules(read, labels, prob, conf).board == state  # the fixes mend it in budget
+    out = apply_rules(read, labels, prob, conf, trials=0)
+    assert out.board != state and out.flags  # no fix tried: a conflict is left, reported
+    assert out.confirmed == []
+    assert all(out.confidence[cell] < 0.5 for cell in blinded + doubted)
+
+
 def test_only_a_clear_piece_colour_where_the_grid_shows_weighs_in_full() -> None:
     # Glare never makes a plastic's chroma, but a sleeve or a mug lends one (and hides the
     # grid), and anything colourless reads as the board's empty grey.

@@ -157,3 +157,15 @@ def test_cells_under_a_cup_are_guessed_from_the_board_not_the_cup_s_colour() -> 
     wrong = [n for n, label in truth.labels.items() if read.cells.get(n, ".") != label]
     assert truth.occluded and wrong == []
     assert set(truth.occluded) <= set(read.uncertain)
+
+
+def test_once_the_photo_s_search_nodes_are_spent_the_patches_left_keep_their_reading(monkeypatch) -> None:
+    # The budget is counted in search nodes, not seconds, so a reading does not hang on the
+    # machine's load; once spent, the patches after it are left as read (here, cut short).
+    import vision.completion as completion
+
+    state = dict.fromkeys(P11, "R")
+    labels, conf, post, hidden, walls = reading(state, [P11[-1]])
+    monkeypatch.setattr(completion, "PHOTO_NODES", 0)
+    changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
+    assert changed == [] and labels[INDEX[P11[-1]]] == "."
