@@ -750,15 +750,16 @@ def test_a_piece_hidden_whole_is_put_back_when_the_turn_order_misses_it() -> Non
         assert out.board == state and out.flags == [] and out.confidence[1, 2] < 0.5
 
 
-def test_a_piece_colour_glare_left_clear_is_not_traded_for_the_cells_it_hides() -> None:
-    # A glare spot over a green pentomino: three cells blinded (no colour left, read empty),
-    # two doubted but their chroma clearly green. The two alone are a domino green has laid,
-    # so the one- and two-cell fixes, paying a sixth of a doubtful colour's odds, erased
-    # them to clear the conflict. Weighed in full, they stay, and the completion puts the
-    # three blinded cells back (as guesses: they stay doubtful).
+GLARED_CELLS = ([(8, 15), (8, 16), (9, 16)], [(10, 16), (11, 16)])  # blinded, doubted
+
+
+def _glared_pentomino():
+    """A glare spot over a green pentomino of a 51-move game: three cells blinded (no colour
+    left, read empty), two doubted (confidence 0.3) but their chroma clearly green. Returns
+    the true state and the reading's board, probabilities and confidences."""
     labels = (".", "B", "Y", "R", "G")
     state = random_game_state(np.random.default_rng(10), n_moves=51)
-    blinded, doubted = [(8, 15), (8, 16), (9, 16)], [(10, 16), (11, 16)]
+    blinded, doubted = GLARED_CELLS
     read = _cut(state, blinded)
     prob = _truth_probabilities(read, labels)
     conf = np.full((20, 20), 0.98)
@@ -766,30 +767,30 @@ def test_a_piece_colour_glare_left_clear_is_not_traded_for_the_cells_it_hides() 
         prob[cell], conf[cell] = 1.0 / len(labels), 0.0
     for cell in doubted:
         conf[cell] = 0.3
+    return state, read, labels, prob, conf
+
+
+def test_a_piece_colour_glare_left_clear_is_not_traded_for_the_cells_it_hides() -> None:
+    # The two doubted cells alone are a domino green has laid, so the one- and two-cell
+    # fixes, paying a sixth of a doubtful colour's odds, erased them to clear the conflict.
+    # Weighed in full, they stay, and the completion puts the three blinded cells back (as
+    # guesses: they stay doubtful).
+    state, read, labels, prob, conf = _glared_pentomino()
     out = apply_rules(read, labels, prob, conf)
     assert out.board == state and out.flags == []
-    assert all(out.confidence[cell] < 0.5 for cell in blinded + doubted)
+    assert all(out.confidence[cell] < 0.5 for cell in sum(GLARED_CELLS, []))
 
 
 def test_a_spent_rules_budget_confirms_nothing_and_fixes_nothing() -> None:
     # The rules prior is bounded by a count of boards checked (not time, so a reading does
     # not hang on the load). With none left, no fix is tried and no doubtful cell is
     # confirmed: an unfinished check must never make a cell sure.
-    labels = (".", "B", "Y", "R", "G")
-    state = random_game_state(np.random.default_rng(10), n_moves=51)
-    blinded, doubted = [(8, 15), (8, 16), (9, 16)], [(10, 16), (11, 16)]
-    read = _cut(state, blinded)
-    prob = _truth_probabilities(read, labels)
-    conf = np.full((20, 20), 0.98)
-    for cell in blinded:
-        prob[cell], conf[cell] = 1.0 / len(labels), 0.0
-    for cell in doubted:
-        conf[cell] = 0.3
+    state, read, labels, prob, conf = _glared_pentomino()
     assert apply_rules(read, labels, prob, conf).board == state  # the fixes mend it in budget
     out = apply_rules(read, labels, prob, conf, trials=0)
     assert out.board != state and out.flags  # no fix tried: a conflict is left, reported
     assert out.confirmed == []
-    assert all(out.confidence[cell] < 0.5 for cell in blinded + doubted)
+    assert all(out.confidence[cell] < 0.5 for cell in sum(GLARED_CELLS, []))
 
 
 def test_only_a_clear_piece_colour_where_the_grid_shows_weighs_in_full() -> None:
