@@ -46,7 +46,7 @@ from rules.blokus import EMPTY, SIZE, board, decompose, pieces
 
 from .blokus_complete import complete
 from .colour import CellColours, Palette, classify
-from .completion import DOUBTFUL_EVIDENCE, weighed
+from .completion import DOUBTFUL_EVIDENCE, Trials, weighed
 from .grid import cell_borders, find_grid, quick_contrast
 from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
@@ -101,23 +101,6 @@ CONTESTED = 0.3  # confidence of a cell of a piece the rules reject, that no che
 CONTESTED_FLAGS = ("not_a_piece", "piece_already_used", "no_corner_contact")
 
 
-class Trials:
-    """The boards the rules prior may still check against the rules (one :func:`decompose` each).
-
-    Counted rather than timed: a budget of CPU time stopped the search at a different board
-    on a busy or slower machine, so the same photo read differently from run to run."""
-
-    def __init__(self, left: int):
-        self.left = left
-
-    def take(self) -> bool:
-        """One more board checked, if any are left."""
-        if self.left <= 0:
-            return False
-        self.left -= 1
-        return True
-
-
 class RulesOutcome(NamedTuple):
     """A reading after the rules prior: what changed, what was confirmed, what conflicts remain."""
 
@@ -167,14 +150,6 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     ``profile``: the table's colour profile (``calibration.colours``), used as the colour
     classes' prior; without it the classes start from the nominal palette.
     """
-    return _read_cells(frame, pose, profile)[0]
-
-
-def _read_cells(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None") -> tuple[BoardReading, np.ndarray]:
-    """:func:`read_with_pose`'s reading, and the gridless regions reaching in from the board's
-    edge (:func:`vision.sampling.under_occluder`: a hand, a sleeve, a cup at the rim), whose
-    piece colours the rules weigh apart (:func:`_evidence_floor`). A gridless patch inside the
-    board is not among them: that is a glare spot's, whose chroma is the plastic's."""
     start = time.perf_counter()
     frame = as_bgr(frame)
     pose = _fit_to(frame, pose)
@@ -191,7 +166,7 @@ def _read_cells(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | No
     colours = _glare_chroma(window, colours, occluded, lost)
     # blown-out cells and those touching them: where a piece's colour may be glare-thinned
     covered = _covered(occluded, hidden & ~with_neighbours(hidden & blown), borders, colours)
-    return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start), hidden
+    return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start)
 
 
 def _covered(occluded: np.ndarray, away: np.ndarray, borders: np.ndarray, colours: CellColours) -> np.ndarray:
@@ -516,7 +491,7 @@ def _reading(colours: CellColours, hidden: np.ndarray, occluded: np.ndarray, pos
     conf = np.where(seen, colours.confidence, 0.0)
     return BoardReading("blokus", colours.letters(), conf, uncertain_cells(conf), pose, rect,
                         (time.perf_counter() - start) * 1000.0, colours.labels, colours.posterior,
-                        PX_PER_CELL, MARGIN, occluded=occluded)
+                        PX_PER_CELL, MARGIN, occluded=occluded, gridless=hidden)
 
 
 def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = None,
@@ -533,9 +508,9 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     pose = _calibrated_pose(calibration)
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
-    reading, gridless = _read_cells(image, pose, profile)
+    reading = read_with_pose(image, pose, profile)
     rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence,
-                        occluded=reading.occluded, gridless=gridless)
+                        occluded=reading.occluded, gridless=reading.gridless)
     reading.board, reading.confidence, reading.flags = rules.board, rules.confidence, rules.flags
     reading.changed_by_rules, reading.confirmed_by_rules = rules.changed, rules.confirmed
     reading.uncertain = uncertain_cells(rules.confidence)
@@ -584,8 +559,9 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs (:func:`_evidence_floor`), except
     under an occluder (``occluded``), whose colour is a sleeve's or a mug's; ``gridless``: the
-    gridless regions reaching in from the board's edge (:func:`_read_cells`), whose clear piece
-    colour may be one too; None when there are none.
+    gridless regions reaching in from the board's edge (``BoardReading.gridless``:
+    :func:`vision.sampling.under_occluder`; a gridless patch inside the board is a glare spot's,
+    whose chroma is the plastic's), whose clear piece colour may be one too; None when there are none.
     """
     budget = Trials(trials)
     rows = list(board)

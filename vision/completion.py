@@ -24,7 +24,9 @@ never a reading.
 The search walks the patch's cells depth first, cheapest label first, and drops a labelling
 as soon as a region it closes is not a piece (or one its colour has laid) or grows past the
 largest piece; a node budget bounds a photo half under a hand. The budget counts search
-nodes, not seconds: a reading must not depend on the machine's speed or load.
+nodes, not seconds: a reading must not depend on the machine's speed or load. The games' other
+rules steps (Blokus's one- and two-cell fixes, Gemblo's region fixes) count their work likewise
+(:class:`Trials`).
 """
 from __future__ import annotations
 
@@ -56,6 +58,23 @@ def weighed(prob: np.ndarray, weight: np.ndarray) -> np.ndarray:
     as it is trusted."""
     weight = weight[..., None]
     return weight * prob + (1.0 - weight) / prob.shape[-1]
+
+
+class Trials:
+    """The boards (or labellings) a game's rules prior may still check against the rules.
+
+    Counted rather than timed: a budget of CPU time stopped the search at a different board
+    on a busy or slower machine, so the same photo read differently from run to run."""
+
+    def __init__(self, left: int):
+        self.left = left
+
+    def take(self) -> bool:
+        """One more board checked, if any are left."""
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ import numpy as np
 from rules.gemblo import CORNERS, pieces, row2, screen
 
 from .colour import Palette, classify
+from .completion import Trials
 from .errors import ReadError
 from .gemblo_complete import complete_hidden, hex_ground
 from .hexgrid import EXTENT, NEIGHBOURS, cells, centres, edge_distance, key
@@ -707,24 +708,16 @@ def _clear_odds(post: np.ndarray) -> np.ndarray:
 # --- the rules as a prior ----------------------------------------------------------------
 
 def _regions(labels: list[str]) -> list[list[int]]:
-    """Edge-connected one-colour regions (cell indices)."""
-    index = {c: i for i, c in enumerate(cells())}
+    """Edge-connected one-colour regions (cell indices, in index order), in the index order
+    of their first cell."""
+    ground = hex_ground()
     seen, out = set(), []
     for i, lab in enumerate(labels):
         if lab == EMPTY or i in seen:
             continue
-        stack, region = [i], []
-        seen.add(i)
-        while stack:
-            j = stack.pop()
-            region.append(j)
-            q, r = cells()[j]
-            for dq, dr in NEIGHBOURS:
-                n = index.get((q + dq, r + dr))
-                if n is not None and n not in seen and labels[n] == lab:
-                    seen.add(n)
-                    stack.append(n)
-        out.append(region)
+        region = ground.flood(labels, i, ground.edges)
+        seen |= region
+        out.append(sorted(region))
     return out
 
 
@@ -753,17 +746,14 @@ def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
     clear cell, where the right fix lay beside the other copy. Such a region is put in doubt as
     any other (the flags below), its labels left as read. The regions share RULES_TRIALS
     labellings checked against the set; once they are spent, the regions left keep their reading."""
-    trials = RULES_TRIALS
+    budget = Trials(RULES_TRIALS)
     changed: list[int] = []
     bad = _bad(labels)
-    index = {c: i for i, c in enumerate(cells())}
+    edges = _edges()
     for region in bad:
-        if trials <= 0:
+        if budget.left <= 0:
             break
-        near = set(region)
-        for i in region:
-            q, r = cells()[i]
-            near |= {index[n] for dq, dr in NEIGHBOURS if (n := (q + dq, r + dr)) in index}
+        near = set(region).union(*(edges[i] for i in region))
         if labels[region[0]] == "C":
             near -= set(np.flatnonzero(clear_only))
         options = []
@@ -778,9 +768,8 @@ def _apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
             for combo in combinations(options, size):
                 if len({i for _, i, _ in combo}) < size:
                     continue
-                if trials <= 0:
+                if not budget.take():
                     break
-                trials -= 1
                 trial = list(labels)
                 for _, i, lab in combo:
                     trial[i] = lab
@@ -812,15 +801,14 @@ def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -
     """A cell read as empty beside a clear region, where that region plus the cell would still
     be a piece, may be the piece's cell the photo hardly shows: there the clear evidence must
     say 'empty' more plainly (CLEAR_SURE_BESIDE) to be trusted."""
-    index = {c: i for i, c in enumerate(cells())}
+    edges = _edges()
     score = _clear_odds(post)
     ps = pieces()
     for region in _regions(labels):
         if labels[region[0]] != "C":
             continue
         shape = [cells()[i] for i in region]
-        beside = {index[n] for q, r in shape for dq, dr in NEIGHBOURS
-                  if (n := (q + dq, r + dr)) in index and labels[index[n]] == EMPTY}
+        beside = {n for i in region for n in edges[i] if labels[n] == EMPTY}
         for i in beside:
             if ps.identify(shape + [cells()[i]]) is not None:
                 conf[i] = min(conf[i], float(np.clip(-score[i] / CLEAR_SURE_BESIDE, 0, 1)))

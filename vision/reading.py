@@ -43,6 +43,9 @@ class BoardReading:
     # rows x cols: cells under something held or standing over the board (a hand, a cup);
     # their colour is the occluder's, so it is no evidence for the rules either
     occluded: np.ndarray | None = None
+    # rows x cols: gridless regions reaching in from the board's edge (a hand, a sleeve, a cup
+    # at the rim), where a clearly read piece colour may be lent, not the plastic's
+    gridless: np.ndarray | None = None
 
     @property
     def overall_confidence(self) -> float:
