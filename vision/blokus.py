@@ -23,7 +23,7 @@ than even the board's grey, and its cells stay doubtful.
 
 Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or
 a cup above it does not. Cells where no border shows, in a region reaching in from the
-board's edge, are under an occluder: they are uncertain whatever their colour (a sleeve or a
+board's edge or one a mug's size standing on it (not a reflection), are under an occluder: they are uncertain whatever their colour (a sleeve or a
 mug may have a piece's), and neither they nor any other gridless cell teach the colour
 classes or the light field (a hand once became the board's grey there). Cells wholly covered,
 and cells at its rim whose doubtful piece colour continues no piece (a sleeve's, a mug's), are
@@ -62,6 +62,7 @@ PALETTE = Palette(EMPTY, {"B": (20, 80, 200), "Y": (240, 200, 20), "R": (200, 30
 DRAW_BGR = {".": (210, 210, 210), "B": (255, 140, 40), "Y": (0, 235, 255), "R": (70, 70, 255), "G": (90, 230, 90)}
 PX_PER_CELL = 20  # ~140 pixels per cell middle: robust statistics, still ~20 ms per live frame
 MARGIN = 0.5  # cells of rim kept around the grid in the top-down view (shows a grid that is off)
+MUG_CELLS = 9  # the fewest cells a cup standing on the board hides: a mug's foot, 7 cm across, covers ~15 of 16 mm
 VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this share of the original
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict
@@ -158,10 +159,10 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     borders = cell_borders(rect, PX_PER_CELL, MARGIN, SIZE)
     prior = None if profile is None else profile.prior()
     colours = classify(inner, ring, PALETTE, prior=prior, shown=borders >= HIDDEN_BORDERS)
-    hidden = under_occluder(borders)
     window = np.concatenate([inner, ring], axis=2)
     lost = _chroma_lost(window, colours)
     blown = _blown_out(lost[..., :inner.shape[2]])
+    hidden = under_occluder(borders, glare=blown, smallest=MUG_CELLS)
     occluded = _occluded(hidden, blown)
     colours = _glare_chroma(window, colours, occluded, lost)
     # blown-out cells and those touching them: where a piece's colour may be glare-thinned
@@ -475,8 +476,10 @@ def _blown_out(lost: np.ndarray) -> np.ndarray:
 
 
 def _occluded(hidden: np.ndarray, blown: np.ndarray) -> np.ndarray:
-    """The gridless regions reaching in from the board's edge that are not glare spots (a
-    region holding blown-out cells is a lamp's reflection, its rim included)."""
+    """The occluders' regions (``hidden``: :func:`vision.sampling.under_occluder`) that are not
+    glare spots: a region holding blown-out cells may be a lamp's reflection, its rim included.
+    (A shiny hand or a white mug blows out a cell or two as well; their cells stay uncertain
+    as ``hidden``, :func:`_covered` sets their lent colour aside.)"""
     _, regions = cv2.connectedComponents(hidden.astype(np.uint8), connectivity=8)
     glare = np.unique(regions[hidden & blown])
     return hidden & ~np.isin(regions, glare)
@@ -559,9 +562,10 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     photo drowned in glare has more conflicts than are worth searching).
     A doubtful cell's colour keeps some weight in the costs (:func:`_evidence_floor`), except
     under an occluder (``occluded``), whose colour is a sleeve's or a mug's; ``gridless``: the
-    gridless regions reaching in from the board's edge (``BoardReading.gridless``:
-    :func:`vision.sampling.under_occluder`; a gridless patch inside the board is a glare spot's,
-    whose chroma is the plastic's), whose clear piece colour may be one too; None when there are none.
+    gridless regions under a hand or a cup, reaching in from the board's edge or standing on it
+    (``BoardReading.gridless``: :func:`vision.sampling.under_occluder`; a smaller gridless patch
+    inside the board is a reflection's, whose chroma is the plastic's), whose clear piece colour
+    may be one too; None when there are none.
     """
     budget = Trials(trials)
     rows = list(board)
@@ -609,7 +613,7 @@ def _evidence_floor(prob: np.ndarray, labels: tuple[str, ...], occluded: np.ndar
     without any has a flat ``prob``), so a doubtful colour keeps half its weight. A *piece*
     colour read clearly (``CONFIRM_PROB``) where the grid shows keeps all of it: glare adds
     white, which never makes a plastic's chroma, and the things that lend one (a sleeve, a
-    mug) hide the grid where they reach in over the rim (``gridless``; None: nowhere, so every
+    mug) hide the grid where they reach in over the rim or stand (``gridless``; None: nowhere, so every
     clearly read piece colour weighs in full). Weighed at half, such a cell cost the fixes only a
     sixth to relabel, and they took it whenever that cleared a conflict that cells hidden
     beside it had caused. Not an empty favourite: whatever has no colour reads as the

@@ -69,19 +69,30 @@ def with_neighbours(cells: np.ndarray) -> np.ndarray:
     return cv2.dilate(cells.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
 
 
-def under_occluder(borders: np.ndarray) -> np.ndarray:
+def under_occluder(borders: np.ndarray, glare: np.ndarray | None = None, smallest: int = 1) -> np.ndarray:
     """(cells x cells) cells hidden under something held or standing over the board.
 
-    ``borders`` is ``grid.cell_borders``. A hand or a cup comes in from beyond the board: its
-    region of faint-bordered cells reaches the board's edge and holds cells where no border
-    shows at all (its rim, a finger's outline, may still draw a few edges elsewhere). A
-    gridless patch inside the board (a glare spot on a piece) is left to the colour
+    ``borders`` is ``grid.cell_borders``. Nothing lying on the board erases its grid (an
+    empty cell shows its grooves best, a piece's bevels draw them), so a region of
+    faint-bordered cells holding cells where no border shows at all is under something
+    standing over it (its rim, a finger's outline, may still draw a few edges elsewhere), or
+    under light that veils it. A hand or a cup reaching in over the board's edge is one,
+    whatever shines on it. A region wholly inside the board is a mug standing on it if it
+    covers at least ``smallest`` cells (a cup's foot) and glare did not blow out most of it
+    (``glare``: the cells a lamp's reflection blew out; ``None``: not known, so any such patch
+    may be one). A reflection washes out its whole spot but for its faint rim, a window's
+    veils a few cells' grooves and leaves their colour; a white mug's lit side may blow out
+    too, but not its shaded side or what it holds. What is not a mug is left to the colour
     reading, which has its own glare test.
     """
     _, regions = cv2.connectedComponents((borders < PARTLY_HIDDEN).astype(np.uint8), connectivity=8)
     edge = np.unique(np.concatenate([regions[0], regions[-1], regions[:, 0], regions[:, -1]]))
     blind = np.unique(regions[borders < HIDDEN_BORDERS])
-    hidden = np.isin(regions, np.intersect1d(edge[edge > 0], blind))
+    size = np.bincount(regions.ravel())
+    shone = size if glare is None else np.bincount(regions[glare], minlength=size.size)
+    mugs = np.flatnonzero((size >= smallest) & (2 * shone < size))
+    standing = np.union1d(edge, mugs)
+    hidden = np.isin(regions, np.intersect1d(standing[standing > 0], blind))
     # A fingertip or a mug's handle over part of a cell next to it leaves most of its borders.
     near = with_neighbours(hidden)
     return hidden | (near & (borders < CLEAR_BORDERS))
