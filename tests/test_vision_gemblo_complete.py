@@ -169,3 +169,42 @@ def test_once_the_photo_s_search_nodes_are_spent_the_patches_left_keep_their_rea
     monkeypatch.setattr(completion, "PHOTO_NODES", 0)
     changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
     assert changed == [] and labels[INDEX[P11[-1]]] == "."
+
+
+def glared_p11(tint: tuple[int, int], tint_post: np.ndarray):
+    """Red's P11 surely read but for its last two cells, under a glare that hides their walls
+    and leaves their red; beside them, ``tint``, hidden too, read red with ``tint_post``."""
+    state = dict.fromkeys(P11, "R")
+    labels, conf, post, hidden, walls = reading(state, P11[3:], "R")
+    i = INDEX[tint]
+    labels[i], conf[i], post[i], hidden[i], walls[i] = "R", 0.0, tint_post, True, 0.0
+    return state, labels, conf, post, hidden, walls
+
+
+def test_a_hidden_cell_like_no_class_does_not_cost_a_piece_its_hidden_cells() -> None:
+    # The glare blinds (-4,-7) outright: like no class, its best label (red) is no colour the
+    # photo showed. Joined to P11 it made a six-cell red region, no piece, and the piece's two
+    # hidden cells, red in the photo, were emptied with it. Now the blinded cell is set aside
+    # first: P11 stands, its hidden cells keep their red, all three stay in doubt. (The glare's
+    # halo leaves P11's cells in sight in doubt too, so no surely read red vouches for the run.)
+    state, labels, conf, post, hidden, walls = glared_p11((-4, -7), np.full(len(LABELS), 1.0 / len(LABELS)))
+    conf[[INDEX[c] for c in P11[:3]]] = 0.3
+    changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
+    assert labels == [state.get(c, ".") for c in cells()]
+    assert changed == [INDEX[(-4, -7)]]
+    assert (conf[[INDEX[c] for c in [*P11[3:], (-4, -7)]]] < UNCERTAIN_BELOW).all()
+
+
+def test_a_piece_running_on_under_a_glare_keeps_its_colour_beside_the_tint_cell() -> None:
+    # The glare's edge tints (-4,-7), truly empty, a little red (0.6 against the board's 0.4):
+    # read red, it makes P11 a six-cell region, no piece. The three hidden red cells run on from
+    # P11's cells read surely red, and are fewer than a piece: the piece's own colour, not an
+    # occluder's. The search keeps them as evidence and drops the weakest: P11 again, the tint
+    # cell empty, all in doubt.
+    tint = np.zeros(len(LABELS))
+    tint[[LABELS.index("R"), LABELS.index(".")]] = 0.6, 0.4
+    state, labels, conf, post, hidden, walls = glared_p11((-4, -7), tint)
+    changed = complete_hidden(labels, conf, post, hidden, walls, LABELS, np.ones(len(labels), bool))
+    assert labels == [state.get(c, ".") for c in cells()]
+    assert changed == [INDEX[(-4, -7)]]
+    assert (conf[[INDEX[c] for c in [*P11[3:], (-4, -7)]]] < UNCERTAIN_BELOW).all()

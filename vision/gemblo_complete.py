@@ -8,7 +8,10 @@ cell read in a colour that makes no piece there, and the partly hidden rim joine
 that colour, carries no evidence (:func:`_lent`): its best guess is empty (the board wins
 ties), until the rules find a piece that must continue under it. A hidden cell whose colour
 does make a piece there keeps its evidence, at half weight as any doubt (glare often leaves
-a piece's colour). A cell outside the photo, or like no class at all, carries none either.
+a piece's colour); so does a short run of it that continues a piece read surely beside the
+occluder (:func:`_continuing`). A cell outside the photo, or like no class at all, carries
+none either, and is emptied before the rules judge the regions: its label is no colour the
+photo showed, and a real piece it happens to join must not lose its hidden cells for it.
 
 Then each patch of those cells is relabelled as a whole by :mod:`vision.completion`'s search
 on the hex board: the likeliest labelling that keeps the pieces at it legal (M2: each
@@ -103,7 +106,33 @@ def _lent(labels: list[str], conf: np.ndarray, hidden: np.ndarray, partly: np.nd
         for i in rim:
             if not lent[i] and any(lent[n] and labels[n] == labels[i] for n in ground.edges[i]):
                 lent[i] = grew = True
-    return lent
+    return lent & ~_continuing(labels, lent, sure)
+
+
+def _continuing(labels: list[str], lent: np.ndarray, sure: np.ndarray) -> np.ndarray:
+    """The ``lent`` cells that are a piece running on under the occluder: a run of one colour
+    (edge-joined lent cells) beside a surely read cell of that colour, short enough to be the
+    rest of that cell's piece (fewer cells than the largest piece). A glare hides a piece's
+    walls yet leaves its tint, and the hand's or the glare's edge falls across pieces: the
+    colour seen surely beside the run is the piece's own, not the occluder's. A longer run,
+    or one beside no sure cell of its colour, is the occluder's colour (a mug, a sleeve).
+    (The rim's own exception in :func:`_lent`, a rim cell beside a sure one, is this rule
+    for a run of one cell; here the run may reach into the hidden cells.) Measured on the
+    bench's seed 2, its 27 photos with cells out of sight: a glare's hidden cells read in their
+    piece's colour were emptied with the one tint cell that made the region no piece; sparing
+    the runs read 7 cells fewer wrong, none more, on top of the blank cells set aside first."""
+    ground = hex_ground()
+    runs = [label if lent[i] else EMPTY for i, label in enumerate(labels)]
+    spared = np.zeros(len(labels), bool)
+    for start in np.flatnonzero(lent):
+        if runs[start] == EMPTY:  # in a run already weighed
+            continue
+        run = ground.flood(runs, int(start), ground.edges)
+        beside = {n for i in run for n in ground.edges[i]} - run
+        spared[list(run)] = len(run) < ground.largest and any(sure[n] and labels[n] == labels[start] for n in beside)
+        for i in run:
+            runs[i] = EMPTY
+    return spared
 
 
 def complete_hidden(labels: list[str], conf: np.ndarray, post: np.ndarray, hidden: np.ndarray, walls: np.ndarray,
@@ -117,12 +146,14 @@ def complete_hidden(labels: list[str], conf: np.ndarray, post: np.ndarray, hidde
     completed cell stays doubtful."""
     doubtful = conf < UNCERTAIN_BELOW
     # no evidence at all: outside the photo, or like no class (a die, a coin the walls do not betray)
-    blank = ~in_photo | (post.max(1) < NO_EVIDENCE / len(classes))
+    blank = (~in_photo | (post.max(1) < NO_EVIDENCE / len(classes))) & doubtful
     hidden = (hidden | blank) & doubtful
     if not hidden.any():
         return []
-    covered = (_lent(labels, conf, hidden, walls < WALLS_PARTLY) | blank) & doubtful
     before = list(labels)
+    for i in np.flatnonzero(blank):  # its label is no colour the photo showed: the rules judge the regions without it
+        labels[i] = EMPTY
+    covered = (_lent(labels, conf, hidden, walls < WALLS_PARTLY) | blank) & doubtful
     for i in np.flatnonzero(covered):
         labels[i] = EMPTY
     free = hidden | covered
