@@ -20,7 +20,7 @@ from rules.placement import random_playout
 from vision import gemblo as reader
 from vision import hexpose
 from vision.gemblo import debug_images, locate_board, read_gemblo, read_with_pose, verify_pose
-from vision.hexgrid import EXTENT, cells, corner_points, key
+from vision.hexgrid import EXTENT, cells, centres, corner_points, key
 from vision.image_io import load_image
 from vision.pose import BoardPose
 from vision.synth.conditions import CONDITIONS, sample_conditions
@@ -390,6 +390,62 @@ def test_a_clear_cluster_on_the_empty_side_guides_the_best_guess_but_decides_not
     odds, plain = reader._score_clusters(np.r_[empty, clear])
     assert not plain
     assert odds(np.array([-1.5]))[0] > 0 > odds(np.array([-6.0]))[0]
+
+
+def played_clear(seed: int) -> np.ndarray:
+    """(463,) the cells clear covers in a random legal game (pieces where the rules put them)."""
+    state = game(np.random.default_rng(seed), True)
+    return np.array([state.get(key(c)) == "C" for c in cells()])
+
+
+def test_a_clear_cluster_far_on_the_empty_side_is_found_where_the_photo_puts_it() -> None:
+    # Blur washes out the glints and bevels the score was fitted on: every clear cell of this
+    # "photo" scores -3.6 or so, just above the empty cells and far below the fitted cut. The
+    # clusters held near the scores' usual places find no clear cluster there; sought where the
+    # photo puts it, it is found (its cells lie in clear's pieces, a valley apart from the empty
+    # cells), and its cut gives the clear cells' best guesses.
+    clear = played_clear(4)
+    rng = np.random.default_rng(4)
+    score = np.where(clear, rng.normal(-3.6, 0.7, 463), rng.normal(-7.0, 0.6, 463))
+    assert clear.sum() >= 30
+    assert reader._score_clusters(score) is None
+    odds = reader._clusters_where_they_lie(score, np.ones(463, bool))
+    assert odds is not None
+    called = odds(score) > 0
+    assert (called == clear).mean() > 0.97 and called[clear].mean() > 0.9
+
+
+def test_the_empty_cells_tail_under_a_shade_is_not_taken_for_a_clear_cluster() -> None:
+    # A photo showing few clear pieces (three, plainly clear at +6.5) under a cast shadow: the
+    # shaded empty cells' scores thin out from the bare board's towards 0, a tail over one wide
+    # patch. A fit freed from the scores' usual places takes that tail for the clear cluster; the
+    # cells it would call clear make no pieces of the set, so nothing is taken from it.
+    clear = played_clear(1)
+    few = np.zeros(463, bool)
+    few[[i for region in reader._regions(["C" if c else "." for c in clear])[:3] for i in region]] = True
+    rng = np.random.default_rng(1)
+    score = np.where(few, rng.normal(6.5, 0.7, 463), rng.normal(-7.0, 1.0, 463))
+    xy = centres()
+    shade = (np.hypot(*(xy - xy[NAME[-4, 6]]).T) < 7.0) & ~few
+    score[shade] = rng.uniform(-5.0, 1.0, shade.sum())
+    assert few.sum() <= 14 and shade.sum() >= 50
+    assert reader._score_clusters(score) is None
+    assert reader._clusters_where_they_lie(score, np.ones(463, bool)) is None
+    assert reader._in_pieces(shade) < reader.FOUND_PIECES
+
+
+@pytest.mark.parametrize("condition, i, most_wrong", [("blur", 5, 15), ("shadow", 4, 1), ("blur", 4, 1)])
+def test_a_photos_clear_cluster_is_read_where_it_lies(condition: str, i: int, most_wrong: int) -> None:
+    # The bench's seed 2. Blur #5: its clear cells score -4.5..-1, on the fitted score's empty
+    # side, and 50 of its 51 were read empty (in doubt): found where it lies, its cut gives the
+    # best guesses. Shadow #4 (12 clear cells, a shaded tail of empty ones) and blur #4 (21 clear
+    # cells, an empty tail towards 0) hold no cluster the scores' usual places show either, and
+    # are not flooded with clear. Every wrong cell stays in doubt.
+    image, truth = bench_photo(2, condition, i)
+    reading = read_gemblo(image)
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert len(wrong) <= most_wrong
+    assert wrong <= set(reading.uncertain)
 
 
 def test_a_cell_is_weighed_by_its_likeness_to_the_photos_own_clear_and_empty_cells() -> None:

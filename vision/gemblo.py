@@ -23,7 +23,11 @@ not a ridge) shows less than one between two cells, and is weighed on its own sc
 
 The clear score's scale is fitted over many photos, but in one photo the clear and empty cells
 form two tight clusters whose gap moves with the light, the blur and the lens: the photo's own
-clusters decide many cells the fitted scale alone leaves in doubt.
+clusters decide many cells the fitted scale alone leaves in doubt. Where the clusters held near
+the scores' usual places find no clear cluster at all, the clear one is sought where the photo
+puts it (blur washes out the glints, and moves it far down), and kept only as a peak of its own
+whose cells lie as clear's pieces do (not the empty cells' tail under a shade); it then gives the
+doubtful cells' best guesses, and decides none.
 
 Over-exposure (a phone metering on a dark table clips the light board at white): a clipped
 channel says only "at least this bright". Cells whose light clipped do not set what a plain
@@ -143,6 +147,12 @@ MIX_NU = 4.0  # Student-t tails
 # on the clear side and at most this many cells per clear cell are in doubt between them.
 MIX_MIN_CLEAR, MIX_MIN_MEAN, MIX_SEPARATION, MIX_MAX_BETWEEN = 6, 1.5, 3.5, 1.5
 MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score's own side)
+# Where those clusters find no clear one, it is sought where this photo puts it (see
+# _clusters_where_they_lie): held near its usual place by FOUND_PRIOR_N cells' weight only; kept
+# when FOUND_SEPARATION spreads from the empty one, with a valley between them holding at most
+# FOUND_GAP of the cells at the clear one's peak, and FOUND_PIECES of its cells in regions that are
+# pieces of the set.
+FOUND_PRIOR_N, FOUND_SEPARATION, FOUND_GAP, FOUND_PIECES = 1.0, 2.0, 0.6, 0.5
 # This photo's own look of clear and of empty cells (see clear_likeness): a pixel counts at most
 # LIKENESS_CLIP of the empty cells' spreads (an embossed mark's line, a glint must not decide); the
 # likeness adds at most LIKENESS_CAP log-odds (its template is drawn from the very cells that scale
@@ -427,8 +437,8 @@ def clear_score(z: np.ndarray) -> np.ndarray:
     return z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
 
 
-def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
-           doubted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: np.ndarray,
+           shown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
     over the clear-piece evidence; near the cut the cell is uncertain, never guessed. Also the
     *faded* cells (below) and the *odd* ones (:func:`odd_cells`).
@@ -437,8 +447,12 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
     cells fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur,
     the lens). So the photo's own clusters are fitted too (:func:`_score_clusters`); where they
     say plainly what the score says weakly, the cell is decided, and a doubtful cell's best guess
-    is the side of the photo's own gap it lies on. ``plain``: the empty cells that say what
-    an empty cell looks like here (those read empty whose light did not clip).
+    is the side of the photo's own gap it lies on. Where the clusters held near the scores' usual
+    places find no clear one at all, it is sought where the photo puts it
+    (:func:`_clusters_where_they_lie`); found, it alone gives the doubtful cells' best guesses, and
+    decides none. ``plain``: the empty cells that say what an empty cell looks like
+    here (those read empty whose light did not clip); ``shown``: the cells in the photo whose
+    walls show (default: all).
 
     ``doubted``: cells the colour classifier reads empty, but in doubt (torn between empty and a
     colour, or like no class well). Those whose hue lies FADED_Z spreads or more off the bare
@@ -452,7 +466,14 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray,
     z = clear_zscores(features, plain)
     score = clear_score(z)
     clusters = _score_clusters(score[empty])
-    if clusters is not None:
+    seen = empty if shown is None else empty & shown
+    found = _clusters_where_they_lie(score, seen) if clusters is None else None
+    if found is not None:
+        # the photo's own cut, found where it lies: a doubtful cell's best guess by it alone
+        # (the fitted score's cut lies visibly elsewhere here), in doubt, nothing decided
+        doubtful = np.abs(score) < CLEAR_SURE / 2
+        score = np.where(doubtful, np.clip(found(score), -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
+    elif clusters is not None:
         odds, plain = clusters
         photo = odds(score)
         agree = (np.sign(photo) == np.sign(score)) & (np.abs(score) >= MIX_AGREE) & plain
@@ -509,11 +530,13 @@ def _separation(means: np.ndarray, spreads: np.ndarray) -> float:
     return float((means[1] - means[0]) / np.hypot(*spreads))
 
 
-def _fit_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _fit_clusters(scores: np.ndarray, prior: tuple = MIX_PRIOR, held: tuple[float, float] = (MIX_PRIOR_N, MIX_PRIOR_N)
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Means, spreads and shares of the (empty, clear) Student-t clusters of these scores
-    (EM, each held near its usual place, MIX_PRIOR)."""
-    means = np.array([m for m, _ in MIX_PRIOR])
-    spreads = np.array([s for _, s in MIX_PRIOR])
+    (EM, each started at and held near its ``prior`` (mean, spread) by ``held`` cells' weight:
+    by default their usual places, MIX_PRIOR)."""
+    means = np.array([m for m, _ in prior], float)
+    spreads = np.array([s for _, s in prior], float)
     share = np.array([0.85, 0.15])
     for _ in range(30):
         ll = _cluster_log_lik(scores, means, spreads, share)
@@ -521,12 +544,77 @@ def _fit_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
         resp /= resp.sum(axis=1, keepdims=True)
         z = (scores[:, None] - means) / spreads
         weight = resp * (MIX_NU + 1) / (MIX_NU + z * z)
-        for k, (m0, s0) in enumerate(MIX_PRIOR):
-            means[k] = (weight[:, k] @ scores + MIX_PRIOR_N * m0) / (weight[:, k].sum() + MIX_PRIOR_N)
-            spreads[k] = np.sqrt((weight[:, k] @ (scores - means[k]) ** 2 + MIX_PRIOR_N * s0 ** 2)
-                                 / (resp[:, k].sum() + MIX_PRIOR_N))
+        for k, ((m0, s0), n0) in enumerate(zip(prior, held)):
+            means[k] = (weight[:, k] @ scores + n0 * m0) / (weight[:, k].sum() + n0)
+            spreads[k] = np.sqrt((weight[:, k] @ (scores - means[k]) ** 2 + n0 * s0 ** 2)
+                                 / (resp[:, k].sum() + n0))
         share = (resp.sum(axis=0) + 1) / (len(scores) + 2)
     return means, spreads, share
+
+
+def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The log-odds of clear by this photo's clear cluster sought where the photo puts it, or
+    None where what is found may be the empty cells' tail; ``score``: every cell's clear score,
+    ``seen``: the cells read empty that the photo shows.
+
+    The clusters held near the scores' usual places (:func:`_score_clusters`) miss a clear
+    cluster the photo moved far from its usual place: blur and jpeg wash out the glints and
+    bevels the score was fitted on, so a whole photo's clear cells may score -4.5..-3.4, just
+    above its empty cells yet far below the fitted cut (seed 2 `blur` #5: 50 of 51 clear cells
+    read empty). Started from the photo (the clear cluster at the held fit's clear mean if that
+    takes MIX_MIN_CLEAR cells, else at the scores' top decile) and held by FOUND_PRIOR_N cell only,
+    the fit finds it there; but where a photo shows few clear pieces it makes a cluster of the
+    empty cells' tail (shade, embossed marks: seed 2 `shadow` #4, 12 clear cells and 107 empty ones
+    in sight called clear). What tells a second peak from a tail, as a real photo shows them: the
+    clusters lie apart (FOUND_SEPARATION), a valley between them holds few cells beside the clear
+    peak (FOUND_GAP: a tail thins out without a valley), and the cells it calls clear lie as
+    clear's pieces do (FOUND_PIECES of them in edge-joined regions that are pieces of the set: a
+    tail lies in shade-wide patches or stray cells). On the 18 photos of seeds 2 and 5 whose held
+    fit found no clear cluster, four fits that took a tail passed the other two tests, with at most
+    0.32 of their cells in pieces; the four kept had 0.53 or more. Only where the held fit finds no clear cluster at all: where
+    it finds one it only best-guesses by, this fit moved close calls of overlapping clusters (dim
+    light) the wrong way as often as the right one (seeds 2 and 5: 3 boards gained, 2 lost)."""
+    scores = score[seen]
+    if len(scores) < 20:
+        return None
+    means, spreads, share = _fit_clusters(scores)
+    start = means[1] if share[1] * len(scores) >= MIX_MIN_CLEAR else float(np.percentile(scores, 90))
+    means, spreads, share = _fit_clusters(scores, (MIX_PRIOR[0], (start, spreads[1])), (MIX_PRIOR_N, FOUND_PRIOR_N))
+
+    def odds(x: np.ndarray) -> np.ndarray:
+        ll = _cluster_log_lik(np.asarray(x, float), means, spreads, share)
+        return ll[:, 1] - ll[:, 0]
+
+    clear = seen & (odds(score) > 0)
+    if share[1] * len(scores) < MIX_MIN_CLEAR or _separation(means, spreads) < FOUND_SEPARATION \
+            or _valley(scores, means, spreads) > FOUND_GAP or _in_pieces(clear) < FOUND_PIECES:
+        return None
+    return odds
+
+
+def _valley(scores: np.ndarray, means: np.ndarray, spreads: np.ndarray) -> float:
+    """How many scores lie in the emptiest window between the (empty, clear) clusters, beyond
+    the empty one's spread, over how many lie at the clear one's peak (windows of half the
+    narrower spread): well under 1 where the clear cluster is a peak of its own, about 1 or more
+    where it is the empty cells' tail thinning out."""
+    half = min(spreads) / 2
+
+    def near(x: float) -> int:
+        return int((np.abs(scores - x) < half).sum())
+
+    between = np.linspace(means[0] + spreads[0], means[1], 50)
+    return min((near(x) for x in between), default=0) / max(near(means[1]), 1)
+
+
+def _in_pieces(clear: np.ndarray) -> float:
+    """The share of these ``clear`` cells that lie in edge-joined regions which are pieces of
+    the set (0 for none): clear's cells lie in its pieces (M4), a shade's or a tail's do not."""
+    if not clear.any():
+        return 0.0
+    ps = pieces()
+    labels = [("C" if c else EMPTY) for c in clear]
+    return sum(len(reg) for reg in _regions(labels) if ps.identify([cells()[i] for i in reg]) is not None) \
+        / int(clear.sum())
 
 
 def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, share: np.ndarray) -> np.ndarray:
@@ -563,7 +651,7 @@ def _probabilities(rect: np.ndarray, gray: np.ndarray, lab: np.ndarray, shown: n
     plain = _plain(empty, clipped)
     # read empty (most of the colour weight) yet in doubt: torn with a colour, or like no class well
     doubted = empty & (conf < UNCERTAIN_BELOW) & (post[:, 0] >= 0.5)
-    p_clear, c_clear, faded, odd = _clear(clear_features(gray, lab), empty, plain, doubted)
+    p_clear, c_clear, faded, odd = _clear(clear_features(gray, lab), empty, plain, doubted, shown)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
     clear_only = (empty & (conf >= UNCERTAIN_BELOW)) | faded
