@@ -411,6 +411,11 @@ CORNER_NEAR_MM = 2.0  # a profile this near a corner may see the other side's in
 # which blur widens: printed 0.9 mm, a sharp photo's measures 1.1-1.35 mm at half contrast.
 BLURRED_CORNER_NEAR_MM = 3.0
 BLURRED_WIDTH_MM = 1.45  # above a sharp photo's strokes (p95 1.34 mm), below a blurred one's median (1.59)
+# A side with fewer profiles than this clear of its corners (1.5 mm: a short side under blur, whose
+# middle is its tick's stretch) takes its usual contrast from the sides parallel to it (within
+# PARALLEL_DEG): round 19, an X02's or H06's 7 mm side between right angles leaned 2-5 degrees.
+FEW_CLEAR_PROFILES = 10
+PARALLEL_DEG = 15.0
 PHOTO_FIT_MOVE_MM = 2.0  # a corner moving farther than this was not refined but lost
 PHOTO_FIT_SETTLED_MM = 0.05  # corners moving less than this leave every profile's clearance as it was
 HIDDEN_STRETCH_MM = 3.0  # a stack hiding this much of the outline may hide a short side and its corners
@@ -493,13 +498,32 @@ def _ticks(values: np.ndarray, offs: np.ndarray, plain: np.ndarray, side: np.nda
     return spread
 
 
-def _edges(values: np.ndarray, offs: np.ndarray, sign: int, side: np.ndarray, n: int, cornered: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
+def _usual_contrast(contrast: np.ndarray, side: np.ndarray, n: int, cornered: np.ndarray,
+                    parallel_sides: np.ndarray) -> np.ndarray:
+    """Each of the ``n`` sides' usual contrast: the median over its profiles clear of its corners
+    (not ``cornered``). A short side under blur has few or none: every profile of it sees a
+    neighbour's ink, which darkens its core, so its own median is that darkened contrast and
+    the edges near its corners are pulled in, one end more than the other (the side leans).
+    Such a side takes the usual contrast of the sides parallel to it (``parallel_sides``: n x n,
+    itself included): blur lightens a stroke by its direction alone (a shaking phone's streak
+    lightens the strokes across it, hardly those along it; defocus all alike), so a parallel
+    side's clear profiles show how dark this side's own ink is."""
+    usual = _per_side(contrast, side, n, ~cornered, 0.5, 3)
+    for i in np.flatnonzero(np.bincount(side[~cornered], minlength=n) < FEW_CLEAR_PROFILES):
+        among = ~cornered & parallel_sides[i][side]
+        if among.sum() >= 3:
+            usual[i] = quantile(contrast[among], 0.5)
+    return usual
+
+
+def _edges(values: np.ndarray, offs: np.ndarray, sign: int, side: np.ndarray, n: int, cornered: np.ndarray,
+           parallel_sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each profile's stroke edge on one side (``sign`` +1 outwards, -1 inwards), in mm from
     the centre line, where the darkness crosses half way to the card; and whether it was seen.
     ``side``: which of the ``n`` sides each profile crosses; ``cornered``: the profiles near
     a corner, where the other side's blurred ink darkens the core: half way to that would
-    pull the edge in, so half way at the side's usual contrast counts there."""
+    pull the edge in, so half way at the side's usual contrast counts there
+    (``_usual_contrast``; ``parallel_sides``: which sides are parallel)."""
     core = np.flatnonzero(np.abs(offs) <= STROKE_HALF_MM + 0.15)  # one run of samples round the centre line
     stroke = values[:, core[0]:core[-1] + 1]
     ink = stroke.min(1)
@@ -508,7 +532,7 @@ def _edges(values: np.ndarray, offs: np.ndarray, sign: int, side: np.ndarray, n:
     flank = values[:, beyond]
     card = np.partition(flank, int(0.8 * (flank.shape[1] - 1)), axis=1)[:, int(0.8 * (flank.shape[1] - 1))]
     contrast = (card - ink) / np.maximum(card, 1.0)
-    usual = _per_side(contrast, side, n, ~cornered, 0.5, 3)
+    usual = _usual_contrast(contrast, side, n, cornered, parallel_sides)
     half = card * (1 - 0.5 * np.where(cornered, np.minimum(contrast, usual[side]), contrast))
     idx = np.arange(len(offs))
     ahead = (sign * (idx[None] - centre[:, None]) > 0) & (values >= half[:, None])
@@ -541,6 +565,8 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
         return None
     u = (b - a) / lengths[:, None]
     normal = np.column_stack([-u[:, 1], u[:, 0]])
+    turn = np.abs(u[:, None, 0] * u[None, :, 1] - u[:, None, 1] * u[None, :, 0])  # |sin| between two sides
+    parallel_sides = turn < math.sin(math.radians(PARALLEL_DEG))
     walk = float(np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
     normal *= -1.0 if walk > 0 else 1.0  # outwards (y down: a positive walk turns clockwise on screen)
     # Inside each corner, an arc or a right-angle mark within a quarter of the shorter side.
@@ -582,8 +608,8 @@ def _photo_sides(red: np.ndarray, H: np.ndarray, v: np.ndarray, hide: np.ndarray
         """Each profile's outer and inner edge (and whether seen), half way at the side's
         usual contrast within ``reach`` of a corner; and the token's stroke width."""
         cornered = (t_all < reach) | (t_all > lengths[side] - reach)
-        out_e, out_s = _edges(prof_all, offs, 1, side, n, cornered)
-        in_e, in_s = _edges(prof_all, offs, -1, side, n, cornered)
+        out_e, out_s = _edges(prof_all, offs, 1, side, n, cornered, parallel_sides)
+        in_e, in_s = _edges(prof_all, offs, -1, side, n, cornered, parallel_sides)
         both = out_s & in_s & clear & ~middle
         if both.sum() < 8:
             # Too few profiles clear of everything on both flanks (a star's short sides: marks
