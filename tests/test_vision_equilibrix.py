@@ -808,3 +808,23 @@ def test_doubtful_fields_no_legal_board_holds_are_best_guessed_empty(condition, 
     reading = read_equilibrix(upright(p))
     assert wrong(p, reading) == []
     assert set(doubtful) <= set(reading.uncertain)
+
+
+@pytest.mark.parametrize("seed, condition, index, name, colour", [
+    (3, "hand", 0, "T -3 2 +", "B"),  # a finger over most of a black tile: its darkest quarter is the tile
+    (79, "hand", 0, "P 1 -3 1", "W"),  # a fingertip over a white tile: its darkest quarter is skin
+    (3, "hand", 5, "P -1 1 0", "."),  # the hand's edge over bare wood: skin and wood, no plastic
+])
+def test_a_field_at_a_hands_edge_is_best_guessed_by_the_plastic_it_shows(seed, condition, index, name, colour) -> None:
+    """The bench's photos at 1600×1200. A field a hand half covers is rough and in doubt; its
+    darkest quarter is the darkest thing in it, skin or the tile. Black plastic is neutral, skin
+    (and the wood beside it) as red as the wood: a darkest quarter as dark as a black tile and
+    neutral is the tile the finger leaves in sight, and a red one is no black tile. The field is
+    best guessed by that, and stays in doubt."""
+    rng = np.random.default_rng([seed, list(CONDITIONS).index(condition), index])
+    position = random_position(rng)
+    p = render_photo(rng, sample_conditions(condition, rng), (1600, 1200), position)
+    reading = read_equilibrix(upright(p))
+    assert name not in p.occluded and p.fields.get(name, ".") == colour
+    assert reading.fields.get(name, ".") == colour and name in reading.uncertain
+    assert silent_errors(p, reading) == []

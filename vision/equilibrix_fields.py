@@ -19,7 +19,8 @@ brighter and a little bluer, but it is no tile's shape).
 Glare: a highlight adds white light, so a black tile under it can look white or like wood in
 its mean; the darkest quarter of its middle, which the highlight misses, stays black, and the
 field is read black (not surely; for a field read white a less dark quarter will do, since
-white plastic is brighter than the wood even there). Added light moves the wood's colour towards the
+white plastic is brighter than the wood even there), when that quarter is neutral, as plastic
+is (one as red as the wood is a finger or the wood beside it). Added light moves the wood's colour towards the
 lamp's, never beyond, so where a highlight partly clips a doubtful white field whose darkest
 quarter keeps the wood's red hue and about its brightness, the best guess is empty; so too where
 a doubtful white field's middle (its blue channel not clipped) is clearly redder than plastic and
@@ -39,7 +40,9 @@ does not follow) is best guessed black; so too one a highlight partly clips whos
 Covered fields' best guess: skin and a sleeve are read black or white by their brightness,
 but plastic is neutral (bluer over the wood's light than wood or skin). A covered field (see
 Doubt) as red as the wood is guessed empty, as most fields are, and stays uncertain; for black
-only where this photo's sure black fields are clearly bluer than the wood.
+only where this photo's sure black fields are clearly bluer than the wood, and not where the
+field's darkest quarter is black plastic (as dark as a black tile, and neutral): a finger over
+a black tile leaves that part of it in sight, and skin is never so dark and grey.
 
 Doubt: a field is uncertain when its colour sits between the classes or far from its own
 class, when its middle is rough (a hand's creases, a sleeve), when it is washed out by glare
@@ -58,8 +61,9 @@ few pieces of the drawing agree with the pose (its ``quality``, their share).
 Shadow: a hard shadow darkens bare wood more than the smooth light field follows, so by colour
 a shadowed field can look black. A black tile is the darkest thing in its field (the gap round
 it is lighter than its middle); a field read black whose outline is not lighter is not surely
-black, and one whose drawn outline shows as bare wood's does is re-read, not surely: empty when
-as red as the wood; plastic, white only when its outline shows at least half as much as bare
+black, and one whose drawn outline shows as bare wood's does is re-read, not surely (unless its
+darkest quarter is black plastic: then the outline is a finger's edge): empty when as red as
+the wood; plastic, white only when its outline shows at least half as much as bare
 wood's (a shadow's edge across a black tile darkens part of its gap, never that much). The
 five-dot rule counts the colour reading too.
 """
@@ -339,11 +343,15 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # the highlight misses stays black. Black is the reading, not a sure one. White plastic is
     # brighter than the wood, even in its darkest part, so a field read white needs a less dark
     # part for that than one read empty (wood has dark grain).
+    # The dark part is black plastic only if it is neutral, as plastic is: one as red as the wood
+    # is a finger, a sleeve or the wood beside it at the field's edge (a white tile a fingertip
+    # half covers has a dark quarter of skin, and keeps its white reading, in doubt).
     dark_log = np.log(dark + 1.0) - light_terms(centres) @ coef
     dark_rel = dark_log.mean(1)
-    partly_black = (label != 1) & (dark_rel < np.where(label == 2, PARTLY_BLACK_WHITE, PARTLY_BLACK))
-    label = np.where(partly_black, 1, label)
-    conf = np.where(partly_black, np.minimum(conf, 0.3), conf)
+    dark_feat = np.column_stack([dark_rel, dark_log[:, 0] - dark_log[:, 2]])
+    partly_dark = (label != 1) & (dark_rel < np.where(label == 2, PARTLY_BLACK_WHITE, PARTLY_BLACK))
+    label = np.where(partly_dark & ~_wood_red(dark_feat, means), 1, label)
+    conf = np.where(partly_dark, np.minimum(conf, 0.3), conf)
     # Wood under a highlight turns as bright and neutral as white plastic but keeps its grain,
     # and a highlight across a black tile leaves a darker edge: a white field's middle whose
     # darkest tenth lies more than twice as far below it as white tiles' usually does (the
@@ -396,22 +404,28 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # is white only if its outline shows at least half as much as an empty field's: white
     # plastic, brighter than the wood, shows the drawn line at least as well, while a black
     # tile's outline is lighter than its middle (0 or less) but for a shadow's edge across it.
+    # Not so where the darkest quarter is black plastic, as dark as a black tile and neutral: a
+    # shadow or a finger at the field's edge is as red as the wood, so that part is the tile the
+    # finger leaves in sight (its outline is the finger's edge).
     read_black = by_colour == 1
     conf = np.where(read_black & (outline > BLACK_OUTLINE), np.minimum(conf, 0.3), conf)
     neutral_label = np.where(outline > WHITE_OUTLINE * usual, 2, 1)
-    shadowed = read_black & (outline > DRAWN_OUTLINE * usual)
+    black_part = (dark_rel < PARTLY_BLACK) & ~_wood_red(dark_feat, means)
+    shadowed = read_black & (outline > DRAWN_OUTLINE * usual) & ~black_part
     label = np.where(shadowed, np.where(_wood_red(feat, means), 0, neutral_label), label)
     # What covers a field (a hand, a sleeve, a shadow's edge) is read by its brightness as black
     # or white, but white plastic is neutral, far bluer over the wood's light than wood or skin,
     # and so is black plastic where this photo's sure black fields show it (a phone's colour
     # processing can leave black as red as the wood). A covered field as red as the wood is best
-    # guessed empty, as most fields are (still uncertain: covered fields are).
+    # guessed empty, as most fields are (still uncertain: covered fields are), unless read black
+    # with a darkest quarter of black plastic (a finger over a black tile's edge: see above).
     skin = covered & (label == 2) & _wood_red(feat, means)
     sure_black = (label == 1) & (conf >= UNCERTAIN_BELOW) & seen
     if sure_black.sum() >= 3:
         wood_hue, black_hue = means[0, 1], float(np.median(feat[sure_black, 1]))
         if black_hue - wood_hue > BLACK_HUE_GAP:
-            skin |= covered & (label == 1) & (feat[:, 1] < wood_hue + SKIN_SHARE * (black_hue - wood_hue))
+            skin |= (covered & (label == 1) & (feat[:, 1] < wood_hue + SKIN_SHARE * (black_hue - wood_hue))
+                     & ~black_part)
     label = np.where(skin, 0, label)
     # A highlight across a field leaves its darkest part least changed, and added white light
     # moves the wood's colour towards the lamp's, never beyond: wood there stays redder than
@@ -419,7 +433,6 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # read white whose middle a highlight partly clips, but whose darkest part is as red as the
     # wood and nearer the wood's brightness than white's, is best guessed empty (still doubtful).
     glared_part = np.array([np.mean(pix[c].max(1) >= CLIPPED) if len(c) else 0.0 for c in cores]) >= GLARE_PART
-    dark_feat = np.column_stack([dark_rel, dark_log[:, 0] - dark_log[:, 2]])
     washed_wood = (glared_part & (label == 2) & (conf < UNCERTAIN_BELOW) & _wood_red(dark_feat, means)
                    & (dark_rel < 0.5 * (means[LABELS.index(EMPTY), 0] + means[LABELS.index("W"), 0])))
     label = np.where(washed_wood, 0, label)
