@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from rules.blokus import Setup, decompose, random_game_state
-from vision.blokus import (_evidence_floor, apply_rules, debug_images, locate_board, read_blokus,
+from vision.blokus import (MUG_CELLS, _evidence_floor, apply_rules, debug_images, locate_board, read_blokus,
                            read_with_pose, verify_pose)
 from vision.blokus_complete import _ground, _starts, _turn_order
 from vision.completion import Patch, anchors, inventory
@@ -158,7 +158,7 @@ def test_a_gridless_region_inside_the_board_is_a_mug_if_it_is_a_mugs_size_and_no
     borders[15:17, 15:17] = 0.2  # a window's reflection veils a few cells' grooves: no mug's
     expected = np.zeros((20, 20), bool)
     expected[8:12, 8:13] = True
-    assert np.array_equal(under_occluder(borders, glare=glare, smallest=9), expected)
+    assert np.array_equal(under_occluder(borders, glare=glare, smallest=MUG_CELLS), expected)
     # Where the glare is not known, any gridless patch inside may be a reflection.
     assert not under_occluder(borders).any()
 

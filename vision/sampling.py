@@ -78,12 +78,12 @@ def under_occluder(borders: np.ndarray, glare: np.ndarray | None = None, smalles
     standing over it (its rim, a finger's outline, may still draw a few edges elsewhere), or
     under light that veils it. A hand or a cup reaching in over the board's edge is one,
     whatever shines on it. A region wholly inside the board is a mug standing on it if it
-    covers at least ``smallest`` cells (a cup's foot) and glare did not blow out most of it
-    (``glare``: the cells a lamp's reflection blew out; ``None``: not known, so any such patch
-    may be one). A reflection washes out its whole spot but for its faint rim, a window's
-    veils a few cells' grooves and leaves their colour; a white mug's lit side may blow out
-    too, but not its shaded side or what it holds. What is not a mug is left to the colour
-    reading, which has its own glare test.
+    covers at least ``smallest`` cells (a mug's foot) and glare did not blow out most of it
+    (``glare``: the cells a lamp's reflection blew out; ``None``: not known, so any patch
+    inside may be a reflection and none is taken). A reflection washes out its whole spot but
+    for its faint rim, a window's veils a few cells' grooves and leaves their colour; a white
+    mug's lit side may blow out too, but not its shaded side or what it holds. What is not a
+    mug is left to the colour reading, which has its own glare test.
     """
     _, regions = cv2.connectedComponents((borders < PARTLY_HIDDEN).astype(np.uint8), connectivity=8)
     edge = np.unique(np.concatenate([regions[0], regions[-1], regions[:, 0], regions[:, -1]]))
