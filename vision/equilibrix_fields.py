@@ -478,6 +478,12 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # on it.
     wood = glared & (glared_part | grained) & (label == 2) & (conf < UNCERTAIN_BELOW) & (med[:, 0] < CLIPPED)
     label = np.where(wood & _redder_than_plastic(feat, means), 0, label)
+    # Nor is a field among covered ones (``doubtful``) sure when read in the colour of a covered
+    # field beside it: a mug standing on the board lends its own colour to the fields at its
+    # edge, whose outline its rim or its side may draw (a dark mug's side, read black over bare
+    # fields as surely as a tile). Last, so that no guess above leans on the doubt.
+    lent = _neighbours() @ (covered[:, None] & (label[:, None] == np.arange(len(LABELS)))) > 0
+    conf = np.where(doubtful & lent[np.arange(len(label)), label], np.minimum(conf, 0.3), conf)
     return np.where(seen, label, 0), np.where(seen, conf, 0.0), coef
 
 

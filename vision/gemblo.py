@@ -96,6 +96,7 @@ from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
 from .pose import BoardPose, rectify
 from .reading import UNCERTAIN_BELOW
+from .sampling import PARTLY_HIDDEN
 
 EMPTY = "."
 PALETTE = Palette(EMPTY, {"R": (200, 30, 40), "Y": (240, 200, 20), "G": (20, 150, 70), "B": (30, 80, 200),
@@ -133,6 +134,7 @@ CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must no
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
+MUG_CELLS = 20  # the fewest cells something standing over the board hides: a mug's foot, 7 cm across, spans ~33 cells 1.16 cm apart
 RIM_SCALE = (1.0, 2.5)  # a rim step shows 0.4-0.8 as plainly as a ridge: the scale that evens them, bounded
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
@@ -150,9 +152,15 @@ MIX_AGREE = 1.0  # |score| a cell needs for the clusters to decide it (the score
 # Where those clusters find no clear one, it is sought where this photo puts it (see
 # _clusters_where_they_lie): held near its usual place by FOUND_PRIOR_N cells' weight only; kept
 # when FOUND_SEPARATION spreads from the empty one, with a valley between them holding at most
-# FOUND_GAP of the cells at the clear one's peak, and FOUND_PIECES of its cells in regions that are
-# pieces of the set.
-FOUND_PRIOR_N, FOUND_SEPARATION, FOUND_GAP, FOUND_PIECES = 1.0, 2.0, 0.6, 0.5
+# FOUND_GAP of the cells at the clear one's peak, and FOUND_PIECES of its cells in distinct pieces
+# of the set (none repeated). Set on the 16 photos of the bench's seeds 2 and 5 whose held clusters
+# find none: separation 2.0 rejects seed 5 `warm_light` #0 (1.22) and keeps the four fits kept
+# (2.54-3.61); valley 0.6 rejects seed 5 `glare` #1 (an empty tail) and `blur` #1 (1.00 each) and
+# keeps seed 5 `hard` #0 (0.58); pieces 0.3 rejects the four tails that pass both (seed 2 `hard` #1
+# 0.00, seed 5 `shadow` #0, #2, #4 0.12-0.21; stray cells at 10 %: 0.00-0.15) and keeps the four
+# clear clusters (seed 2 `blur` #5 0.35, seed 5 `hard` #0 0.38, `hand` #5 0.60, `hand` #1 0.69:
+# the empty cells a found cut calls clear beside clear's pieces join them into no piece).
+FOUND_PRIOR_N, FOUND_SEPARATION, FOUND_GAP, FOUND_PIECES = 1.0, 2.0, 0.6, 0.3
 # This photo's own look of clear and of empty cells (see clear_likeness): a pixel counts at most
 # LIKENESS_CLIP of the empty cells' spreads (an embossed mark's line, a glint must not decide); the
 # likeness adds at most LIKENESS_CAP log-odds (its template is drawn from the very cells that scale
@@ -438,10 +446,11 @@ def clear_score(z: np.ndarray) -> np.ndarray:
 
 
 def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: np.ndarray,
-           shown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+           shown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
     over the clear-piece evidence; near the cut the cell is uncertain, never guessed. Also the
-    *faded* cells (below) and the *odd* ones (:func:`odd_cells`).
+    *faded* cells (below), the *odd* ones (:func:`odd_cells`) and the *guessed* ones (the
+    cells whose best guess the clear cluster found where it lies gave, below).
 
     The score's scale is fitted over many photos, but within one photo its clear and empty
     cells fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur,
@@ -450,7 +459,8 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
     is the side of the photo's own gap it lies on. Where the clusters held near the scores' usual
     places find no clear one at all, it is sought where the photo puts it
     (:func:`_clusters_where_they_lie`); found, it alone gives the doubtful cells' best guesses, and
-    decides none. ``plain``: the empty cells that say what an empty cell looks like
+    decides none: their confidence stays the fitted score's (never higher), and the rules downstream
+    take them as best guesses only (:func:`_decide`). ``plain``: the empty cells that say what an empty cell looks like
     here (those read empty whose light did not clip); ``shown``: the cells in the photo whose
     walls show (default: all).
 
@@ -468,11 +478,13 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
     clusters = _score_clusters(score[empty])
     seen = empty if shown is None else empty & shown
     found = _clusters_where_they_lie(score, seen) if clusters is None else None
+    fitted = np.clip(np.abs(score) / CLEAR_SURE, 0, 1)
+    guessed = np.zeros(len(score), bool)
     if found is not None:
         # the photo's own cut, found where it lies: a doubtful cell's best guess by it alone
         # (the fitted score's cut lies visibly elsewhere here), in doubt, nothing decided
-        doubtful = np.abs(score) < CLEAR_SURE / 2
-        score = np.where(doubtful, np.clip(found(score), -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
+        guessed = np.abs(score) < CLEAR_SURE / 2
+        score = np.where(guessed, np.clip(found(score), -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
     elif clusters is not None:
         odds, plain = clusters
         photo = odds(score)
@@ -483,13 +495,14 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
         score = np.where(doubtful, np.clip((photo + score) / 2, -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
     p = 1 / (1 + np.exp(-score))
     conf = np.clip(np.abs(score) / CLEAR_SURE, 0, 1)
+    conf = np.where(guessed, np.minimum(conf, fitted), conf)  # a best guess, no surer than the photo's score
     # A cell unlike this photo's empty cells in many measures at once is no plain empty cell,
     # whatever the fitted score says beyond the cells it was fitted on (a clear piece over an
     # embossed mark, lit oddly): 'empty' there is a guess.
     odd = odd_cells(z)
     conf = np.where(odd & (score < 0), np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     faded = doubted & (z[:, 0] >= FADED_Z)
-    return np.where(faded, np.maximum(p, 0.5), p), conf, faded, odd
+    return np.where(faded, np.maximum(p, 0.5), p), conf, faded, odd, guessed
 
 
 def odd_cells(z: np.ndarray) -> np.ndarray:
@@ -510,10 +523,7 @@ def _score_clusters(scores: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarr
     means, spreads, share = _fit_clusters(scores)
     if share[1] * len(scores) < MIX_MIN_CLEAR or _separation(means, spreads) < MIX_SEPARATION:
         return None
-
-    def odds(x: np.ndarray) -> np.ndarray:
-        ll = _cluster_log_lik(np.asarray(x, float), means, spreads, share)
-        return ll[:, 1] - ll[:, 0]
+    odds = _cluster_odds(means, spreads, share)
 
     # Many cells between the clusters (a cast shadow, a glare smearing the scores): the gap is
     # not plain, whatever the fit says; the clusters still tell a doubtful cell's best guess.
@@ -568,23 +578,18 @@ def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[n
     in sight called clear). What tells a second peak from a tail, as a real photo shows them: the
     clusters lie apart (FOUND_SEPARATION), a valley between them holds few cells beside the clear
     peak (FOUND_GAP: a tail thins out without a valley), and the cells it calls clear lie as
-    clear's pieces do (FOUND_PIECES of them in edge-joined regions that are pieces of the set: a
-    tail lies in shade-wide patches or stray cells). On the 18 photos of seeds 2 and 5 whose held
-    fit found no clear cluster, four fits that took a tail passed the other two tests, with at most
-    0.32 of their cells in pieces; the four kept had 0.53 or more. Only where the held fit finds no clear cluster at all: where
+    clear's pieces do (FOUND_PIECES of them in distinct pieces of the set, :func:`_in_pieces`: a
+    tail lies in shade-wide patches or stray cells). On the 16 photos of seeds 2 and 5 whose held
+    fit finds no clear cluster, four fits that took a tail passed the other two tests, with at most
+    0.21 of their cells in distinct pieces; the four kept had 0.35 or more (the constants' comment). Only
+    where the held fit finds no clear cluster at all: where
     it finds one it only best-guesses by, this fit moved close calls of overlapping clusters (dim
     light) the wrong way as often as the right one (seeds 2 and 5: 3 boards gained, 2 lost)."""
     scores = score[seen]
     if len(scores) < 20:
         return None
-    means, spreads, share = _fit_clusters(scores)
-    start = means[1] if share[1] * len(scores) >= MIX_MIN_CLEAR else float(np.percentile(scores, 90))
-    means, spreads, share = _fit_clusters(scores, (MIX_PRIOR[0], (start, spreads[1])), (MIX_PRIOR_N, FOUND_PRIOR_N))
-
-    def odds(x: np.ndarray) -> np.ndarray:
-        ll = _cluster_log_lik(np.asarray(x, float), means, spreads, share)
-        return ll[:, 1] - ll[:, 0]
-
+    means, spreads, share = _found_clusters(scores)
+    odds = _cluster_odds(means, spreads, share)
     clear = seen & (odds(score) > 0)
     if share[1] * len(scores) < MIX_MIN_CLEAR or _separation(means, spreads) < FOUND_SEPARATION \
             or _valley(scores, means, spreads) > FOUND_GAP or _in_pieces(clear) < FOUND_PIECES:
@@ -592,29 +597,48 @@ def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[n
     return odds
 
 
+def _found_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means, spreads and shares of the (empty, clear) clusters of these scores, the clear one
+    sought where the photo puts it (see :func:`_clusters_where_they_lie`), unguarded."""
+    means, spreads, share = _fit_clusters(scores)
+    start = means[1] if share[1] * len(scores) >= MIX_MIN_CLEAR else float(np.percentile(scores, 90))
+    return _fit_clusters(scores, (MIX_PRIOR[0], (start, spreads[1])), (MIX_PRIOR_N, FOUND_PRIOR_N))
+
+
+def _cluster_odds(means: np.ndarray, spreads: np.ndarray, share: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The log-odds of clear against empty by the (empty, clear) clusters of these means, spreads
+    and shares."""
+    def odds(x: np.ndarray) -> np.ndarray:
+        ll = _cluster_log_lik(np.asarray(x, float), means, spreads, share)
+        return ll[:, 1] - ll[:, 0]
+    return odds
+
+
 def _valley(scores: np.ndarray, means: np.ndarray, spreads: np.ndarray) -> float:
     """How many scores lie in the emptiest window between the (empty, clear) clusters, beyond
     the empty one's spread, over how many lie at the clear one's peak (windows of half the
-    narrower spread): well under 1 where the clear cluster is a peak of its own, about 1 or more
-    where it is the empty cells' tail thinning out."""
+    narrower spread; the last window is the peak's own, so at most 1): well under 1 where the
+    clear cluster is a peak of its own, near 1 where it is the empty cells' tail thinning out,
+    and infinite where no score lies at the clear peak (no peak at all)."""
     half = min(spreads) / 2
 
     def near(x: float) -> int:
         return int((np.abs(scores - x) < half).sum())
 
-    between = np.linspace(means[0] + spreads[0], means[1], 50)
-    return min((near(x) for x in between), default=0) / max(near(means[1]), 1)
+    peak = near(means[1])
+    if peak == 0:
+        return np.inf
+    return min(near(x) for x in np.linspace(means[0] + spreads[0], means[1], 50)) / peak
 
 
 def _in_pieces(clear: np.ndarray) -> float:
-    """The share of these ``clear`` cells that lie in edge-joined regions which are pieces of
-    the set (0 for none): clear's cells lie in its pieces (M4), a shade's or a tail's do not."""
+    """The share of these ``clear`` cells that lie in distinct pieces of the set (edge-joined
+    regions, each a piece, none repeated: 0 for none): clear's cells lie in its pieces, one of
+    each (M4); a shade's or a tail's do not, nor do stray cells (each the monohex: one may be
+    clear's, not a dozen)."""
     if not clear.any():
         return 0.0
-    ps = pieces()
-    labels = [("C" if c else EMPTY) for c in clear]
-    return sum(len(reg) for reg in _regions(labels) if ps.identify([cells()[i] for i in reg]) is not None) \
-        / int(clear.sum())
+    return 1 - sum(map(len, _bad([("C" if c else EMPTY) for c in clear]))) / int(clear.sum())
 
 
 def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, share: np.ndarray) -> np.ndarray:
@@ -625,11 +649,12 @@ def _cluster_log_lik(x: np.ndarray, means: np.ndarray, spreads: np.ndarray, shar
 
 def _probabilities(rect: np.ndarray, gray: np.ndarray, lab: np.ndarray, shown: np.ndarray | None = None,
                    clipped: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(463, 7) class probabilities in LABELS order, (463,) confidence, (463,) whether the
     cell's only doubt is clear or empty (the colour classifier surely saw no colour, or saw a
-    faded hue: see :func:`_clear`), (463,) those faded cells, which stay uncertain, and (463,) the
-    cells read empty that are odd (:func:`odd_cells`);
+    faded hue: see :func:`_clear`), (463,) those faded cells, which stay uncertain, (463,) the
+    cells read empty that are odd (:func:`odd_cells`), and (463,) those whose clear odds are the
+    best guess of the clear cluster found where the photo puts it (:func:`_clear`);
     ``rect`` is the top-down view at PPU (colour), ``gray`` and ``lab`` at CLEAR_PPU (clear pieces).
     ``shown``: the cells whose walls show (default: all); only these teach the colour classes,
     so a mug over the board cannot become a colour's cluster (a pink mug, purple's).
@@ -651,12 +676,12 @@ def _probabilities(rect: np.ndarray, gray: np.ndarray, lab: np.ndarray, shown: n
     plain = _plain(empty, clipped)
     # read empty (most of the colour weight) yet in doubt: torn with a colour, or like no class well
     doubted = empty & (conf < UNCERTAIN_BELOW) & (post[:, 0] >= 0.5)
-    p_clear, c_clear, faded, odd = _clear(clear_features(gray, lab), empty, plain, doubted, shown)
+    p_clear, c_clear, faded, odd, guessed = _clear(clear_features(gray, lab), empty, plain, doubted, shown)
     post[empty, -1] = post[empty, 0] * p_clear[empty]
     post[empty, 0] *= 1 - p_clear[empty]
     clear_only = (empty & (conf >= UNCERTAIN_BELOW)) | faded
     conf[empty] = np.minimum(conf[empty], c_clear[empty])
-    return post, conf, clear_only, faded, empty & odd
+    return post, conf, clear_only, faded, empty & odd, empty & guessed
 
 
 def _plain(empty: np.ndarray, clipped: np.ndarray | None) -> np.ndarray:
@@ -1040,8 +1065,9 @@ def _clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_o
     (:func:`_likeliest`): the likeliest that makes pieces gives its cells' best guesses, and
     decides none. ``lean``: log-odds of clear the best guesses weigh beyond the photo's odds
     (:func:`clear_likeness`; default none). ``faded``: cells in colour doubt weighed as clear or
-    empty (see :func:`_clear`), and odd ones whose score's 'empty' was dropped
-    (:func:`_beyond_the_score`; default none); a group holding one only takes best guesses and
+    empty (see :func:`_clear`), odd ones whose score's 'empty' was dropped
+    (:func:`_beyond_the_score`), and those whose odds are the clear cluster found where the photo
+    puts it (:func:`_clear`; default none); a group holding one only takes best guesses and
     decides none (weighed with them, a group the photo misreads elsewhere may leave a cell one
     label: seed 43 `stray_pieces` #1 read a clear cell surely empty so). Returns the cells whose
     label changed."""
@@ -1329,11 +1355,12 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     gray, lab = grey_and_lab(top)
     walls = walls_seen(gray)
     hidden = walls < WALLS_HIDDEN
-    post, conf, clear_only, faded, odd = _probabilities(rect, gray, lab, ~hidden & in_photo, clipped)
+    post, conf, clear_only, faded, odd, guessed = _probabilities(rect, gray, lab, ~hidden & in_photo, clipped)
     conf = np.where(in_photo, conf, 0.0)
     conf = np.where(hidden, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     ok = clear_only & in_photo & ~hidden
     labels = [LABELS[j] for j in np.argmax(post, 1)]
+    lent = _lent_by_occluder(walls, labels)
     conf, lean = _weigh_likeness(cell_pixels(gray, lab), post, conf, labels, ok, ~clipped)
     # odd cells that look clear: their score's 'empty' dropped, weighed as the faded ones
     faded = faded | _beyond_the_score(post, odd & ok, lean)
@@ -1351,8 +1378,9 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     relabelled[changed] = True
     _lean_guesses(labels, post, lean, ok & (conf < UNCERTAIN_BELOW) & ~relabelled)
     if rules:
-        changed += _clear_pieces(labels, conf, post, ok, lean, faded)
-        changed += _clear_tree(labels, conf, ok, -_clear_odds(post) >= TREE_MIN_ODDS)
+        # the found cluster's odds are best guesses: they decide no cell by the pieces or the tree
+        changed += _clear_pieces(labels, conf, post, ok, lean, faded | guessed)
+        changed += _clear_tree(labels, conf, ok, (-_clear_odds(post) >= TREE_MIN_ODDS) & ~guessed)
         if start is not None and labels[start] != "C":
             labels[start], conf[start] = "C", min(conf[start], UNCERTAIN_BELOW - 0.01)
             changed.append(start)
@@ -1370,8 +1398,45 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # And a cell the colour classifier doubted: the pieces weigh it as clear or empty, but the
     # photo never said it is either.
     lost |= faded
+    # And a cell whose label the thing standing over the board may have lent it.
+    lost |= lent[np.arange(len(labels)), [LABELS.index(label) for label in labels]]
     conf = np.where(lost, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return labels, conf, list(dict.fromkeys(changed)), flags
+
+
+def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
+    """(463, len(LABELS)) the labels something standing over the board (a mug on it, a hand or
+    a cup reaching in) may have lent each cell, so that a cell finally read so is no sure
+    reading. ``walls``: :func:`walls_seen`; ``read``: the colour classifier's labels.
+
+    Nothing lying on the board hides its walls, so the faint-walled cells (PARTLY_HIDDEN, as
+    :func:`vision.sampling.under_occluder` weighs a square grid's borders) joined on the hex
+    lattice to cells whose walls do not show at all lie under one thing, when they are a mug's
+    foot or more (MUG_CELLS: less is a glint's spot). What it shows where it hides the walls (a
+    piece colour, or clear for its sheen) is its own colour, and it lends that colour to the
+    cells at its edge: its rim and its side stand out over them and cross them with their own
+    hard edges, which the walls' test takes for walls (a yellow rim across two bare cells beside
+    the hidden ones gave them walls 1.1 as plain as the board's, and they were read yellow), or
+    leave their walls only faint (0.37 of the board's, read in the mug's purple). So a cell of
+    that patch or beside it read in one of those colours is in doubt. The bare board (empty) is
+    never lent: a mug is read empty where it lends nothing; a cell read in another colour has a
+    colour the mug does not show.
+    """
+    ground = hex_ground()
+    faint = ["faint" if w < PARTLY_HIDDEN else "" for w in walls]
+    lent = np.zeros((len(read), len(LABELS)), bool)
+    weighed = np.zeros(len(read), bool)
+    for start in np.flatnonzero(walls < WALLS_HIDDEN):
+        if weighed[start]:
+            continue
+        patch = sorted(ground.flood(faint, int(start), ground.edges))
+        weighed[patch] = True
+        if len(patch) < MUG_CELLS:
+            continue
+        shown = sorted({LABELS.index(read[i]) for i in patch if walls[i] < WALLS_HIDDEN and read[i] != EMPTY})
+        reach = sorted({n for i in patch for n in (i, *ground.edges[i])})  # the patch and the cells beside it
+        lent[np.ix_(reach, shown)] = True
+    return lent
 
 
 def _overfull(labels: list[str], seen: np.ndarray) -> dict[str, int]:

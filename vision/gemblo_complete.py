@@ -89,8 +89,9 @@ def _lent(labels: list[str], conf: np.ndarray, hidden: np.ndarray, partly: np.nd
     occluder's rim) unless they continue a surely read cell of their colour (a piece beside
     the occluder, its colour seen). A hidden cell read clear counts too (a glare's or a hand's
     sheen reads as glints: on the bench's seed 2, keeping such cells' evidence read 39 more
-    cells wrong, though it kept a few real clear cells with faint walls); the rim read clear
-    does not: there the walls show, and the glints are the clear logic's."""
+    cells wrong, though it kept a few real clear cells with faint walls), unless its run
+    continues a surely clear cell (:func:`_continuing`); the rim read clear does not: there the
+    walls show, and the glints are the clear logic's."""
     ground = hex_ground()
     sure = conf >= UNCERTAIN_BELOW
     lent = np.zeros(len(labels), bool)
@@ -111,8 +112,15 @@ def _lent(labels: list[str], conf: np.ndarray, hidden: np.ndarray, partly: np.nd
 
 def _continuing(labels: list[str], lent: np.ndarray, sure: np.ndarray) -> np.ndarray:
     """The ``lent`` cells that are a piece running on under the occluder: a run of one colour
-    (edge-joined lent cells) beside a surely read cell of that colour, short enough to be the
-    rest of that cell's piece (fewer cells than the largest piece). A glare hides a piece's
+    (edge-joined lent cells) beside a surely read cell of that colour whose region in sight
+    leaves that cell's piece room to run on (fewer cells than the largest piece: a whole
+    pentahex in sight has no rest, and M4 keeps its colour off every cell beside it), the run
+    itself fewer cells than the largest piece (the rest of that piece, and the tint cells
+    beyond it the search drops: so the run and the region together may exceed a piece). A run
+    read clear is spared too, though a hidden cell read clear alone counts as the occluder's
+    sheen (:func:`_lent`): beside a surely clear cell it is most often clear's piece running on
+    (the bench's seed 2: lending such runs too read 5 truly clear cells empty, on 3 photos, and
+    set none right; seed 5: no change). A glare hides a piece's
     walls yet leaves its tint, and the hand's or the glare's edge falls across pieces: the
     colour seen surely beside the run is the piece's own, not the occluder's. A longer run,
     or one beside no sure cell of its colour, is the occluder's colour (a mug, a sleeve).
@@ -129,7 +137,10 @@ def _continuing(labels: list[str], lent: np.ndarray, sure: np.ndarray) -> np.nda
             continue
         run = ground.flood(runs, int(start), ground.edges)
         beside = {n for i in run for n in ground.edges[i]} - run
-        spared[list(run)] = len(run) < ground.largest and any(sure[n] and labels[n] == labels[start] for n in beside)
+        others = [EMPTY if i in run else label for i, label in enumerate(labels)]  # the region beside, run aside
+        spared[list(run)] = len(run) < ground.largest and any(
+            sure[n] and labels[n] == labels[start]
+            and len(ground.flood(others, n, ground.edges, ground.largest)) < ground.largest for n in beside)
         for i in run:
             runs[i] = EMPTY
     return spared
