@@ -21,13 +21,14 @@ shows. Where nothing but white is left, the rules complete the pieces. A phone's
 pull a reflection below clipping, to any grey: it is still found, as a blob with less colour
 than even the board's grey, and its cells stay doubtful.
 
-Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or
-a cup above it does not. Cells where no border shows, in a region reaching in from the
-board's edge or one a mug's size standing on it (not a reflection), are under an occluder: they are uncertain whatever their colour (a sleeve or a
-mug may have a piece's), and neither they nor any other gridless cell teach the colour
-classes or the light field (a hand once became the board's grey there). Cells wholly covered,
-and cells at its rim whose doubtful piece colour continues no piece (a sleeve's, a mug's), are
-guessed empty until the rules show that a piece seen beside them must continue beneath.
+Whatever lies on the board shows the grid's grooves and edges at every cell border; a hand or a
+cup above it does not. Cells where no border shows, in a region reaching in from the board's
+edge or one a mug's size standing on it (not a reflection), are under an occluder: they are
+uncertain whatever their colour (a sleeve or a mug may have a piece's), and neither they nor
+any other gridless cell teach the colour classes or the light field (a hand once became the
+board's grey there). Cells wholly covered, and cells at its rim whose doubtful piece colour
+continues no piece (a sleeve's, a mug's), are guessed empty until the rules show that a piece
+seen beside them must continue beneath.
 
 For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
 :func:`read_with_pose` when something changed (no localisation, no rules).
@@ -62,7 +63,7 @@ PALETTE = Palette(EMPTY, {"B": (20, 80, 200), "Y": (240, 200, 20), "R": (200, 30
 DRAW_BGR = {".": (210, 210, 210), "B": (255, 140, 40), "Y": (0, 235, 255), "R": (70, 70, 255), "G": (90, 230, 90)}
 PX_PER_CELL = 20  # ~140 pixels per cell middle: robust statistics, still ~20 ms per live frame
 MARGIN = 0.5  # cells of rim kept around the grid in the top-down view (shows a grid that is off)
-MUG_CELLS = 15  # the fewest cells a mug standing on the board hides: its foot alone, 7 cm across, covers ~15 cells of 16 mm
+MUG_CELLS = 15  # the fewest cells a mug standing on the board hides: its foot, 7 cm across, ~15 cells of 16 mm
 VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this share of the original
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict

@@ -134,7 +134,7 @@ CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must no
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
-MUG_CELLS = 20  # the fewest cells something standing over the board hides: a mug's foot, 7 cm across, spans ~33 cells 1.16 cm apart
+MUG_CELLS = 20  # the fewest cells a mug standing on the board hides: its foot, 7 cm across, spans ~33 cells
 RIM_SCALE = (1.0, 2.5)  # a rim step shows 0.4-0.8 as plainly as a ridge: the scale that evens them, bounded
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
@@ -447,32 +447,31 @@ def clear_score(z: np.ndarray) -> np.ndarray:
 
 def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: np.ndarray,
            shown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """P(clear) and confidence for cells the colour classifier read as empty: a logistic score
-    over the clear-piece evidence; near the cut the cell is uncertain, never guessed. Also the
-    *faded* cells (below), the *odd* ones (:func:`odd_cells`) and the *guessed* ones (the
-    cells whose best guess the clear cluster found where it lies gave, below).
+    """P(clear) and confidence for cells the colour classifier read as empty: a logistic score over the
+    clear-piece evidence; near the cut the cell is uncertain, never guessed. Also the *faded* cells
+    (below), the *odd* ones (:func:`odd_cells`) and the *guessed* ones (the cells whose best guess
+    the clear cluster found where it lies gave, below).
 
-    The score's scale is fitted over many photos, but within one photo its clear and empty
-    cells fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur,
-    the lens). So the photo's own clusters are fitted too (:func:`_score_clusters`); where they
-    say plainly what the score says weakly, the cell is decided, and a doubtful cell's best guess
-    is the side of the photo's own gap it lies on. Where the clusters held near the scores' usual
-    places find no clear one at all, it is sought where the photo puts it
-    (:func:`_clusters_where_they_lie`); found, it alone gives the doubtful cells' best guesses, and
-    decides none: their confidence stays the fitted score's (never higher), and the rules downstream
-    take them as best guesses only (:func:`_decide`). ``plain``: the empty cells that say what an empty cell looks like
-    here (those read empty whose light did not clip); ``shown``: the cells in the photo whose
-    walls show (default: all).
+    The score's scale is fitted over many photos, but within one photo its clear and empty cells
+    fall in two tight clusters whose gap lies elsewhere from photo to photo (light, blur, the lens).
+    So the photo's own clusters are fitted too (:func:`_score_clusters`); where they say plainly
+    what the score says weakly, the cell is decided, and a doubtful cell's best guess is the side of
+    the photo's own gap it lies on. Where the clusters held near the scores' usual places find no
+    clear one at all, it is sought where the photo puts it (:func:`_clusters_where_they_lie`);
+    found, it alone gives the doubtful cells' best guesses, and decides none: their confidence stays
+    the fitted score's (never higher), and the rules downstream take them as best guesses only
+    (:func:`_decide`). ``plain``: the empty cells that say what an empty cell looks like here (those
+    read empty whose light did not clip); ``shown``: the cells in the photo whose walls show
+    (default: all).
 
     ``doubted``: cells the colour classifier reads empty, but in doubt (torn between empty and a
-    colour, or like no class well). Those whose hue lies FADED_Z spreads or more off the bare
-    cells' (*faded*) have faded as
-    under clear plastic, further than the cells the score was fitted on: its 'empty' says
-    nothing there (its squared terms, fitted on milder cells, call the farthest ones empty), so
-    their odds are even at worst and their best guess is left to the pieces and the photo's
-    likeness. On the bench's photos in sight (seeds 2 and 5), all 15 such cells the score called
-    empty were clear pieces (empty cells doubted under a shadow or in dim light: hue 2-7 spreads
-    off); under a hand, skin fades the hue too, and the likeness leans those empty."""
+    colour, or like no class well). Those whose hue lies FADED_Z spreads or more off the bare cells'
+    (*faded*) have faded as under clear plastic, further than the cells the score was fitted on: its
+    'empty' says nothing there (its squared terms, fitted on milder cells, call the farthest ones
+    empty), so their odds are even at worst and their best guess is left to the pieces and the
+    photo's likeness. On the bench's photos in sight (seeds 2 and 5), all 15 such cells the score
+    called empty were clear pieces (empty cells doubted under a shadow or in dim light: hue 2-7
+    spreads off); under a hand, skin fades the hue too, and the likeness leans those empty."""
     z = clear_zscores(features, plain)
     score = clear_score(z)
     clusters = _score_clusters(score[empty])
@@ -563,28 +562,28 @@ def _fit_clusters(scores: np.ndarray, prior: tuple = MIX_PRIOR, held: tuple[floa
 
 
 def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
-    """The log-odds of clear by this photo's clear cluster sought where the photo puts it, or
-    None where what is found may be the empty cells' tail; ``score``: every cell's clear score,
-    ``seen``: the cells read empty that the photo shows.
+    """The log-odds of clear by this photo's clear cluster sought where the photo puts it, or None where
+    what is found may be the empty cells' tail; ``score``: every cell's clear score, ``seen``: the
+    cells read empty that the photo shows.
 
-    The clusters held near the scores' usual places (:func:`_score_clusters`) miss a clear
-    cluster the photo moved far from its usual place: blur and jpeg wash out the glints and
-    bevels the score was fitted on, so a whole photo's clear cells may score -4.5..-3.4, just
-    above its empty cells yet far below the fitted cut (seed 2 `blur` #5: 50 of 51 clear cells
-    read empty). Started from the photo (the clear cluster at the held fit's clear mean if that
-    takes MIX_MIN_CLEAR cells, else at the scores' top decile) and held by FOUND_PRIOR_N cell only,
-    the fit finds it there; but where a photo shows few clear pieces it makes a cluster of the
-    empty cells' tail (shade, embossed marks: seed 2 `shadow` #4, 12 clear cells and 107 empty ones
-    in sight called clear). What tells a second peak from a tail, as a real photo shows them: the
-    clusters lie apart (FOUND_SEPARATION), a valley between them holds few cells beside the clear
-    peak (FOUND_GAP: a tail thins out without a valley), and the cells it calls clear lie as
-    clear's pieces do (FOUND_PIECES of them in distinct pieces of the set, :func:`_in_pieces`: a
-    tail lies in shade-wide patches or stray cells). On the 16 photos of seeds 2 and 5 whose held
-    fit finds no clear cluster, four fits that took a tail passed the other two tests, with at most
-    0.21 of their cells in distinct pieces; the four kept had 0.35 or more (the constants' comment). Only
-    where the held fit finds no clear cluster at all: where
-    it finds one it only best-guesses by, this fit moved close calls of overlapping clusters (dim
-    light) the wrong way as often as the right one (seeds 2 and 5: 3 boards gained, 2 lost)."""
+    The clusters held near the scores' usual places (:func:`_score_clusters`) miss a clear cluster
+    the photo moved far from its usual place: blur and jpeg wash out the glints and bevels the score
+    was fitted on, so a whole photo's clear cells may score -4.5..-3.4, just above its empty cells
+    yet far below the fitted cut (seed 2 `blur` #5: 50 of 51 clear cells read empty). Started from
+    the photo (the clear cluster at the held fit's clear mean if that takes MIX_MIN_CLEAR cells,
+    else at the scores' top decile) and held by FOUND_PRIOR_N cell only, the fit finds it there; but
+    where a photo shows few clear pieces it makes a cluster of the empty cells' tail (shade,
+    embossed marks: seed 2 `shadow` #4, 12 clear cells and 107 empty ones in sight called clear).
+    What tells a second peak from a tail, as a real photo shows them: the clusters lie apart
+    (FOUND_SEPARATION), a valley between them holds few cells beside the clear peak (FOUND_GAP: a
+    tail thins out without a valley), and the cells it calls clear lie as clear's pieces do
+    (FOUND_PIECES of them in distinct pieces of the set, :func:`_in_pieces`: a tail lies in
+    shade-wide patches or stray cells). On the 16 photos of seeds 2 and 5 whose held fit finds no clear
+    cluster, four fits that took a tail passed the other two tests, with at most 0.21 of their cells
+    in distinct pieces; the four kept had 0.35 or more (the constants' comment). Only where the held
+    fit finds no clear cluster at all: where it finds one it only best-guesses by, this fit moved
+    close calls of overlapping clusters (dim light) the wrong way as often as the right one (seeds 2
+    and 5: 3 boards gained, 2 lost)."""
     scores = score[seen]
     if len(scores) < 20:
         return None

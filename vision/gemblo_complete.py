@@ -111,24 +111,23 @@ def _lent(labels: list[str], conf: np.ndarray, hidden: np.ndarray, partly: np.nd
 
 
 def _continuing(labels: list[str], lent: np.ndarray, sure: np.ndarray) -> np.ndarray:
-    """The ``lent`` cells that are a piece running on under the occluder: a run of one colour
-    (edge-joined lent cells) beside a surely read cell of that colour whose region in sight
-    leaves that cell's piece room to run on (fewer cells than the largest piece: a whole
-    pentahex in sight has no rest, and M4 keeps its colour off every cell beside it), the run
-    itself fewer cells than the largest piece (the rest of that piece, and the tint cells
-    beyond it the search drops: so the run and the region together may exceed a piece). A run
-    read clear is spared too, though a hidden cell read clear alone counts as the occluder's
-    sheen (:func:`_lent`): beside a surely clear cell it is most often clear's piece running on
-    (the bench's seed 2: lending such runs too read 5 truly clear cells empty, on 3 photos, and
-    set none right; seed 5: no change). A glare hides a piece's
-    walls yet leaves its tint, and the hand's or the glare's edge falls across pieces: the
-    colour seen surely beside the run is the piece's own, not the occluder's. A longer run,
-    or one beside no sure cell of its colour, is the occluder's colour (a mug, a sleeve).
-    (The rim's own exception in :func:`_lent`, a rim cell beside a sure one, is this rule
-    for a run of one cell; here the run may reach into the hidden cells.) Measured on the
-    bench's seed 2, its 27 photos with cells out of sight: a glare's hidden cells read in their
-    piece's colour were emptied with the one tint cell that made the region no piece; sparing
-    the runs read 7 cells fewer wrong, none more, on top of the blank cells set aside first."""
+    """The ``lent`` cells that are a piece running on under the occluder: a run of one colour (edge-joined
+    lent cells) beside a surely read cell of that colour whose region in sight leaves that cell's
+    piece room to run on (fewer cells than the largest piece: a whole pentahex in sight has no rest,
+    and M4 keeps its colour off every cell beside it), the run itself fewer cells than the largest
+    piece (the rest of that piece, and the tint cells beyond it the search drops: so the run and the
+    region together may exceed a piece). A run read clear is spared too, though a hidden cell read
+    clear alone counts as the occluder's sheen (:func:`_lent`): beside a surely clear cell it is
+    most often clear's piece running on (the bench's seed 2: lending such runs too read 5 truly
+    clear cells empty, on 3 photos, and set none right; seed 5: no change). A glare hides a piece's
+    walls yet leaves its tint, and the hand's or the glare's edge falls across pieces: the colour
+    seen surely beside the run is the piece's own, not the occluder's. A longer run, or one beside
+    no sure cell of its colour, is the occluder's colour (a mug, a sleeve). (The rim's own exception
+    in :func:`_lent`, a rim cell beside a sure one, is this rule for a run of one cell; here the run
+    may reach into the hidden cells.) Measured on the bench's seed 2, its 27 photos with cells out
+    of sight: a glare's hidden cells read in their piece's colour were emptied with the one tint
+    cell that made the region no piece; sparing the runs read 7 cells fewer wrong, none more, on top
+    of the blank cells set aside first."""
     ground = hex_ground()
     runs = [label if lent[i] else EMPTY for i, label in enumerate(labels)]
     spared = np.zeros(len(labels), bool)
