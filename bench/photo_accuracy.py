@@ -136,23 +136,34 @@ def percent(n: float, total: float, digits: int = 3) -> str:
     return f"{100.0 * n / total:.{digits}f} %" if total else "-"
 
 
+def table_head(first: str) -> str:
+    """The Markdown head of a table of :func:`table_row` rows (``first``: what a row stands for)."""
+    return (f"| {first} | photos | cell error (silent) | visible cell error | misread | uncertain | boards exact "
+            "| no board | boards right or marked |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def table_row(row: dict, cells: int, shares: bool = False) -> str:
+    """One row's counts (:func:`new_stats`) as a line of :func:`table_head`'s table, over boards
+    of ``cells`` cells; ``shares``: its boards exact and right or marked as percentages (a total),
+    not as counts."""
+    n = row["photos"] * cells
+    exact, marked = (percent(row[key], row["photos"], 1) if shares else f"{row[key]}/{row['photos']}"
+                     for key in ("exact", "marked"))
+    return (f"| {row['condition']} | {row['photos']} | {percent(row['silent'], n)} | {percent(row['visible'], n)} | "
+            f"{percent(row['misread'], n)} | {percent(row['uncertain'], n)} | {exact} | {row['refused']} | {marked} |")
+
+
 def report(bench: PhotoBench, per_condition: int, seed: int, goal_12mp: str) -> None:
     """Run the sweep and the latencies (one core) and print them as Markdown tables."""
     cv2.setNumThreads(1)
     rows = accuracy(bench, per_condition, bench_seed(seed))
-    print("| condition | photos | cell error (silent) | visible cell error | misread | uncertain | boards exact "
-          "| no board | boards right or marked |\n|---|---|---|---|---|---|---|---|---|")
+    print(table_head("condition"))
     total = dict.fromkeys(KEYS, 0)
-    for s in rows + [None]:
-        row = s or total | {"condition": "**all**"}
-        n = row["photos"] * bench.cells
-        exact, marked = (f"{row[key]}/{row['photos']}" if s else percent(row[key], row["photos"], 1)
-                         for key in ("exact", "marked"))
-        print(f"| {row['condition']} | {row['photos']} | {percent(row['silent'], n)} | {percent(row['visible'], n)} | "
-              f"{percent(row['misread'], n)} | {percent(row['uncertain'], n)} | {exact} | {row['refused']} | {marked} |")
-        if s:
-            for key in KEYS:
-                total[key] += s[key]
+    for s in rows:
+        print(table_row(s, bench.cells))
+        for key in KEYS:
+            total[key] += s[key]
+    print(table_row(total | {"condition": "**all**"}, bench.cells, shares=True))
     print(f"\nBoards exact among the {total['unhidden']} photos with every cell in sight (no hand, cup or "
           f"blinding glare over a cell): {total['unhidden_exact']}/{total['unhidden']}")
     print("\n| latency (one core, file decode included) | median | goal |\n|---|---|---|")

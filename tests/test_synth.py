@@ -172,6 +172,22 @@ def test_hand_and_cup_occlude_cells(state):
     assert agreement(seen, frame.state, frame.occluded) >= 0.98
 
 
+def test_a_standing_mug_stands_wholly_on_the_board():
+    # bench.standing_mug's photos: the `cup` photo's mug (its look drawn the same) set in from the
+    # board's edge, its whole foot on the board; `cup`'s own mug reaches in over the edge.
+    from vision.synth.blokus import _style_for
+    for seed in range(4):
+        conditions = sample_conditions("standing_mug", np.random.default_rng(seed))
+        assert conditions == replace(sample_conditions("cup", np.random.default_rng(seed)), cup_on_board=True)
+        setup = CameraSetup.random(np.random.default_rng(seed), conditions)
+        at_edge = CameraSetup.random(np.random.default_rng(seed), replace(conditions, cup_on_board=False)).cup_style
+        assert at_edge.inset < 1 and replace(setup.cup_style, inset=at_edge.inset) == at_edge
+        view = setup.view(SIZE, _style_for(setup).geometry)
+        centre, z = view.cup_at
+        inside = cv2.pointPolygonTest(view.outline_xy.astype(np.float32), centre.tolist(), True)
+        assert inside >= setup.cup_style.radius_mm and z == view.geometry.top_z
+
+
 def test_frames_of_one_camera_share_geometry(state):
     camera = CameraSetup.random(np.random.default_rng(8), CONDITIONS["clean"])
     empty = ["." * 20] * 20

@@ -24,7 +24,6 @@ from vision.image_io import load_image
 from vision.pose import BoardPose
 from vision.sampling import cells_in_photo, under_occluder
 from vision.synth import CONDITIONS, SyntheticPhoto, render_photo, sample_conditions
-from vision.synth.clutter import CupStyle
 
 SIZE = (960, 720)
 
@@ -143,7 +142,7 @@ def test_only_gridless_regions_reaching_the_board_edge_are_occluders() -> None:
     borders[15, 19] = 0.4  # a faint cell on the edge with nothing blind in its region
     expected = np.zeros((20, 20), bool)
     expected[8:12, 0:6] = expected[7, 2] = True
-    assert np.array_equal(under_occluder(borders), expected)
+    assert np.array_equal(under_occluder(borders, smallest=MUG_CELLS), expected)
 
 
 def test_a_gridless_region_inside_the_board_is_a_mug_if_it_is_a_mugs_size_and_not_glare() -> None:
@@ -160,21 +159,18 @@ def test_a_gridless_region_inside_the_board_is_a_mug_if_it_is_a_mugs_size_and_no
     expected[8:12, 8:13] = True
     assert np.array_equal(under_occluder(borders, glare=glare, smallest=MUG_CELLS), expected)
     # Where the glare is not known, any gridless patch inside may be a reflection.
-    assert not under_occluder(borders).any()
+    assert not under_occluder(borders, smallest=MUG_CELLS).any()
 
 
 @pytest.mark.parametrize("seed, k", [(7, 13), (8, 7)])
-def test_a_mug_standing_inside_the_board_is_never_read(monkeypatch, seed: int, k: int) -> None:
-    # The bench's mugs stand at the board's edge; these stand wholly on it. (7, 13): a black
-    # mug, whose black passed for the board's dark grey, so 22 cells under it were read empty,
-    # surely. (8, 7): a white one, whose lit side blew out like a lamp's reflection, so its
-    # region was left to the glare reading and a piece's colour was read from its rim.
-    random_cup = CupStyle.random
-    monkeypatch.setattr(CupStyle, "random", staticmethod(
-        lambda rng: replace(random_cup(rng), inset=float(rng.uniform(1.3, 3.0)))))
+def test_a_mug_standing_inside_the_board_is_never_read(seed: int, k: int) -> None:
+    # The bench's mugs stand at the board's edge; these stand wholly on it (bench.standing_mug's
+    # photos). (7, 13): a black mug, whose black passed for the board's dark grey, so 22 cells
+    # under it were read empty, surely. (8, 7): a white one, whose lit side blew out like a lamp's
+    # reflection, so its region was left to the glare reading and a piece's colour was read from its rim.
     rng = np.random.default_rng([seed, 999, k])
     state = random_game_state(rng, int(rng.integers(8, 85)))
-    p = render_photo(state, sample_conditions("cup", rng), rng, size=(1600, 1200))
+    p = render_photo(state, sample_conditions("standing_mug", rng), rng, size=(1600, 1200))
     reading = read_blokus(upright(p))
     doubt = set(map(tuple, reading.uncertain))
     assert p.occluded.sum() >= 30

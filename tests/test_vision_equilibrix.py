@@ -311,14 +311,14 @@ def test_a_hand_over_the_rim_does_not_drag_the_light_down() -> None:
 
 
 @pytest.mark.parametrize("i", [11, 14])
-def test_fields_beside_a_mug_standing_on_the_board_are_doubted_in_its_colour(monkeypatch, i: int) -> None:
+def test_fields_beside_a_mug_standing_on_the_board_are_doubted_in_its_colour(i: int) -> None:
     """A dark mug standing on the flower (the bench's mugs reach in over the board's edge):
     its side covered bare fields at its edge, among fields it covers, and they were read black
     as surely as tiles (two fields on photo 11, one on 14, of Equilibrix round 19's mug
     photos, seed 8)."""
     from bench.equilibrix_bench import BENCH
     from tests.test_vision_gemblo import mug_on_board
-    assert mug_on_board(monkeypatch, BENCH, 8, i)["silent"] == 0
+    assert mug_on_board(BENCH, 8, i)["silent"] == 0
 
 
 def test_a_white_field_a_drawn_line_crosses_is_not_sure(monkeypatch) -> None:

@@ -53,7 +53,8 @@ from .image_io import as_bgr
 from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
-from .sampling import HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, under_occluder, with_neighbours
+from .sampling import (HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, mug_cells, under_occluder,
+                       with_neighbours)
 
 if TYPE_CHECKING:  # calibration imports this module: no import at run time
     from calibration.colours import ColourProfile
@@ -63,7 +64,7 @@ PALETTE = Palette(EMPTY, {"B": (20, 80, 200), "Y": (240, 200, 20), "R": (200, 30
 DRAW_BGR = {".": (210, 210, 210), "B": (255, 140, 40), "Y": (0, 235, 255), "R": (70, 70, 255), "G": (90, 230, 90)}
 PX_PER_CELL = 20  # ~140 pixels per cell middle: robust statistics, still ~20 ms per live frame
 MARGIN = 0.5  # cells of rim kept around the grid in the top-down view (shows a grid that is off)
-MUG_CELLS = 15  # the fewest cells a mug standing on the board hides: its foot, 7 cm across, ~15 cells of 16 mm
+MUG_CELLS = mug_cells(16.0 ** 2)  # the fewest cells a mug standing on the board hides: the classic board's are 16 mm
 VERIFY_SHARE = 0.85  # a frame keeps the pose while its grid contrast is this share of the original
 MAX_FIX_COST = float(np.log(20.0))  # a relabel the colour evidence finds 20x less likely is not tried
 SINGLE_OPTIONS = 10  # cheapest single relabellings tried per conflict

@@ -31,7 +31,7 @@ rules steps (Blokus's one- and two-cell fixes, Gemblo's region fixes) count thei
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -104,10 +104,11 @@ class Ground:
         """The piece a one-colour region is, or None."""
         return self.pieces.identify(self.cells[i] for i in region)
 
-    def flood(self, labels: list[str], start: int, links: tuple[tuple[int, ...], ...],
+    def flood(self, labels: Sequence[Hashable], start: int, links: tuple[tuple[int, ...], ...],
               limit: int | None = None) -> set[int]:
         """The cells of ``start``'s label reached from it step by step along ``links`` (each
-        cell's :attr:`edges` or :attr:`touch`), cut off once past ``limit`` cells."""
+        cell's :attr:`edges` or :attr:`touch`), cut off once past ``limit`` cells. A label is
+        anything compared for equality: a colour, or a mask's truth (a patch of faint cells)."""
         colour, limit = labels[start], len(labels) if limit is None else limit
         seen, todo = {start}, [start]
         while todo and len(seen) <= limit:

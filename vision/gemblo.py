@@ -96,7 +96,7 @@ from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
 from .pose import BoardPose, rectify
 from .reading import UNCERTAIN_BELOW
-from .sampling import PARTLY_HIDDEN
+from .sampling import PARTLY_HIDDEN, mug_cells
 
 EMPTY = "."
 PALETTE = Palette(EMPTY, {"R": (200, 30, 40), "Y": (240, 200, 20), "G": (20, 150, 70), "B": (30, 80, 200),
@@ -134,7 +134,7 @@ CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must no
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
-MUG_CELLS = 20  # the fewest cells a mug standing on the board hides: its foot, 7 cm across, spans ~33 cells
+MUG_CELLS = mug_cells(np.sqrt(3) / 2 * 11.6 ** 2)  # the fewest cells a mug on the board hides: hexagons 11.6 mm apart
 RIM_SCALE = (1.0, 2.5)  # a rim step shows 0.4-0.8 as plainly as a ridge: the scale that evens them, bounded
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
@@ -1411,8 +1411,8 @@ def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
     Nothing lying on the board hides its walls, so the faint-walled cells (PARTLY_HIDDEN, as
     :func:`vision.sampling.under_occluder` weighs a square grid's borders) joined on the hex
     lattice to cells whose walls do not show at all lie under one thing, when they are a mug's
-    foot or more (MUG_CELLS: less is a glint's spot). What it shows where it hides the walls (a
-    piece colour, or clear for its sheen) is its own colour, and it lends that colour to the
+    foot or more (MUG_CELLS: less is a glint's or a lamp's spot). What it shows where it hides
+    the walls (a piece colour, or clear for its sheen) is its own colour, and it lends it to the
     cells at its edge: its rim and its side stand out over them and cross them with their own
     hard edges, which the walls' test takes for walls (a yellow rim across two bare cells beside
     the hidden ones gave them walls 1.1 as plain as the board's, and they were read yellow), or
@@ -1422,7 +1422,7 @@ def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
     colour the mug does not show.
     """
     ground = hex_ground()
-    faint = ["faint" if w < PARTLY_HIDDEN else "" for w in walls]
+    faint = (walls < PARTLY_HIDDEN).tolist()
     lent = np.zeros((len(read), len(LABELS)), bool)
     weighed = np.zeros(len(read), bool)
     for start in np.flatnonzero(walls < WALLS_HIDDEN):

@@ -62,6 +62,22 @@ def cells_in_photo(pose: BoardPose, cells: int) -> np.ndarray:
 HIDDEN_BORDERS = 0.3  # cell borders this faint (share of a typical cell's): nothing of the grid shows
 PARTLY_HIDDEN = 0.5  # borders this faint, in one region with hidden cells: partly under the same thing
 CLEAR_BORDERS = 0.9  # a cell beside a hidden one is seen whole only with borders this clear
+MUG_FOOT_MM = 70.0  # across a mug's foot: the least a mug standing on a board hides
+
+
+def mug_cells(cell_area_mm2: float) -> int:
+    """The fewest cells of ``cell_area_mm2`` a mug standing on a board hides (``under_occluder``'s
+    ``smallest``): its foot's area, :data:`MUG_FOOT_MM` across, in cells.
+
+    Its foot is the least of a mug a photo shows over the board: seen from a tilt, its side hides
+    more, and the cells at the foot's rim lose their grooves too, so the faint patch a mug leaves
+    was 1.7-2.5 times its foot on the bench's photos (Blokus: 27-64 cells of 16 mm, feet of 16-26;
+    Gemblo: 72-119 hexagons, feet of 35-57). What else leaves a faint patch inside a board is
+    mostly smaller than a foot: a window's reflection veils 1-7 Blokus cells, a lamp's 24-32
+    Gemblo hexagons (which, at Gemblo's old bar of 20, doubted right cells round them); a lamp's
+    larger ones are blown out (``glare``). One rule for every board: a board's bar follows from
+    its cells' size alone."""
+    return round(np.pi * (MUG_FOOT_MM / 2) ** 2 / cell_area_mm2)
 
 
 def with_neighbours(cells: np.ndarray) -> np.ndarray:
@@ -69,7 +85,7 @@ def with_neighbours(cells: np.ndarray) -> np.ndarray:
     return cv2.dilate(cells.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
 
 
-def under_occluder(borders: np.ndarray, glare: np.ndarray | None = None, smallest: int = 1) -> np.ndarray:
+def under_occluder(borders: np.ndarray, glare: np.ndarray | None = None, *, smallest: int) -> np.ndarray:
     """(cells x cells) cells hidden under something held or standing over the board.
 
     ``borders`` is ``grid.cell_borders``. Nothing lying on the board erases its grid (an
@@ -78,8 +94,8 @@ def under_occluder(borders: np.ndarray, glare: np.ndarray | None = None, smalles
     standing over it (its rim, a finger's outline, may still draw a few edges elsewhere), or
     under light that veils it. A hand or a cup reaching in over the board's edge is one,
     whatever shines on it. A region wholly inside the board is a mug standing on it if it
-    covers at least ``smallest`` cells (a mug's foot) and glare did not blow out most of it
-    (``glare``: the cells a lamp's reflection blew out; ``None``: not known, so any patch
+    covers at least ``smallest`` cells (a mug's foot: :func:`mug_cells`) and glare did not blow
+    out most of it (``glare``: the cells a lamp's reflection blew out; ``None``: not known, so any patch
     inside may be a reflection and none is taken). A reflection washes out its whole spot but
     for its faint rim, a window's veils a few cells' grooves and leaves their colour; a white
     mug's lit side may blow out too, but not its shaded side or what it holds. What is not a

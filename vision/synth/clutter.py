@@ -5,7 +5,7 @@ a mug at its edge, and loose pieces lying on the table beside it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import cv2
@@ -57,6 +57,13 @@ class Hand:
     carry_angle_deg: float = 0.0
 
 
+# Where a mug's footprint lies (``CupStyle.inset``, diameters in from the board's edge): reaching in
+# over the edge, as a mug set down beside the board does, or wholly on the board, its foot 0.3
+# diameters in from the edge or more.
+AT_THE_EDGE = (-0.1, 0.55)
+ON_THE_BOARD = (1.3, 3.0)
+
+
 @dataclass(frozen=True)
 class CupStyle:
     """A mug: its look and where it stands relative to the board's edge."""
@@ -70,13 +77,17 @@ class CupStyle:
     handle_deg: float
 
     @staticmethod
-    def random(rng: np.random.Generator) -> CupStyle:
+    def random(rng: np.random.Generator, on_board: bool = False) -> CupStyle:
+        """A random mug at the board's edge or, ``on_board``, the same mug (look, size,
+        direction, handle) set further in to stand wholly on the board: drawn after it, so
+        a seed's mug on the board is its mug at the edge moved, and every draw before it the same."""
         colours = [(0.92, 0.92, 0.9), (0.72, 0.1, 0.1), (0.15, 0.3, 0.68), (0.9, 0.75, 0.15),
                    (0.1, 0.1, 0.11), (0.2, 0.5, 0.3), (0.95, 0.6, 0.7)]
         liquids = [None, (0.22, 0.12, 0.06), (0.45, 0.25, 0.1), (0.75, 0.6, 0.45)]
-        return CupStyle(float(rng.uniform(36, 46)), float(rng.uniform(85, 110)),
-                        colours[rng.integers(len(colours))], liquids[rng.integers(len(liquids))],
-                        float(rng.uniform(0, 360)), float(rng.uniform(-0.1, 0.55)), float(rng.uniform(0, 360)))
+        mug = CupStyle(float(rng.uniform(36, 46)), float(rng.uniform(85, 110)),
+                       colours[rng.integers(len(colours))], liquids[rng.integers(len(liquids))],
+                       float(rng.uniform(0, 360)), float(rng.uniform(*AT_THE_EDGE)), float(rng.uniform(0, 360)))
+        return replace(mug, inset=float(rng.uniform(*ON_THE_BOARD))) if on_board else mug
 
 
 def _taper(a: np.ndarray, b: np.ndarray, ra: float, rb: float, n: int = 14) -> np.ndarray:
@@ -232,7 +243,7 @@ def _draw_sprite(view: View, albedo: np.ndarray, gloss: np.ndarray, sp: Sprite, 
 
 
 def place_cup(view: View, rng: np.random.Generator) -> tuple[np.ndarray, float] | None:
-    """Stand the mug at the board's edge, where the camera sees it."""
+    """Stand the mug as its ``inset`` says (at the board's edge or on it), where the camera sees it."""
     st = view.setup.cup_style
     for k in range(24):
         ang = math.radians(st.direction_deg + 47 * k)

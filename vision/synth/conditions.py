@@ -44,6 +44,7 @@ class Conditions:
     stray_pieces: int = 0  # unplaced pieces lying beside the board
     hand: bool = False  # a hand/arm reaching in from a frame edge
     cup: bool = False  # a mug standing at (or on) the board's edge
+    cup_on_board: bool = False  # the mug stands wholly on the board instead
     # Light.
     exposure: float = 1.0  # overall brightness after the phone's auto exposure
     white_balance: float = 0.0  # residual colour cast, -1 cool (blue) .. +1 warm (orange)
@@ -163,11 +164,19 @@ _PRESETS: dict[str, dict[str, _Range | _Choice]] = {
     },
 }
 
+# Presets the default sweep (CONDITIONS) leaves out: a bench of their own draws them.
+_OWN_BENCH_PRESETS: dict[str, dict[str, _Range | _Choice]] = {
+    # bench.standing_mug: the `cup` photo with the mug standing wholly on the board (a one-option
+    # choice draws nothing, so each photo is the `cup` photo of the same rng but for the mug's place)
+    "standing_mug": {"cup": _Choice((True,), True), "cup_on_board": _Choice((True,), True)},
+}
+
 
 def _spec(name: str) -> dict[str, _Range | _Choice]:
-    if name not in _PRESETS:
-        raise KeyError(f"unknown condition preset {name!r}; known: {sorted(_PRESETS)}")
-    return {**_BASE, **_PRESETS[name]}
+    presets = _PRESETS | _OWN_BENCH_PRESETS
+    if name not in presets:
+        raise KeyError(f"unknown condition preset {name!r}; known: {sorted(presets)}")
+    return {**_BASE, **presets[name]}
 
 
 def _typical(name: str) -> Conditions:

@@ -80,7 +80,7 @@ class CameraSetup:
     def random(rng: np.random.Generator, conditions: Conditions) -> CameraSetup:
         return CameraSetup(conditions, int(rng.integers(2**62)), Light.random(rng, conditions),
                            TableStyle.random(rng, conditions.table), HandStyle.random(rng),
-                           CupStyle.random(rng) if conditions.cup else None)
+                           CupStyle.random(rng, conditions.cup_on_board) if conditions.cup else None)
 
     def view(self, size: tuple[int, int], geometry: BoardGeometry,
              props: Callable[[np.random.Generator, int, float], list[Sprite]] | None = None) -> View:
