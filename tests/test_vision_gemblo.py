@@ -485,6 +485,15 @@ def test_a_clear_cluster_with_no_cell_at_its_peak_has_no_valley() -> None:
     assert reader._valley(scores, np.array([-7.0, 3.0]), np.array([1.0, 1.0])) > reader.FOUND_GAP
 
 
+def clear_call(monkeypatch, score: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The reader's own clear call (:func:`reader._clear`) for a "photo" whose every cell is read
+    empty, plainly, and scores ``score``."""
+    monkeypatch.setattr(reader, "clear_score", lambda z: score)
+    features = np.random.default_rng(5).normal(size=(463, 21))
+    everywhere, nowhere = np.ones(463, bool), np.zeros(463, bool)
+    return reader._clear(features, everywhere, everywhere, nowhere)
+
+
 def test_the_clear_cluster_found_where_it_lies_gives_best_guesses_no_surer_than_the_score(monkeypatch) -> None:
     # The far cluster of test_a_clear_cluster_far_on_the_empty_side_is_found_where_the_photo_puts_it,
     # through the reader's own clear call: the clear cells'
@@ -494,13 +503,50 @@ def test_the_clear_cluster_found_where_it_lies_gives_best_guesses_no_surer_than_
     clear = played_clear(4)
     rng = np.random.default_rng(4)
     score = np.where(clear, rng.normal(-3.6, 0.7, 463), rng.normal(-7.0, 0.6, 463))
-    monkeypatch.setattr(reader, "clear_score", lambda z: score)
-    features = np.random.default_rng(5).normal(size=(463, 21))
-    everywhere, nowhere = np.ones(463, bool), np.zeros(463, bool)
-    p, conf, faded, _, guessed = reader._clear(features, everywhere, everywhere, nowhere)
+    p, conf, faded, _, guessed = clear_call(monkeypatch, score)
     assert ((p > 0.5) == clear).mean() > 0.97
     assert np.array_equal(guessed, np.abs(score) < reader.CLEAR_SURE / 2) and guessed[clear].all()
     assert (conf <= np.abs(score) / reader.CLEAR_SURE + 1e-12).all() and (conf[guessed] < reader.UNCERTAIN_BELOW).all()
+
+
+def test_a_clear_cluster_below_its_usual_place_is_cut_where_clear_s_pieces_lie(monkeypatch) -> None:
+    # Jpeg's blocks flatten the glints: this "photo"'s clear cells score +0.2 or so, well below
+    # their usual +5. The held clusters find the clear one but, pulled towards its usual place,
+    # only best-guess by it and cut above its lowest cells (7 of 39 called empty). The cluster
+    # found where the photo puts it cuts lower, and the cells its cut calls clear make more of
+    # clear's pieces: it gives the best guesses.
+    clear = played_clear(1)
+    rng = np.random.default_rng(1)
+    score = np.where(clear, rng.normal(0.2, 1.0, 463), rng.normal(-6.8, 1.6, 463))
+    odds, plain = reader._score_clusters(score)
+    assert not plain
+    p = clear_call(monkeypatch, score)[0]
+    assert ((p > 0.5) == clear).sum() >= 460 and (p[clear] > 0.5).sum() >= 37
+
+
+def test_a_cut_moved_onto_stray_empty_cells_at_the_clear_peak_is_not_taken(monkeypatch) -> None:
+    # Overlapping clusters (dim light): 25 empty cells scattered over the board score -0.8 or so,
+    # beside the clear cells' +1. The cluster found where the photo puts it passes its own guards
+    # but moves the cut onto those strays, which make no more pieces: the held clusters' guesses
+    # stay (taken, its best guesses call 19 strays clear instead of 16).
+    clear = played_clear(4)
+    rng = np.random.default_rng(4)
+    score = np.where(clear, rng.normal(1.0, 1.0, 463), rng.normal(-6.8, 1.6, 463))
+    stray = rng.choice(np.flatnonzero(~clear), 25, replace=False)
+    score[stray] = rng.normal(-0.8, 0.6, 25)
+    odds, plain = reader._score_clusters(score)
+    assert not plain and reader._clusters_where_they_lie(score, np.ones(463, bool)) is not None
+    p = clear_call(monkeypatch, score)[0]
+    assert np.array_equal(p > 0.5, odds(score) + score > 0)
+
+
+def test_a_jpeg_photos_clear_cells_below_their_usual_place_are_read() -> None:
+    # The bench's seed 2, jpeg #0: its clear cells score -2.2..+0.3, the held clusters put clear
+    # at +2.2 and six clear cells were read empty (in doubt). Cut where the found cluster's
+    # cells make clear's pieces, the board is read exactly.
+    image, truth = bench_photo(2, "jpeg", 0)
+    reading = read_gemblo(image)
+    assert {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab} == set()
 
 
 def test_no_cell_the_found_clear_cluster_guesses_is_decided_downstream(monkeypatch) -> None:

@@ -27,7 +27,8 @@ clusters decide many cells the fitted scale alone leaves in doubt. Where the clu
 the scores' usual places find no clear cluster at all, the clear one is sought where the photo
 puts it (blur washes out the glints, and moves it far down), and kept only as a peak of its own
 whose cells lie as clear's pieces do (not the empty cells' tail under a shade); it then gives the
-doubtful cells' best guesses, and decides none.
+doubtful cells' best guesses, and decides none. Where the held clusters only best-guess, the found
+ones stand in for them when their cut makes more of clear's pieces (jpeg flattens the glints too).
 
 Over-exposure (a phone metering on a dark table clips the light board at white): a clipped
 channel says only "at least this bright". Cells whose light clipped do not set what a plain
@@ -460,7 +461,8 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
     clear one at all, it is sought where the photo puts it (:func:`_clusters_where_they_lie`);
     found, it alone gives the doubtful cells' best guesses, and decides none: their confidence stays
     the fitted score's (never higher), and the rules downstream take them as best guesses only
-    (:func:`_decide`). ``plain``: the empty cells that say what an empty cell looks like here (those
+    (:func:`_decide`). Where the held clusters only best-guess, the one found where the photo puts
+    it stands in for them if its cut makes more of clear's pieces (:func:`_cut_into_pieces`). ``plain``: the empty cells that say what an empty cell looks like here (those
     read empty whose light did not clip); ``shown``: the cells in the photo whose walls show
     (default: all).
 
@@ -486,6 +488,8 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
         score = np.where(guessed, np.clip(found(score), -0.45 * CLEAR_SURE, 0.45 * CLEAR_SURE), score)
     elif clusters is not None:
         odds, plain = clusters
+        if not plain:
+            odds = _cut_into_pieces(score, seen, odds)
         photo = odds(score)
         agree = (np.sign(photo) == np.sign(score)) & (np.abs(score) >= MIX_AGREE) & plain
         doubtful = ~agree & (np.abs(score) < CLEAR_SURE / 2)
@@ -580,10 +584,11 @@ def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[n
     (FOUND_PIECES of them in distinct pieces of the set, :func:`_in_pieces`: a tail lies in
     shade-wide patches or stray cells). On the 16 photos of seeds 2 and 5 whose held fit finds no clear
     cluster, four fits that took a tail passed the other two tests, with at most 0.21 of their cells
-    in distinct pieces; the four kept had 0.35 or more (the constants' comment). Only where the held
-    fit finds no clear cluster at all: where it finds one it only best-guesses by, this fit moved
-    close calls of overlapping clusters (dim light) the wrong way as often as the right one (seeds 2
-    and 5: 3 boards gained, 2 lost)."""
+    in distinct pieces; the four kept had 0.35 or more (the constants' comment). Its odds alone give
+    best guesses only where the held fit finds no clear cluster at all: where it finds one it only
+    best-guesses by, this fit moved close calls of overlapping clusters (dim light) the wrong way as
+    often as the right one (seeds 2 and 5: 3 boards gained, 2 lost), and it stands in there only
+    where its cut makes more of clear's pieces (:func:`_cut_into_pieces`)."""
     scores = score[seen]
     if len(scores) < 20:
         return None
@@ -594,6 +599,29 @@ def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[n
             or _valley(scores, means, spreads) > FOUND_GAP or _in_pieces(clear) < FOUND_PIECES:
         return None
     return odds
+
+
+def _cut_into_pieces(score: np.ndarray, seen: np.ndarray, held: Callable[[np.ndarray], np.ndarray]
+                     ) -> Callable[[np.ndarray], np.ndarray]:
+    """The log-odds of clear by whichever of this photo's two cluster fits cuts its cells into clear's
+    pieces better: the ``held`` one (:func:`_score_clusters`, here only best-guessing) or the one
+    found where the photo puts it (:func:`_clusters_where_they_lie`), where that is kept and more of
+    the ``seen`` cells its cut calls clear lie in distinct pieces of the set (:func:`_in_pieces`).
+
+    Jpeg's blocks flatten the glints the score was fitted on, so a photo's clear cluster may lie below
+    its usual place while the held fit, pulled towards that place by MIX_PRIOR, cuts above its lowest
+    cells (seed 2 `jpeg` #0: clear found at +0.6, held at +2.2; six clear cells read empty). Where
+    the clusters overlap (dim light, a cast shadow), the found fit moves close calls the wrong way as
+    often as the right one (seeds 2 and 5, used wherever kept: 3 boards gained, 2 lost). Clear lays
+    whole pieces, one of each: the cut whose clear cells make more of them is the one at the photo's
+    clear cluster, and a cut moved onto empty cells at the clear peak (stray readings, shade) makes
+    no more and is not taken (seeds 2 and 5: the found cut taken on 4 photos, one board gained, no
+    cell worse). Taken, it only stands in for the held fit in the halfway best guess with the fitted
+    score; the rules downstream weigh those guesses as before."""
+    found = _clusters_where_they_lie(score, seen)
+    if found is None or _in_pieces(seen & (found(score) > 0)) <= _in_pieces(seen & (held(score) > 0)):
+        return held
+    return found
 
 
 def _found_clusters(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
