@@ -12,6 +12,8 @@ Geometry (``locate_board``), on a copy about 720 px wide:
    that finds no board, a busy table's pattern may touch the board's edge all round: the
    curves are cut where they turn sharply, and ellipses through pairs of the smooth arcs left,
    covered all round by edges running along them, are tried (``vision.equilibrix_outlines``).
+   When that finds none either, a bold pattern's steps may have set the edges' cut above the
+   printed circle's thin line: the whole curves are looked for again in the fainter edges.
 2. *The printed circle*: in the view that makes a candidate disc round, a ring template (a
    thin dark line with bare wood on both sides) over radii and shifts; then, along rays, the
    thin line nearest it. It must have the same wood on both sides (the board's edge has the
@@ -49,6 +51,7 @@ Geometry (``locate_board``), on a copy about 720 px wide:
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 from functools import cached_property, lru_cache, partial
@@ -70,6 +73,8 @@ FIT_PPU = 10.0  # top-down pixels per r while matching the drawing
 DRAW_RADIUS = fg.OUTER_LINE + 0.15  # the matched template spans the drawing
 EDGE_RAYS = 120  # rays searched for the board's edge
 EDGE_RANGE = (0.94, 1.06)  # where on a ray (share of the first ellipse's radius) the edge may lie
+EDGE_CUT = 90  # percentile of the photo's gradient above which a step is surely an edge (Canny's high cut)
+BUSY_CUT = 70  # ... on a busy table, whose pattern holds the strongest steps: the printed circle's line is fainter
 EDGE_COVER = 0.45  # share of a board edge's ellipse that edges must cover
 CUT_SHOWN, CUT_COVER = (0.25, 0.95), 0.8  # an outline this much in the photo, covered so in it: cut by its edge
 MAX_CURVES = 60  # the longest edge curves tried as the board's edge
@@ -165,21 +170,41 @@ def _working(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 class _Edges:
     """The working copy's edges, found once per photo. The search for whole round outlines and,
     when it finds no board, the busy-table search through the curves' smooth arcs share them
-    (the live referee pays both on every frame in which no board is in sight), and that
-    second search does not look again inside the outlines the first one already tried."""
+    (the live referee pays both on every frame in which no board is in sight), and a later
+    search does not look again inside the outlines an earlier one already tried. When both
+    find no board, the whole curves are searched once more in the photo's fainter edges
+    (:meth:`fainter`)."""
 
     def __init__(self, gray: np.ndarray):
         self.gray, self.shape = gray, gray.shape
-        blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
-        self.gx, self.gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
-        grad = cv2.magnitude(self.gx, self.gy)
-        high = max(float(np.percentile(grad, 90)), 8.0)  # the photo's own contrast sets the cut
-        self.edges = cv2.Canny(blur, 0.4 * high, high)
+        self.blur = cv2.GaussianBlur(gray, (0, 0), 1.5)
+        self.gx, self.gy = cv2.Sobel(self.blur, cv2.CV_32F, 1, 0), cv2.Sobel(self.blur, cv2.CV_32F, 0, 1)
+        self.grad = cv2.magnitude(self.gx, self.gy)
+        self.outlines: dict[bool, list[tuple[float, tuple]]] = {}  # per ``arcs``: see _round_outlines
+        # Outlines a search looked for a printed circle in, each with its search (``arcs``, cut).
+        self.looked: list[tuple[tuple[bool, float], tuple]] = []
+        self._trace(EDGE_CUT)
+
+    def _trace(self, cut: float) -> None:
+        """The edges above the ``cut`` percentile of the photo's gradient (the photo's own
+        contrast sets it), the curves they form and those curves' plausible ellipses."""
+        self.cut = cut
+        high = max(float(np.percentile(self.grad, cut)), 8.0)
+        self.edges = cv2.Canny(self.blur, 0.4 * high, high)
         self.near = cv2.dilate(self.edges, np.ones((5, 5), np.uint8)) > 0
         self.contours = cv2.findContours(self.edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)[0]
-        self.outlines: dict[bool, list[tuple[float, tuple]]] = {}  # per ``arcs``: see _round_outlines
-        self.tried: list[tuple] = []  # outlines the whole-curve search looked for a printed circle in
         self.curve_ellipses = [e for e in map(cv2.fitEllipse, self._long_curves()) if self.plausible(e)]
+
+    def fainter(self) -> _Edges:
+        """The same photo's edges above BUSY_CUT. On a busy table (stripes, a bold print) the
+        pattern holds the photo's strongest steps, and the cut they set is above the printed
+        circle's thin line, which then leaves no curve at all: a lower cut finds it whole, on
+        the bare wood between the ring and the flower, where the pattern does not reach. The
+        outlines looked inside already are shared, and not looked inside again."""
+        faint = copy.copy(self)
+        faint.outlines = {}
+        faint._trace(BUSY_CUT)
+        return faint
 
     @cached_property
     def thin(self) -> np.ndarray:
@@ -795,8 +820,8 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges
     correlates does not tell a steep view's guesses apart, how many of its pieces agree does
     (:func:`locate`). ``every``: gather every guess, even after a sure match (which the
     drawing's pieces then did not confirm). ``arcs``: outlines from smooth arcs too (a busy table,
-    see :func:`_round_outlines`); those the whole-curve search looked inside are not tried
-    again (``edges``: the photo's, shared with that search)."""
+    see :func:`_round_outlines`); those an earlier search looked inside are not tried again
+    (``edges``: the photo's, shared with that search, or its fainter edges)."""
     outlines = _round_outlines(edges, arcs)
     ratio = fg.DISC / fg.OUTER_LINE
     tries, distinct = [], []
@@ -805,13 +830,14 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges
         if any(math.hypot(cx - x, cy - y) < 0.05 * max(d1, d2) and abs(max(d1, d2) / max(e1, e2) - 1) < 0.05
                for (x, y), (e1, e2), _ in distinct):
             continue  # the same outline again (both sides of a line give a curve each)
-        if arcs and any(_same_ellipse(first, tried) for tried in edges.tried):
-            continue  # looked inside already, by the whole-curve search
+        search = (arcs, edges.cut)
+        if any(_same_ellipse(first, seen) for by, seen in edges.looked if by != search):
+            continue  # looked inside already, by an earlier search
         distinct.append(first)
         if len(distinct) > OUTLINES_TRIED:
             break
-        if not arcs and first not in edges.tried:
-            edges.tried.append(first)
+        if (search, first) not in edges.looked:
+            edges.looked.append((search, first))
         for disc in (first, ((cx, cy), (d1 * ratio, d2 * ratio), angle)):
             circle, score = _circle_ellipse(gray, disc, size, edges.thin)
             # The board's edge can pass for a thin line (its shadowed side wall): the printed
@@ -880,18 +906,21 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     gray, lab, s = _working(image)
     size = (gray.shape[1], gray.shape[0])
     edges = _Edges(gray)
-    try:
-        pose = _locate_in(gray, lab, size, edges=edges)
-    except ReadError:
-        # On a busy table (a patterned cloth, stripes) the pattern's edges run into the board's
-        # edge all round, and no whole curve gives its ellipse: the curves' smooth arcs do.
+    # On a busy table (a patterned cloth, stripes) the pattern's edges run into the board's
+    # edge all round, and no whole curve gives its ellipse: the curves' smooth arcs do. Its
+    # strong steps may also set the edges' cut above the printed circle's thin line: the whole
+    # curves of the photo's fainter edges then hold the circle (:meth:`_Edges.fainter`).
+    for arcs, faint in ((False, False), (True, False), (False, True)):
         try:
-            pose = _locate_in(gray, lab, size, arcs=True, edges=edges)
-        except ReadError as missed:
-            if edges.outline_cut():
-                raise ReadError("no_board", "the board runs out of the photo and too little of it shows to place "
-                                "it for sure; take the photo with the whole board in it") from missed
-            raise
+            pose = _locate_in(gray, lab, size, arcs=arcs, edges=edges.fainter() if faint else edges)
+            break
+        except ReadError as error:
+            missed = error
+    else:
+        if edges.outline_cut():
+            raise ReadError("no_board", "the board runs out of the photo and too little of it shows to place "
+                            "it for sure; take the photo with the whole board in it") from missed
+        raise missed
     full = (image.shape[1], image.shape[0])
     return _upright(pose.scaled(full[0] / size[0]) if s < 1.0 else pose, reference)
 
