@@ -22,7 +22,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, Hashable
+from typing import Callable, Hashable, Iterable
 
 import cv2
 import numpy as np
@@ -98,17 +98,22 @@ def score_photo(stats: dict, bench: PhotoBench, image: np.ndarray, truth: Truth)
     stats["marked"] += int(not silent)
 
 
+def sweep(bench: PhotoBench, label: str, photos: Iterable[tuple[np.ndarray, Truth]]) -> dict:
+    """One row of counts (:func:`new_stats`, labelled ``label``): ``bench``'s reading of each of
+    ``photos`` (a photo and its truth, rendered as it is read), said done on stderr."""
+    stats = new_stats(label)
+    for image, truth in photos:
+        score_photo(stats, bench, image, truth)
+    print(f"  {label}: done", file=sys.stderr, flush=True)
+    return stats
+
+
 def accuracy(bench: PhotoBench, per_condition: int, seed: int, size=(1600, 1200)) -> list[dict]:
-    rows = []
-    for k, name in enumerate(CONDITIONS):
-        stats = new_stats(name)
-        for i in range(per_condition):
-            rng = np.random.default_rng([seed, k, i])
-            image, truth = bench.render(rng, name, size)
-            score_photo(stats, bench, image, truth)
-        rows.append(stats)
-        print(f"  {name}: done", file=sys.stderr, flush=True)
-    return rows
+    """A row per named condition: its photo i drawn from the rng ``[seed, k, i]`` (k: the
+    condition's place in ``CONDITIONS``)."""
+    return [sweep(bench, name, (bench.render(np.random.default_rng([seed, k, i]), name, size)
+                                for i in range(per_condition)))
+            for k, name in enumerate(CONDITIONS)]
 
 
 def latency(bench: PhotoBench, size: tuple[int, int], photos: int) -> float:

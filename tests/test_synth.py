@@ -3,6 +3,7 @@
 Renders are kept small (the truth checks do not need 12 MP) so the whole file stays fast.
 """
 
+import importlib
 from dataclasses import replace
 
 import cv2
@@ -172,17 +173,20 @@ def test_hand_and_cup_occlude_cells(state):
     assert agreement(seen, frame.state, frame.occluded) >= 0.98
 
 
-def test_a_standing_mug_stands_wholly_on_the_board():
+@pytest.mark.parametrize("game", ["blokus", "gemblo", "equilibrix"])
+def test_a_standing_mug_stands_wholly_on_the_board(game: str):
     # bench.standing_mug's photos: the `cup` photo's mug (its look drawn the same) set in from the
-    # board's edge, its whole foot on the board; `cup`'s own mug reaches in over the edge.
-    from vision.synth.blokus import _style_for
-    for seed in range(4):
+    # board's edge, its whole foot on the board; `cup`'s own mug reaches in over the edge. Seed
+    # 1369 draws a mug 3 diameters in: along its ray it crossed Gemblo's centre and its foot hung
+    # 0.15 radii over the far side, drawn at the board's height.
+    style_for = importlib.import_module(f"vision.synth.{game}")._style_for
+    for seed in (0, 1, 2, 3, 1369):
         conditions = sample_conditions("standing_mug", np.random.default_rng(seed))
         assert conditions == replace(sample_conditions("cup", np.random.default_rng(seed)), cup_on_board=True)
         setup = CameraSetup.random(np.random.default_rng(seed), conditions)
         at_edge = CameraSetup.random(np.random.default_rng(seed), replace(conditions, cup_on_board=False)).cup_style
         assert at_edge.inset < 1 and replace(setup.cup_style, inset=at_edge.inset) == at_edge
-        view = setup.view(SIZE, _style_for(setup).geometry)
+        view = setup.view(SIZE, style_for(setup).geometry)
         centre, z = view.cup_at
         inside = cv2.pointPolygonTest(view.outline_xy.astype(np.float32), centre.tolist(), True)
         assert inside >= setup.cup_style.radius_mm and z == view.geometry.top_z

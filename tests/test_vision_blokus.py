@@ -168,14 +168,10 @@ def test_a_mug_standing_inside_the_board_is_never_read(seed: int, k: int) -> Non
     # photos). (7, 13): a black mug, whose black passed for the board's dark grey, so 22 cells
     # under it were read empty, surely. (8, 7): a white one, whose lit side blew out like a lamp's
     # reflection, so its region was left to the glare reading and a piece's colour was read from its rim.
-    rng = np.random.default_rng([seed, 999, k])
-    state = random_game_state(rng, int(rng.integers(8, 85)))
-    p = render_photo(state, sample_conditions("standing_mug", rng), rng, size=(1600, 1200))
-    reading = read_blokus(upright(p))
-    doubt = set(map(tuple, reading.uncertain))
-    assert p.occluded.sum() >= 30
-    assert [(r, c) for r in range(20) for c in range(20)
-            if reading.board[r][c] != p.state[r][c] and (r, c) not in doubt] == []
+    from bench.standing_mug import mug_on_board
+    from bench.vision_bench import BENCH
+    stats, truth = mug_on_board(BENCH, seed, k)
+    assert len(truth.occluded) >= 30 and stats["refused"] == 0 and stats["silent"] == 0
 
 
 def test_a_doubtful_piece_colour_under_an_occluder_counts_only_where_a_piece_may_lie() -> None:

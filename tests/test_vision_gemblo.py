@@ -927,27 +927,24 @@ def test_cells_under_a_hand_are_doubted_not_read() -> None:
     assert silent_errors(p, reading, hidden_too=True) == []
 
 
-def mug_on_board(bench, seed: int, i: int) -> dict:
-    """Score ``bench``'s photo with the mug standing wholly on the board (the default benches'
-    mugs reach in over its edge): photo i of ``python -m bench standing_mug`` with
-    ``BENCH_SEED=seed``, as measured in Gemblo round 27 and Equilibrix round 19."""
-    from bench.photo_accuracy import new_stats, score_photo
-    from bench.standing_mug import SIZE, STREAM
-    image, truth = bench.render(np.random.default_rng([seed, STREAM, i]), "standing_mug", SIZE)
-    stats = new_stats("mug")
-    score_photo(stats, bench, image, truth)
-    assert len(truth.occluded) >= 50 and stats["refused"] == 0
-    return stats
-
-
 @pytest.mark.parametrize("i", [0, 1])
 def test_cells_under_and_beside_a_mug_standing_on_the_board_are_doubted(i: int) -> None:
+    # Photos of python -m bench standing_mug (seed 8), as measured in Gemblo round 27.
     # 0: a yellow-rimmed mug's rim crossed two bare cells beside the cells it hides, drawing
     # edges the walls' test took for walls as plain as the board's: read yellow, surely.
     # 1: the mug's edge cells, their walls faint (0.37-0.39 of the board's: not quite hidden)
     # and joined to the hidden ones, were read in the mug's purple, surely.
     from bench.gemblo_bench import BENCH
-    assert mug_on_board(BENCH, 8, i)["silent"] == 0
+    from bench.standing_mug import mug_on_board
+    stats, truth = mug_on_board(BENCH, 8, i)
+    assert len(truth.occluded) >= 50 and stats["refused"] == 0 and stats["silent"] == 0
+
+
+def round_about(patch: set[int]) -> set[int]:
+    """The hexagons sharing a wall with one of ``patch`` (indices of :func:`reader.hex_ground`),
+    not in it."""
+    ground = reader.hex_ground()
+    return {n for s in patch for n in ground.edges[s]} - patch
 
 
 def test_a_glints_patch_lends_no_colour_round_it() -> None:
@@ -955,10 +952,6 @@ def test_a_glints_patch_lends_no_colour_round_it() -> None:
     # piece round it is read as it is. A patch a mug's size lends the colour read where it
     # hides the walls to its cells and those round it, never another colour or the bare board.
     ground = reader.hex_ground()
-
-    def round_about(patch: set[int]) -> set[int]:
-        return {n for s in patch for n in ground.edges[s]} - patch
-
     walls, read = np.ones(len(cells())), ["."] * len(cells())
     spot = {ground.index[(0, 0)]}
     spot |= round_about(spot)
@@ -987,10 +980,6 @@ def test_a_faint_patch_smaller_than_a_mugs_foot_lends_nothing() -> None:
     # lamp's reflection left 24-32 (the bench's seed 2 `glare` #0-#2) and doubted the right
     # cells round it read in the colour it showed: a patch smaller than the foot lends nothing.
     ground = reader.hex_ground()
-
-    def round_about(patch: set[int]) -> set[int]:
-        return {n for s in patch for n in ground.edges[s]} - patch
-
     hexagon = {ground.index[(0, 0)]}
     for _ in range(2):
         hexagon |= round_about(hexagon)
@@ -1002,6 +991,37 @@ def test_a_faint_patch_smaller_than_a_mugs_foot_lends_nothing() -> None:
         for i in patch + sorted(round_about(set(patch))):
             read[i] = "R"
         assert len(patch) == cells and reader._lent_by_occluder(walls, read).any() == lends
+
+
+def test_a_faint_patch_at_the_boards_rim_lends_whatever_its_size() -> None:
+    # A hand or a cup reaching in over the board's edge leaves a faint patch touching the
+    # board's outer ring, as small as the few hexagons it hides (the bench's seed 2 `cup` #8: a
+    # red mug at a corner hid 3). Such a patch lends its colour at any size, as Blokus's
+    # under_occluder takes a region at the board's edge whatever its size; the same patch moved
+    # to the board's middle is a glint's spot and lends nothing.
+    ground = reader.hex_ground()
+    at_rim = {ground.index[(14, -7)]}  # a corner of the board
+    for _ in range(2):
+        at_rim |= round_about(at_rim)
+    at_rim = sorted(at_rim)
+    inside = sorted(ground.index[(q - 14, r + 7)] for q, r in (ground.cells[i] for i in at_rim))
+    assert len(at_rim) == 8 < reader.MUG_CELLS
+    for patch, lends in ((at_rim, True), (inside, False)):
+        walls, read = np.ones(len(ground.cells)), ["."] * len(ground.cells)
+        walls[patch] = 0.2
+        for i in patch + sorted(round_about(set(patch))):
+            read[i] = "R"
+        assert reader._lent_by_occluder(walls, read).any() == lends
+
+
+def test_a_cell_under_a_cup_at_the_boards_corner_is_doubted() -> None:
+    # The bench's seed 2, cup #8: a red mug reaching in at a corner hid 3 hexagons and left a
+    # faint patch of 5 at the rim; (14,-7) under it was read in the mug's red, surely, while a
+    # patch smaller than a mug's foot lent nothing wherever it lay.
+    from bench.gemblo_bench import BENCH
+    from bench.photo_accuracy import sweep
+    stats = sweep(BENCH, "cup", [bench_photo(2, "cup", 8)])
+    assert stats["refused"] == 0 and stats["silent"] == 0
 
 
 def test_state_json_follows_the_contract() -> None:

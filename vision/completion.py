@@ -31,7 +31,7 @@ rules steps (Blokus's one- and two-cell fixes, Gemblo's region fixes) count thei
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -104,7 +104,7 @@ class Ground:
         """The piece a one-colour region is, or None."""
         return self.pieces.identify(self.cells[i] for i in region)
 
-    def flood(self, labels: Sequence[Hashable], start: int, links: tuple[tuple[int, ...], ...],
+    def flood(self, labels: Sequence[object], start: int, links: tuple[tuple[int, ...], ...],
               limit: int | None = None) -> set[int]:
         """The cells of ``start``'s label reached from it step by step along ``links`` (each
         cell's :attr:`edges` or :attr:`touch`), cut off once past ``limit`` cells. A label is

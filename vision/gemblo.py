@@ -135,7 +135,8 @@ CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must no
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
-MUG_CELLS = mug_cells(np.sqrt(3) / 2 * 11.6 ** 2)  # the fewest cells a mug on the board hides: hexagons 11.6 mm apart
+PITCH_MM = 11.6  # between hexagon centres, as on the original edition
+MUG_CELLS = mug_cells(np.sqrt(3) / 2 * PITCH_MM ** 2)  # the fewest cells a mug on the board hides (a hexagon's area)
 RIM_SCALE = (1.0, 2.5)  # a rim step shows 0.4-0.8 as plainly as a ridge: the scale that evens them, bounded
 WALL_ACROSS = (-0.15, -0.08, 0.0, 0.08, 0.15)  # R: where a wall is looked for, across it
 WALL_ALONG = (-0.25, 0.0, 0.25)  # R: where along it
@@ -1438,8 +1439,11 @@ def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
 
     Nothing lying on the board hides its walls, so the faint-walled cells (PARTLY_HIDDEN, as
     :func:`vision.sampling.under_occluder` weighs a square grid's borders) joined on the hex
-    lattice to cells whose walls do not show at all lie under one thing, when they are a mug's
-    foot or more (MUG_CELLS: less is a glint's or a lamp's spot). What it shows where it hides
+    lattice to cells whose walls do not show at all lie under one thing: a hand or a cup
+    reaching in over the board's edge when the patch touches the board's outer ring (whatever
+    its size, as ``under_occluder`` takes a region at a square board's edge), a mug standing on
+    the board when a patch wholly inside is a mug's foot or more (MUG_CELLS: less is a glint's
+    or a lamp's spot; no glare test here, unlike ``under_occluder``'s). What it shows where it hides
     the walls (a piece colour, or clear for its sheen) is its own colour, and it lends it to the
     cells at its edge: its rim and its side stand out over them and cross them with their own
     hard edges, which the walls' test takes for walls (a yellow rim across two bare cells beside
@@ -1458,7 +1462,8 @@ def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
             continue
         patch = sorted(ground.flood(faint, int(start), ground.edges))
         weighed[patch] = True
-        if len(patch) < MUG_CELLS:
+        at_rim = any(len(ground.edges[i]) < len(NEIGHBOURS) for i in patch)  # a cell walled by the board's outline
+        if len(patch) < MUG_CELLS and not at_rim:
             continue
         shown = sorted({LABELS.index(read[i]) for i in patch if walls[i] < WALLS_HIDDEN and read[i] != EMPTY})
         reach = sorted({n for i in patch for n in (i, *ground.edges[i])})  # the patch and the cells beside it

@@ -57,9 +57,9 @@ class Hand:
     carry_angle_deg: float = 0.0
 
 
-# Where a mug's footprint lies (``CupStyle.inset``, diameters in from the board's edge): reaching in
-# over the edge, as a mug set down beside the board does, or wholly on the board, its foot 0.3
-# diameters in from the edge or more.
+# Where a mug's footprint lies (``CupStyle.inset``, diameters in from the board's edge along its
+# ray from the board's centre): reaching in over the edge, as a mug set down beside the board does,
+# or wholly on the board (``place_cup`` keeps such a foot inside the outline all round).
 AT_THE_EDGE = (-0.1, 0.55)
 ON_THE_BOARD = (1.3, 3.0)
 
@@ -243,19 +243,43 @@ def _draw_sprite(view: View, albedo: np.ndarray, gloss: np.ndarray, sp: Sprite, 
 
 
 def place_cup(view: View, rng: np.random.Generator) -> tuple[np.ndarray, float] | None:
-    """Stand the mug as its ``inset`` says (at the board's edge or on it), where the camera sees it."""
+    """Stand the mug as its ``inset`` says (at the board's edge or on it), where the camera sees it.
+
+    A mug the conditions stand on the board (``cup_on_board``) keeps its whole foot inside the
+    outline: set far in along its ray, its centre may cross the board's centre and its foot the
+    far side, and near a corner its foot may cross a side its ray does not."""
     st = view.setup.cup_style
     for k in range(24):
         ang = math.radians(st.direction_deg + 47 * k)
         d = np.array([math.cos(ang), math.sin(ang)])
         edge = _ray_exit(view.outline_xy, d)
-        centre = d * (edge + st.radius_mm - 2 * st.radius_mm * st.inset)
+        along = edge + st.radius_mm - 2 * st.radius_mm * st.inset
+        if view.setup.conditions.cup_on_board:
+            along = _foot_inside(view.outline_xy, d, along, st.radius_mm)
+        centre = d * along
         z = view.geometry.top_z if np.linalg.norm(centre) < edge else 0.0
         top = view.camera.project(np.array([[*centre, z - st.height_mm]]))[0]
         w, h = view.size
         if 0.05 * w < top[0] < 0.95 * w and 0.05 * h < top[1] < 0.95 * h:
             return centre, z
     return None
+
+
+def _foot_inside(outline_xy: np.ndarray, direction: np.ndarray, along: float, radius_mm: float) -> float:
+    """The point of the line through the board's centre along ``direction`` nearest to ``along``
+    (mm from the centre) where a foot of ``radius_mm`` lies wholly inside the outline:
+    ``radius_mm`` or more from every side's line. The outline must be convex round the centre,
+    as Blokus's, Gemblo's and Equilibrix's are (a Geometrius field's is not: its mug is stood
+    over a token by ``stand_over``)."""
+    a = outline_xy
+    side = np.roll(a, -1, axis=0) - a
+    inward = np.column_stack([side[:, 1], -side[:, 0]]) / np.linalg.norm(side, axis=1, keepdims=True)
+    inward *= -np.sign(np.sum(inward * a, axis=1, keepdims=True))  # towards the centre
+    # along * (inward . direction) >= radius - (the centre's distance to the side's line)
+    slope, need = inward @ direction, radius_mm + np.sum(inward * a, axis=1)
+    lowest = np.max(need[slope > 0] / slope[slope > 0], initial=-np.inf)
+    highest = np.min(need[slope < 0] / slope[slope < 0], initial=np.inf)
+    return float(np.clip(along, lowest, highest))
 
 
 def stand_over(outline_xy: np.ndarray, at_mm: np.ndarray, radius_mm: float) -> tuple[float, float]:

@@ -166,9 +166,11 @@ _PRESETS: dict[str, dict[str, _Range | _Choice]] = {
 
 # Presets the default sweep (CONDITIONS) leaves out: a bench of their own draws them.
 _OWN_BENCH_PRESETS: dict[str, dict[str, _Range | _Choice]] = {
-    # bench.standing_mug: the `cup` photo with the mug standing wholly on the board (a one-option
-    # choice draws nothing, so each photo is the `cup` photo of the same rng but for the mug's place)
-    "standing_mug": {"cup": _Choice((True,), True), "cup_on_board": _Choice((True,), True)},
+    # bench.standing_mug: the `cup` photo with the mug standing wholly on the board. A one-option
+    # choice draws nothing, so a photo has the `cup` photo's conditions, camera, light and mug (of
+    # the same rng), the mug set in; setting it in takes one more draw, so every draw after it
+    # (a hand's place, the sensor's noise) differs.
+    "standing_mug": {**_PRESETS["cup"], "cup_on_board": _Choice((True,), True)},
 }
 
 
