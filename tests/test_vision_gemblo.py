@@ -1024,6 +1024,46 @@ def test_a_cell_under_a_cup_at_the_boards_corner_is_doubted() -> None:
     assert stats["refused"] == 0 and stats["silent"] == 0
 
 
+def test_cells_dimmer_than_the_faintest_clear_piece_shows_in_are_too_dark() -> None:
+    # A clear piece lifts its cell 3-8 %; the faintest, 3 %, spans fewer than 1.5 grey levels in a
+    # cell below 50 (seed 2 `hard` #7: 8 clear cells at 38-39, in the shade of a dark photo, were
+    # read surely empty). Brighter, it shows.
+    view = np.full((int(EXTENT[1] * reader.CLEAR_PPU), int(EXTENT[0] * reader.CLEAR_PPU)), 45, np.uint8)
+    assert reader.too_dark_for_clear(view).all()
+    assert not reader.too_dark_for_clear(view + 6).any()
+
+
+def test_a_cell_in_a_reflection_is_in_it_though_a_window_s_bar_shades_it() -> None:
+    # A window's reflection lights a patch of the board twice as bright as the bare board
+    # elsewhere; a cell its bar shades (seed 2 `hard` #6: 1.97 times) still lies in it. A cell
+    # as bright as that bar alone, with no reflection round it, is lit by no reflection.
+    view = np.full((int(EXTENT[1] * reader.CLEAR_PPU), int(EXTENT[0] * reader.CLEAR_PPU)), 80, np.uint8)
+    ground = reader.hex_ground()
+    xy = np.rint(centres() * reader.CLEAR_PPU).astype(int)
+
+    def light(i: int, level: int) -> None:
+        view[xy[i, 1] - 6:xy[i, 1] + 7, xy[i, 0] - 6:xy[i, 0] + 7] = level
+
+    shaded, alone = ground.index[(-6, 2)], ground.index[(6, 2)]
+    for i in ground.edges[shaded]:
+        light(i, 170)
+    light(shaded, 150)
+    light(alone, 150)
+    inside = reader.in_a_reflection(view, np.ones(len(cells()), bool))
+    assert inside[shaded] and all(inside[i] for i in ground.edges[shaded]) and not inside[alone]
+
+
+@pytest.mark.parametrize("condition, i", [("hard", 6), ("hard", 7)])
+def test_cells_the_bench_s_later_photos_read_wrong_are_marked(condition: str, i: int) -> None:
+    # The bench's seed 2 photos past its default six: an empty cell in a window's reflection
+    # read clear (`hard` #6), clear cells in the shade of a dark photo read empty (`hard` #7),
+    # both surely.
+    image, truth = bench_photo(2, condition, i)
+    reading = read_gemblo(image)
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert wrong and wrong <= set(reading.uncertain)
+
+
 def test_state_json_follows_the_contract() -> None:
     p = photo("clean", 7)
     reading = read_gemblo(upright(p))

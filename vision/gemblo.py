@@ -206,11 +206,15 @@ MIN_PLAIN = 20  # unclipped empty cells needed to measure the clear evidence aga
 PLAIN_SHARE = 0.5  # ... and their share of the cells read empty
 # Under-exposure: a clear piece's evidence is a contrast of a few per cent of the light on the
 # board (its bevel bands and sides lie 3-8 % above an empty cell's, on generated photos of every
-# condition: CLEAR_CONTRAST, the typical one). A photo holds whole grey levels only, so where the
-# board's light is so dim that this contrast spans fewer than CLEAR_LEVELS levels, rounding hides
-# it (and the empty cells' spreads, which scale the evidence, collapse to the rounding too): a
-# cell that looks empty there may be clear.
-CLEAR_CONTRAST, CLEAR_LEVELS = 0.04, 1.5
+# condition: CLEAR_CONTRAST, the least of them, since the faintest piece is the one missed). A photo
+# holds whole grey levels only, so where the board's light is so dim that this contrast spans fewer
+# than CLEAR_LEVELS levels, rounding hides it (and the empty cells' spreads, which scale the
+# evidence, collapse to the rounding too): a cell that looks empty there may be clear.
+CLEAR_CONTRAST, CLEAR_LEVELS = 0.03, 1.5
+# A reflection of the lamp or a window on the board: a cell this many times as bright as the bare
+# board's typical cell (a clear piece lifts it by CLEAR_CONTRAST-8 %; a gradient or the lit side of a
+# cast shadow left seed 2's bare cells at most 1.9 times it).
+REFLECTION = 2.0
 VERIFY_SHARE = 0.6  # a frame whose ridges show less than this share of the located frame's: moved
 VERIFY_FLOOR = 1.3  # ridge contrast (ridge over off-ridge gradient) below which no lattice is where the pose says
 VERIFY_DEFAULT = 3.0  # the reference for a pose that carries none (located elsewhere)
@@ -395,14 +399,36 @@ def white_shares(top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def too_dark_for_clear(gray: np.ndarray) -> np.ndarray:
     """(463,) cells whose light is too dim for a clear piece's evidence to show: its typical
     contrast (CLEAR_CONTRAST of the cell's middle brightness) spans fewer than CLEAR_LEVELS grey
-    levels, i.e. a cell middle below about 37 of 255. The level is empirical: on our renders
-    darkened 3-7 stops, clear cells in cells dimmer than this were read surely empty (85 cells
-    on 40 photos) and none in brighter ones; that a contrast of one or two quantisation steps
-    is too little to tell apart from an empty cell's own spread is the plain reading of it,
-    not a derivation (noise could as well dither such a step into view). ``gray``: as for
+    levels, i.e. a cell middle below 50 of 255. The level is empirical: on our renders
+    darkened 3-7 stops, clear cells in cells dimmer than about 37 were read surely empty (85
+    cells on 40 photos), and on the bench's seed 2 `hard` #7 (a dark photo, its upper right
+    shaded) 8 clear cells at 38-39, which a piece lifting its cell 3 % (the least, not the typical
+    4 %) rounds to fewer than CLEAR_LEVELS; that a contrast of one or two quantisation steps is
+    too little to tell apart from an empty cell's own spread is the plain reading of it, not a
+    derivation (noise could as well dither such a step into view). ``gray``: as for
     :func:`walls_seen`."""
-    level = np.median(_gather(gray, _clear_offsets(CLEAR_PPU)[1], CLEAR_PPU), axis=1)
-    return CLEAR_CONTRAST * level < CLEAR_LEVELS
+    return CLEAR_CONTRAST * middle_level(gray) < CLEAR_LEVELS
+
+
+def middle_level(gray: np.ndarray) -> np.ndarray:
+    """(463,) each cell's light: the median grey level of its middle (``gray``: as for
+    :func:`walls_seen`)."""
+    return np.median(_gather(gray, _clear_offsets(CLEAR_PPU)[1], CLEAR_PPU), axis=1)
+
+
+def in_a_reflection(gray: np.ndarray, bare: np.ndarray) -> np.ndarray:
+    """(463,) cells a reflection of the lamp or a window lies on: their middle REFLECTION times
+    as bright as the typical one of the ``bare`` cells (read empty or clear, in sight), or half
+    their neighbours so (a window's bar or a piece's rim shades one cell of the bright patch; seed 2
+    `hard` #6: an empty cell under a mullion, 1.97 times, read surely clear among neighbours at
+    2.0-2.4). There the board shows the lamp's white, and the sheen and faded hue that mark a
+    clear piece are the reflection's own: clear or empty is a guess, as where the light clips.
+    ``gray``: as for :func:`walls_seen`."""
+    level = middle_level(gray)
+    if not bare.any():
+        return np.zeros(len(level), bool)
+    bright = bare & (level >= REFLECTION * np.median(level[bare]))
+    return bright | np.array([2 * bright[list(around)].sum() >= len(around) for around in _edges()])
 
 
 def grey_and_lab(top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1419,6 +1445,9 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     lost = clipped & np.isin(labels, (EMPTY, "C"))
     # So too a cell read empty where the light is too dim for a clear piece to show at all.
     lost |= too_dark_for_clear(gray) & (np.array(labels) == EMPTY)
+    # And one read empty or clear in a reflection of the lamp or a window.
+    bare = np.isin(labels, (EMPTY, "C"))
+    lost |= in_a_reflection(gray, bare & in_photo & ~hidden) & bare
     overfull = _overfull(labels, in_photo & ~hidden)
     if overfull:
         lost |= np.isin(labels, (EMPTY, "C", *overfull))
