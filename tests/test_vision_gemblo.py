@@ -681,6 +681,40 @@ def test_a_cell_in_colour_doubt_whose_hue_faded_past_the_fitted_range_is_not_cal
     assert np.array_equal(conf, conf0) and faded.sum() == 1
 
 
+def test_a_glaze_far_more_saturated_than_the_plastics_teaches_no_colour() -> None:
+    # L*a*b* of seed 8's standing-mug photo 63 as the classifier saw them: the bare board, three
+    # colours' pieces, 8 blue and 9 purple piece cells (chroma 37-38, as every plastic's there)
+    # and 12 cells of a blue mug's side (chroma 66-90). The mug's cells are the more saturated
+    # half of what the first split calls blue: they were its core, and the blue pieces fell to
+    # purple. Blue's cluster is the pieces' own.
+    from vision.colour import _fit_classes
+    rng = np.random.default_rng(63)
+    centres = {0: (53.7, 0.0, 0.0), 1: (24.5, 38.3, 19.4), 2: (45.6, 0.6, 44.9), 3: (34.8, -30.5, 19.6),
+               4: (23.3, 12.0, -36.5), 5: (21.0, 27.2, -26.8)}
+    counts = {0: 60, 1: 10, 2: 10, 3: 10, 4: 8, 5: 9}
+    lab = [np.array(centres[j]) + rng.normal(0, 1.0, (n, 3)) for j, n in counts.items()]
+    mug = np.array([33.0, 31.0, -63.0]) + rng.normal(0, 1.0, (12, 3)) * [1.0, 2.0, 3.0]
+    lab = np.vstack([*lab, mug])
+    label = np.concatenate([np.full(n, j) for j, n in counts.items()] + [np.full(len(mug), 4)])
+    means, _ = _fit_classes(lab, np.eye(6)[label], reader.PALETTE.hues(), translucent=True)
+    assert np.abs(means[4] - centres[4]).max() < 3.0
+    assert np.abs(means[5] - centres[5]).max() < 3.0
+
+
+@pytest.mark.parametrize("i", [63, 83])
+def test_blue_pieces_beside_a_saturated_blue_mug_are_read_blue(i: int) -> None:
+    # Seed 8's standing-mug photos 63 and 83: a blue mug stands on the board, its side 1.9-2.3
+    # times as saturated as the translucent pieces; blue's cluster was the mug's, and whole blue
+    # pieces (8 and 10 cells, up to 99 steps from it) were read purple at confidence 1.0.
+    from bench.gemblo_bench import BENCH
+    from bench.standing_mug import photo
+    image, truth = photo(BENCH, 8, i)
+    labels, uncertain = BENCH.read(image)
+    blue = [c for c, lab in truth.labels.items() if lab == "B" and c not in truth.occluded]
+    assert len(blue) >= 8
+    assert [c for c in blue if labels.get(c) != "B" and c not in uncertain] == []
+
+
 @pytest.mark.parametrize("seed, condition, i, cells_", [
     (2, "cool_light", 5, ("8,-3",)),  # its doubt left a whole piece's region flagged, 12 cells in doubt
     (2, "noise", 1, ("8,-1", "8,0")),  # and (7,1), read clear, was taken out of the piece they make

@@ -54,6 +54,7 @@ MIN_SPREAD_L, MAX_SPREAD_L = (4.0, 6.0), (10.0, 20.0)
 PRIOR_GREY_TOLERANCE = 0.15  # log-ratio, every channel: a cell this close to a grey supports it
 PRIOR_MIN_CHROMA = 10.0  # a profile colour this grey says nothing about its hue
 DULL_SHARE = 0.5  # a translucent colour is taught only by cells this share of the colour cells' typical chroma
+VIVID_SHARE = 1.5  # ... and at most this share of the colours' own typical (more: an opaque glaze, a mug's)
 FILTER_MARGIN_L = 4.0  # L*: how much lighter than the board a translucent colour's cell may read (noise)
 
 
@@ -260,21 +261,33 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
     lighter is something else (a pink mug, a lit hand). Nor does a cell much duller than the
     colour cells' typical chroma (DULL_SHARE): the plastics are all strongly tinted, a mug's
     shadow or a dark shadowed cell is not, and it must not become a colour's cluster (purple
-    turned grey, and the real purple then read as blue). A colour with too few cells is
-    placed at its nominal hue turned as far as the photo's other colours have turned.
+    turned grey, and the real purple then read as blue). Nor does a cell much more saturated
+    than the colours' typical chroma, each colour counted once (VIVID_SHARE): the plastics are
+    filters of one thickness over one grey board, so their tints lie within a few tens of
+    percent of each other in chroma, while an opaque glaze shows its full colour. A blue mug's
+    side, twice as saturated as the pieces, became blue's cluster (a colour's core is its most
+    saturated half), and the blue pieces were read purple at full confidence. Each colour
+    counts once because a board of mostly one colour would set the bar at that colour's chroma
+    (seed 2's `hard` #2, mostly green, the dullest plastic: every other colour 2.1-2.5 times it).
+    A colour with too few cells is placed at its nominal hue turned as far as the photo's
+    other colours have turned.
     """
     k = resp.shape[1]
     means = np.zeros((k, 3))
     covs = np.zeros((k, 3, 3))
     ab = lab[:, 1:]
+    chroma = np.hypot(*ab.T)
     colour = resp[:, 1:].sum(1) > 0.5
-    typical = float(np.median(np.hypot(*ab[colour].T))) if colour.sum() >= 4 else 50.0
+    typical = float(np.median(chroma[colour])) if colour.sum() >= 4 else 50.0
     typical_l = float(np.median(lab[colour, 0])) if colour.sum() >= 4 else 50.0
+    each = [_weighted_median(chroma, resp[:, j]) for j in range(1, k) if resp[:, j].sum() >= 4]
+    vivid = VIVID_SHARE * (float(np.median(each)) if each else typical)  # translucent colours only
     guessed: list[int] = []  # colours with too few cells here, placed at a guess
     for j in range(k):
         w = resp[:, j]
         if translucent and j > 0:
-            w = w * (lab[:, 0] <= means[0, 0] + FILTER_MARGIN_L) * (np.hypot(*ab.T) >= DULL_SHARE * typical)
+            w = w * (lab[:, 0] <= means[0, 0] + FILTER_MARGIN_L) * (chroma >= DULL_SHARE * typical) \
+                * (chroma <= vivid)
         floor = np.array([MIN_SPREAD_L[j > 0]] + [MIN_SPREAD[j > 0]] * 2)
         if w.sum() >= 4:
             # Start tight at the class's core and grow by trimmed re-estimation, so a hand or
@@ -283,7 +296,6 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
             # things on a board, an occluder of similar hue is duller.
             core = w
             if j > 0:
-                chroma = np.hypot(ab[:, 0], ab[:, 1])
                 core = w * (chroma >= _weighted_median(chroma, w))
             mu = np.array([_weighted_median(lab[:, i], core) for i in range(3)])
             cov = np.diag((floor + 2.0) ** 2)
