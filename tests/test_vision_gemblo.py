@@ -974,6 +974,28 @@ def test_cells_under_and_beside_a_mug_standing_on_the_board_are_doubted(i: int) 
     assert len(truth.occluded) >= 50 and stats["refused"] == 0 and stats["silent"] == 0
 
 
+@pytest.mark.parametrize("i", [3, 36])
+def test_a_mug_standing_over_the_boards_middle_is_traced_round(i: int) -> None:
+    # Photos 3 and 36 of the standing-mug bench (seed 8): the mug hides every cell within the
+    # first disc the lattice is traced from (GROW_RADII[0] about the board's middle), and the
+    # photos were refused ("the board's cells could not be traced") though the plate's outline
+    # showed whole round the mug. Traced from the ring of cells round it, the board is placed
+    # right, and every cell the mug hides is in doubt, none silently wrong.
+    from bench.gemblo_bench import BENCH
+    from bench.standing_mug import photo as mug_photo
+    image, truth = mug_photo(BENCH, 8, i)
+    gray = hexpose._working(image)[0]
+    model = hexpose.hexagon(hexpose.LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
+    outline = cv2.findHomography(model, hexpose._plate_hexagon(gray), 0)[0]
+    with pytest.raises(reader.ReadError):
+        hexpose._patch_pairs(gray, hexpose._pose(outline, (gray.shape[1], gray.shape[0]), 0.0, 0.0, 0.0),
+                             hexpose.GROW_RADII[0], hexpose.GROW_PATCHES, endless=True)
+    reading = read_gemblo(image)
+    assert np.abs(reading.pose.to_board(np.asarray(truth.corners, float)) - corner_points()).max() < 0.35
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert len(truth.occluded) >= 50 and truth.occluded | wrong <= set(reading.uncertain)
+
+
 def round_about(patch: set[int]) -> set[int]:
     """The hexagons sharing a wall with one of ``patch`` (indices of :func:`reader.hex_ground`),
     not in it."""
@@ -1046,6 +1068,44 @@ def test_a_faint_patch_at_the_boards_rim_lends_whatever_its_size() -> None:
         for i in patch + sorted(round_about(set(patch))):
             read[i] = "R"
         assert reader._lent_by_occluder(walls, read).any() == lends
+
+
+def test_a_mugs_patch_lends_clear_round_it_whatever_colour_it_shows() -> None:
+    # A glazed rim or handle shines: its highlights and hard edges across a bare cell beside
+    # the mug are what the clear score reads as a clear piece's glints and bevels (standing-mug
+    # seed 8 photos 36 and 56: a yellow handle, a white rim, each over a bare cell read clear
+    # at 0.52-0.54 while the mug's hidden cells read red). A patch a mug's size lends clear to
+    # its cells and those round it, as it lends the colour it shows; nothing beyond them. A
+    # smaller patch at the board's rim (a hand's fingers reaching in) lends only its colour.
+    ground = reader.hex_ground()
+    mug = {ground.index[(0, 0)]}
+    for _ in range(3):
+        mug |= round_about(mug)
+    at_rim = {ground.index[(14, -7)]}  # a corner of the board
+    for _ in range(2):
+        at_rim |= round_about(at_rim)
+    assert len(at_rim) < reader.MUG_CELLS <= len(mug)
+    C, R = (reader.LABELS.index(x) for x in ("C", "R"))
+    for patch, lends_clear in ((mug, True), (at_rim, False)):
+        near = sorted(patch | round_about(patch))
+        beyond = sorted(set(range(len(ground.cells))) - set(near))
+        walls, read = np.ones(len(ground.cells)), ["."] * len(ground.cells)
+        walls[sorted(patch)] = 0.2
+        for i in patch:
+            read[i] = "R"
+        lent = reader._lent_by_occluder(walls, read)
+        assert lent[near, R].all() and not lent[beyond].any() and lent[:, C].any() == lends_clear
+        assert lent[near, C].all() == lends_clear
+
+
+def test_a_bare_cell_under_the_rim_of_a_mug_by_the_boards_edge_is_doubted() -> None:
+    # Standing-mug seed 8 photo 96: a mug set down near the edge, its faint patch a mug's foot
+    # or more and touching the outer ring; a bare cell beside it, under its rim, was read
+    # clear, surely. A mug-sized patch lends clear wherever it lies.
+    from bench.gemblo_bench import BENCH
+    from bench.standing_mug import mug_on_board
+    stats, _ = mug_on_board(BENCH, 8, 96)
+    assert stats["refused"] == 0 and stats["silent"] == 0
 
 
 def test_a_cell_under_a_cup_at_the_boards_corner_is_doubted() -> None:

@@ -13,7 +13,8 @@ ridges everywhere on the plate (they show through translucent pieces too), so:
    (homography, then one radial lens term). The lattice repeats, so this fixes size, turn,
    perspective and lens, but not which cell is which. A hand over a corner skews the
    outline's homography until the tracing goes astray; then it starts again from a robust
-   affine fit of the vertices that agree.
+   affine fit of the vertices that agree. A mug standing over the middle hides the first
+   patches: the tracing then starts from the ring of cells round it.
 3. *Register*: the lattice step at which the plate's straight edges lie all round at one
    distance beyond the cells (the lattice sits in its plate's middle), each side voting with
    its strongest edge only; when they do not agree, the step whose outer cells show walls
@@ -530,10 +531,22 @@ def _grow(gray: np.ndarray, pose: BoardPose) -> BoardPose:
     each step, the lens at the last. The outline's pose may be a cell or two off at the rim
     (a shadow, a glare spot or a hand bends the outline), but in the middle it is close; and
     the patches are cut from an endless lattice, so this fixes the lattice's size, turn,
-    perspective and lens, not which cell is which: :func:`_register` settles that."""
+    perspective and lens, not which cell is which: :func:`_register` settles that.
+
+    A mug set down in the board's middle hides the whole first disc (6 R: its 7 cm foot alone
+    reaches 5 R from its centre, its rim and side further), and nothing of the lattice shows
+    there to match. The plate's outline round it is whole, so the outline's pose is as close
+    over the next disc, and the tracing starts there, from the ring of cells that shows round
+    the mug (a homography: LMEDS sets aside patches matched on the mug's rim). Only the first
+    disc may be passed over: a lattice that does not show beyond it either is no lattice."""
     size = pose.image_size
     for k, radius in enumerate(GROW_RADII):
-        board_pts, photo, weights = _patch_pairs(gray, pose, radius, GROW_PATCHES, endless=True)
+        try:
+            board_pts, photo, weights = _patch_pairs(gray, pose, radius, GROW_PATCHES, endless=True)
+        except ReadError:
+            if k > 0:
+                raise
+            continue  # the middle hidden (a mug standing on it): traced from the next disc, round it
         if k == len(GROW_RADII) - 1:
             return _fit(board_pts, photo, size, float(np.median(weights)))
         if k == 0:  # a small patch of lattice: an affine map, its perspective not yet known
