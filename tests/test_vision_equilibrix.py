@@ -332,7 +332,7 @@ def test_a_board_with_a_mug_hiding_half_its_drawing_is_not_refused(i: int) -> No
     from bench.standing_mug import mug_on_board
     stats, truth = mug_on_board(BENCH, 8, i)
     assert len(truth.occluded) >= 50 and stats["refused"] == 0 and stats["silent"] == 0
-    assert stats["misread"] < 72
+    assert stats["misread"] < 72  # read, not lost: fewer than half the 144 fields wrong (a refusal: all)
 
 
 def test_a_white_field_a_drawn_line_crosses_is_not_sure(monkeypatch) -> None:

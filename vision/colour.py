@@ -280,8 +280,10 @@ def _fit_classes(lab: np.ndarray, resp: np.ndarray, hues: np.ndarray,
     colour = resp[:, 1:].sum(1) > 0.5
     typical = float(np.median(chroma[colour])) if colour.sum() >= 4 else 50.0
     typical_l = float(np.median(lab[colour, 0])) if colour.sum() >= 4 else 50.0
-    each = [_weighted_median(chroma, resp[:, j]) for j in range(1, k) if resp[:, j].sum() >= 4]
-    vivid = VIVID_SHARE * (float(np.median(each)) if each else typical)  # translucent colours only
+    vivid = np.inf  # translucent colours only: an opaque colour's cells may be as vivid as they come
+    if translucent:
+        each = [_weighted_median(chroma, resp[:, j]) for j in range(1, k) if resp[:, j].sum() >= 4]
+        vivid = VIVID_SHARE * (float(np.median(each)) if each else typical)
     guessed: list[int] = []  # colours with too few cells here, placed at a guess
     for j in range(k):
         w = resp[:, j]

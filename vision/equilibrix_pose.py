@@ -72,6 +72,8 @@ WORK_SIDE = 720  # the board is found on a copy this large (long side)
 FIT_PPU = 10.0  # top-down pixels per r while matching the drawing
 DRAW_RADIUS = fg.OUTER_LINE + 0.15  # the matched template spans the drawing
 EDGE_RAYS = 120  # rays searched for the board's edge
+RAY_ANGLES = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)  # their directions, radians
+RAY_ANGLES.setflags(write=False)  # shared by every search: never changed in place
 EDGE_RANGE = (0.94, 1.06)  # where on a ray (share of the first ellipse's radius) the edge may lie
 EDGE_CUT = 90  # percentile of the photo's gradient above which a step is surely an edge (Canny's high cut)
 BUSY_CUT = 70  # ... on a busy table, whose pattern holds the strongest steps: the printed circle's line is fainter
@@ -358,7 +360,7 @@ def _disc_ellipse(gray: np.ndarray, guess) -> tuple[tuple[float, float], tuple[f
     """The board's edge near the ellipse ``guess``: on rays from its middle, the strongest
     brightness step close to it; an ellipse through those steps, refitted without the ones that
     lie off it (a ring tile, a hand, a cup)."""
-    t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    t = RAY_ANGLES
     k = np.linspace(EDGE_RANGE[0], EDGE_RANGE[1], 64)
     centre = np.array(guess[0])
     rays = centre + k[None, :, None] * (ellipse_points(guess, t) - centre)[:, None, :]
@@ -429,7 +431,7 @@ def _circle_ellipse(gray: np.ndarray, disc, size: tuple[int, int], thin: np.ndar
     on = np.round((np.column_stack([u + radius * np.cos(a), v + radius * np.sin(a)]) + m) * CIRCLE_PPU).astype(int)
     on = np.clip(on, 0, np.array(hat.shape[::-1]) - 1)
     top /= max(float(shown[on[:, 1], on[:, 0]].mean()), CIRCLE_SHOWN)
-    t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    t = RAY_ANGLES
     k = np.linspace(0.88, 1.12, 48)
     board = np.stack([u + radius * k[None, :] * np.cos(t)[:, None], v + radius * k[None, :] * np.sin(t)[:, None]], -1)
     photo = pose.to_photo(board.reshape(-1, 2)).reshape(EDGE_RAYS, len(k), 2).astype(np.float32)
@@ -509,7 +511,7 @@ def _horizon_frame(gray: np.ndarray, circle, size: tuple[int, int]) -> np.ndarra
     norm = _normaliser(size)
     blur = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.5)
     gx, gy = cv2.Sobel(blur, cv2.CV_32F, 1, 0), cv2.Sobel(blur, cv2.CV_32F, 0, 1)
-    t = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    t = RAY_ANGLES
     ring = ellipse_points(circle, t)
     w, h = size
 
@@ -743,10 +745,11 @@ def _circle_fit(pose: BoardPose, circle: np.ndarray, board: np.ndarray, photo: n
     return pose
 
 
-def _printed_circle(gray: np.ndarray, pose: BoardPose, thin: np.ndarray):
+def _printed_circle(gray: np.ndarray, pose: BoardPose, thin: np.ndarray
+                   ) -> tuple[tuple[float, float], tuple[float, float], float] | None:
     """The printed circle found in the photo (:func:`_circle_ellipse`) inside the board's edge
     nearest where ``pose`` puts it; None when none matches (MIN_CIRCLE)."""
-    a = np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)
+    a = RAY_ANGLES
     edge = fg.DISC + fg.DISC * np.column_stack([np.cos(a), np.sin(a)])
     guess = cv2.fitEllipse(pose.to_photo(edge).astype(np.float32))
     circle, score = _circle_ellipse(gray, _disc_ellipse(gray, guess), pose.image_size, thin)
@@ -763,7 +766,7 @@ def _circle_holds(gray: np.ndarray, pose: BoardPose, thin: np.ndarray) -> bool:
     circle = _printed_circle(gray, pose, thin)
     if circle is None:
         return False
-    on = pose.to_board(ellipse_points(circle, np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False)))
+    on = pose.to_board(ellipse_points(circle, RAY_ANGLES))
     return bool(np.abs(np.hypot(*(on - fg.DISC).T) - fg.OUTER_LINE).max() < CIRCLE_HOLDS)
 
 
@@ -784,7 +787,7 @@ def _round_the_circle(gray: np.ndarray, pose: BoardPose, votes: tuple[int, int],
     circle = _printed_circle(gray, pose, thin)
     if circle is None:
         return pose, votes, found
-    points = ellipse_points(circle, np.linspace(0, 2 * np.pi, EDGE_RAYS, endpoint=False))
+    points = ellipse_points(circle, RAY_ANGLES)
     best, fitted, keep = (pose, votes, found), pose, PATCH_TOLERANCE
     for _ in range(CIRCLE_ROUNDS):
         pieces = _near(fitted, board, photo, keep) & _drawn(board)

@@ -28,7 +28,8 @@ the scores' usual places find no clear cluster at all, the clear one is sought w
 puts it (blur washes out the glints, and moves it far down), and kept only as a peak of its own
 whose cells lie as clear's pieces do (not the empty cells' tail under a shade); it then gives the
 doubtful cells' best guesses, and decides none. Where the held clusters only best-guess, the found
-ones stand in for them when their cut makes more of clear's pieces (jpeg flattens the glints too).
+ones stand in for them when a larger share of their clear cells lie in clear's pieces (jpeg
+flattens the glints too).
 
 Over-exposure (a phone metering on a dark table clips the light board at white): a clipped
 channel says only "at least this bright". Cells whose light clipped do not set what a plain
@@ -396,7 +397,7 @@ def white_shares(top: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             (_gather(clipped, mid_o, CLEAR_PPU)[..., 0] == 3).mean(axis=1) > 0.5)
 
 
-def too_dark_for_clear(gray: np.ndarray) -> np.ndarray:
+def too_dark_for_clear(level: np.ndarray) -> np.ndarray:
     """(463,) cells whose light is too dim for a clear piece's evidence to show: its typical
     contrast (CLEAR_CONTRAST of the cell's middle brightness) spans fewer than CLEAR_LEVELS grey
     levels, i.e. a cell middle below 50 of 255. The level is empirical: on our renders
@@ -405,9 +406,9 @@ def too_dark_for_clear(gray: np.ndarray) -> np.ndarray:
     shaded) 8 clear cells at 38-39, which a piece lifting its cell 3 % (the least, not the typical
     4 %) rounds to fewer than CLEAR_LEVELS; that a contrast of one or two quantisation steps is
     too little to tell apart from an empty cell's own spread is the plain reading of it, not a
-    derivation (noise could as well dither such a step into view). ``gray``: as for
-    :func:`walls_seen`."""
-    return CLEAR_CONTRAST * middle_level(gray) < CLEAR_LEVELS
+    derivation (noise could as well dither such a step into view). ``level``: each cell's light,
+    :func:`middle_level`."""
+    return CLEAR_CONTRAST * level < CLEAR_LEVELS
 
 
 def middle_level(gray: np.ndarray) -> np.ndarray:
@@ -416,16 +417,16 @@ def middle_level(gray: np.ndarray) -> np.ndarray:
     return np.median(_gather(gray, _clear_offsets(CLEAR_PPU)[1], CLEAR_PPU), axis=1)
 
 
-def in_a_reflection(gray: np.ndarray, bare: np.ndarray) -> np.ndarray:
+def in_a_reflection(level: np.ndarray, bare: np.ndarray) -> np.ndarray:
     """(463,) cells a reflection of the lamp or a window lies on: their middle REFLECTION times
     as bright as the typical one of the ``bare`` cells (read empty or clear, in sight), or half
     their neighbours so (a window's bar or a piece's rim shades one cell of the bright patch; seed 2
     `hard` #6: an empty cell under a mullion, 1.97 times, read surely clear among neighbours at
     2.0-2.4). There the board shows the lamp's white, and the sheen and faded hue that mark a
     clear piece are the reflection's own: clear or empty is a guess, as where the light clips.
-    ``gray``: as for :func:`walls_seen`."""
-    level = middle_level(gray)
-    if not bare.any():
+    ``level``: each cell's light, :func:`middle_level`. A board with no bare cell, or whose bare
+    cells are black (a view too dark for any reflection to be told from the board), has none."""
+    if not bare.any() or np.median(level[bare]) <= 0:
         return np.zeros(len(level), bool)
     bright = bare & (level >= REFLECTION * np.median(level[bare]))
     return bright | np.array([2 * bright[list(around)].sum() >= len(around) for around in _edges()])
@@ -441,9 +442,9 @@ def clear_features(gray: np.ndarray, lab: np.ndarray) -> np.ndarray:
     """(463, 21) raw clear-piece evidence from a top-down view at CLEAR_PPU (:func:`grey_and_lab`):
     b*, a* of the whole cell and of its middle, then CLEAR_FEATURES[2:] (see :func:`clear_zscores`)."""
     whole_o, mid_o, band_o, side_o = _clear_offsets(CLEAR_PPU)
+    mid = middle_level(gray).astype(np.float32) + 1.0
     gray = gray.astype(np.float32) + 1.0
     lab = lab.astype(np.float32)
-    mid = np.median(_gather(gray, mid_o, CLEAR_PPU), axis=1)
     whole = _gather(gray, whole_o, CLEAR_PPU)
     colour = _gather(lab, whole_o, CLEAR_PPU).mean(axis=1)
     colour_mid = _gather(lab, mid_o, CLEAR_PPU).mean(axis=1)
@@ -489,9 +490,10 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
     found, it alone gives the doubtful cells' best guesses, and decides none: their confidence stays
     the fitted score's (never higher), and the rules downstream take them as best guesses only
     (:func:`_decide`). Where the held clusters only best-guess, the one found where the photo puts
-    it stands in for them if its cut makes more of clear's pieces (:func:`_cut_into_pieces`). ``plain``: the empty cells that say what an empty cell looks like here (those
-    read empty whose light did not clip); ``shown``: the cells in the photo whose walls show
-    (default: all).
+    it stands in for them if a larger share of the cells its cut calls clear lie in distinct
+    pieces (:func:`_cut_into_pieces`). ``plain``: the empty cells that say what an empty cell
+    looks like here (those read empty whose light did not clip); ``shown``: the cells in the
+    photo whose walls show (default: all).
 
     ``doubted``: cells the colour classifier reads empty, but in doubt (torn between empty and a
     colour, or like no class well). Those whose hue lies FADED_Z spreads or more off the bare cells'
@@ -615,7 +617,7 @@ def _clusters_where_they_lie(score: np.ndarray, seen: np.ndarray) -> Callable[[n
     best guesses only where the held fit finds no clear cluster at all: where it finds one it only
     best-guesses by, this fit moved close calls of overlapping clusters (dim light) the wrong way as
     often as the right one (seeds 2 and 5: 3 boards gained, 2 lost), and it stands in there only
-    where its cut makes more of clear's pieces (:func:`_cut_into_pieces`)."""
+    where a larger share of its clear cells lie in clear's pieces (:func:`_cut_into_pieces`)."""
     scores = score[seen]
     if len(scores) < 20:
         return None
@@ -632,19 +634,23 @@ def _cut_into_pieces(score: np.ndarray, seen: np.ndarray, held: Callable[[np.nda
                      ) -> Callable[[np.ndarray], np.ndarray]:
     """The log-odds of clear by whichever of this photo's two cluster fits cuts its cells into clear's
     pieces better: the ``held`` one (:func:`_score_clusters`, here only best-guessing) or the one
-    found where the photo puts it (:func:`_clusters_where_they_lie`), where that is kept and more of
-    the ``seen`` cells its cut calls clear lie in distinct pieces of the set (:func:`_in_pieces`).
+    found where the photo puts it (:func:`_clusters_where_they_lie`), where that is kept and a
+    larger share of the ``seen`` cells its cut calls clear lie in distinct pieces of the set
+    (:func:`_in_pieces`).
 
     Jpeg's blocks flatten the glints the score was fitted on, so a photo's clear cluster may lie below
     its usual place while the held fit, pulled towards that place by MIX_PRIOR, cuts above its lowest
     cells (seed 2 `jpeg` #0: clear found at +0.6, held at +2.2; six clear cells read empty). Where
     the clusters overlap (dim light, a cast shadow), the found fit moves close calls the wrong way as
     often as the right one (seeds 2 and 5, used wherever kept: 3 boards gained, 2 lost). Clear lays
-    whole pieces, one of each: the cut whose clear cells make more of them is the one at the photo's
-    clear cluster, and a cut moved onto empty cells at the clear peak (stray readings, shade) makes
-    no more and is not taken (seeds 2 and 5: the found cut taken on 4 photos, one board gained, no
-    cell worse). Taken, it only stands in for the held fit in the halfway best guess with the fitted
-    score; the rules downstream weigh those guesses as before."""
+    whole pieces, one of each: the cut whose clear cells lie more in such pieces is the one at the
+    photo's clear cluster, and a cut moved onto empty cells at the clear peak (stray readings,
+    shade) does not and is not taken (seeds 2 and 5: the found cut taken on 4 photos, one board
+    gained, no cell worse). The share, not the count, is compared: a found cut calling one whole
+    piece clear would beat a held one calling all of clear's cells and a stray or two; no such
+    photo was met, and comparing counts was not measured. Taken, it only stands in for the held
+    fit in the halfway best guess with the fitted score; the rules downstream weigh those guesses
+    as before."""
     found = _clusters_where_they_lie(score, seen)
     if found is None or _in_pieces(seen & (found(score) > 0)) <= _in_pieces(seen & (held(score) > 0)):
         return held
@@ -1444,10 +1450,11 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # start from the surely clear cells, and clipping hides clear pieces from those too).
     lost = clipped & np.isin(labels, (EMPTY, "C"))
     # So too a cell read empty where the light is too dim for a clear piece to show at all.
-    lost |= too_dark_for_clear(gray) & (np.array(labels) == EMPTY)
+    level = middle_level(gray)
+    lost |= too_dark_for_clear(level) & (np.array(labels) == EMPTY)
     # And one read empty or clear in a reflection of the lamp or a window.
     bare = np.isin(labels, (EMPTY, "C"))
-    lost |= in_a_reflection(gray, bare & in_photo & ~hidden) & bare
+    lost |= in_a_reflection(level, bare & in_photo & ~hidden) & bare
     overfull = _overfull(labels, in_photo & ~hidden)
     if overfull:
         lost |= np.isin(labels, (EMPTY, "C", *overfull))
@@ -1481,8 +1488,8 @@ def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
     mug's foot or more, inside or at the rim, lends clear too, whatever it shows: a glazed rim
     or handle shines, and the highlights and hard edges it lays across a cell beside it are what
     the clear score reads as a clear piece's glints and bevels (a white rim over a bare cell
-    beside the hidden ones, a yellow handle across another, both read clear at 1.0 in the colour
-    step where the mug's hidden cells read red; a mug standing by the edge, its patch touching
+    beside the hidden ones, a yellow handle across another, both read clear and not doubted
+    (0.52-0.54) where the mug's hidden cells read red; a mug standing by the edge, its patch touching
     the outer ring, the same). A smaller patch at the rim lends only what it shows: it is a
     hand's fingers or the edge of something reaching in, with no glazed rim over the board, and
     such patches come on photos with nothing over the board at all: lending them clear put

@@ -544,7 +544,7 @@ def _grow(gray: np.ndarray, pose: BoardPose) -> BoardPose:
         try:
             board_pts, photo, weights = _patch_pairs(gray, pose, radius, GROW_PATCHES, endless=True)
         except ReadError:
-            if k > 0:
+            if k > 0 or len(GROW_RADII) == 1:
                 raise
             continue  # the middle hidden (a mug standing on it): traced from the next disc, round it
         if k == len(GROW_RADII) - 1:
@@ -618,7 +618,9 @@ def _traced(gray: np.ndarray, hexa: np.ndarray) -> BoardPose:
     puts them, RIDGES_FAINT) or finds no cells. Only then is the lattice traced again from an
     affine map that a robust fit puts through the vertices that agree (LMEDS: a hexagon's six
     vertices are nearly affine in a phone photo), and the lattice the plate's edges place
-    (:class:`_Plate`) is kept, else the one whose ridges show more."""
+    (:class:`_Plate`) is kept, else the one whose ridges show more. A start whose first disc finds
+    no cells is not ended there (:func:`_grow` goes on from the next disc, as round a mug): it
+    is the ranking that sets a skewed start aside then."""
     size = (gray.shape[1], gray.shape[0])
     model = hexagon(LATTICE_RADIUS + 2.0, (EXTENT[0] / 2, EXTENT[1] / 2))
     H, _ = cv2.findHomography(model, hexa, 0)  # all six vertices: least squares
