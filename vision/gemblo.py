@@ -648,9 +648,9 @@ def _cut_into_pieces(score: np.ndarray, seen: np.ndarray, held: Callable[[np.nda
     shade) does not and is not taken (seeds 2 and 5: the found cut taken on 4 photos, one board
     gained, no cell worse). The share, not the count, is compared: a found cut calling one whole
     piece clear would beat a held one calling all of clear's cells and a stray or two; no such
-    photo was met, and comparing counts was not measured. Taken, it only stands in for the held
-    fit in the halfway best guess with the fitted score; the rules downstream weigh those guesses
-    as before."""
+    photo was met, and counts chose as the share did on 480 photos of four seeds (round 32c).
+    Taken, it only stands in for the held fit in the halfway best guess with the fitted score;
+    the rules downstream weigh those guesses as before."""
     found = _clusters_where_they_lie(score, seen)
     if found is None or _in_pieces(seen & (found(score) > 0)) <= _in_pieces(seen & (held(score) > 0)):
         return held
