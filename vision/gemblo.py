@@ -426,9 +426,10 @@ def in_a_reflection(level: np.ndarray, bare: np.ndarray) -> np.ndarray:
     clear piece are the reflection's own: clear or empty is a guess, as where the light clips.
     ``level``: each cell's light, :func:`middle_level`. A board with no bare cell, or whose bare
     cells are black (a view too dark for any reflection to be told from the board), has none."""
-    if not bare.any() or np.median(level[bare]) <= 0:
+    typical = float(np.median(level[bare])) if bare.any() else 0.0
+    if typical <= 0:
         return np.zeros(len(level), bool)
-    bright = bare & (level >= REFLECTION * np.median(level[bare]))
+    bright = bare & (level >= REFLECTION * typical)
     return bright | np.array([2 * bright[list(around)].sum() >= len(around) for around in _edges()])
 
 
@@ -1508,7 +1509,8 @@ def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:
             continue
         patch = sorted(ground.flood(faint, int(start), ground.edges))
         weighed[patch] = True
-        at_rim = any(len(ground.edges[i]) < len(NEIGHBOURS) for i in patch)  # a cell walled by the board's outline
+        # A cell walled by the board's outline has fewer neighbours on the board.
+        at_rim = any(len(ground.edges[i]) < len(NEIGHBOURS) for i in patch)
         if len(patch) < MUG_CELLS and not at_rim:
             continue
         shown = {LABELS.index(read[i]) for i in patch if walls[i] < WALLS_HIDDEN and read[i] != EMPTY}
