@@ -179,6 +179,49 @@ def test_setup_live_alert_correction_takeback(server, browser):
     page.close()
 
 
+SCREENS = {"tablet-landscape": LANDSCAPE, "tablet-portrait": PORTRAIT,
+           "small-tablet-portrait": {"width": 768, "height": 1024}, "phone": {"width": 390, "height": 844}}
+PAGES = ("/live", "/setup", "/review", "/calibrate", "/tokens")
+SIDEWAYS = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+
+
+def test_no_page_scrolls_sideways_and_the_live_panel_fits_every_screen(server, browser):
+    """A tablet either way round, a smaller one and a phone: no page is wider than the screen
+    (the bar's links once pushed the live page's connection badge off a tablet held upright),
+    upright the moves stand beside the scores, and on a phone the board takes the width."""
+    page = setup_page(browser, server.base, "blokus")
+    start_game(page)
+    session = server.session
+    session.set_camera("ok", "camera 0: watching the board")
+    for t, rows in enumerate(boards()):
+        session.observe(rows, [], float(t))
+    page.wait_for_selector(".alert")
+    page.close()
+    for screen, viewport in SCREENS.items():
+        page = browser.new_page(viewport=viewport)
+        page.set_default_timeout(20000)
+        for path in PAGES:
+            page.goto(server.base + path)
+            page.wait_for_load_state("load")
+            if path == "/live":
+                page.wait_for_selector(".alert")
+                page.wait_for_selector("#conn[data-state=live]")
+            assert page.evaluate(SIDEWAYS) <= 0, f"{path} scrolls sideways on a {screen}"
+        page.goto(server.base + "/live")
+        page.wait_for_selector("#history li")
+        shot(page, f"live-{screen}")
+        badge = page.locator("#conn").bounding_box()
+        assert badge["x"] + badge["width"] <= viewport["width"], f"the connection badge is cut on a {screen}"
+        scores, moves = page.locator("#scores").bounding_box(), page.locator(".moves").bounding_box()
+        if screen in ("tablet-portrait", "small-tablet-portrait"):
+            assert abs(moves["y"] - scores["y"]) < 40 and moves["x"] > scores["x"] + scores["width"] / 2
+        if screen == "phone":
+            assert page.locator("#board").bounding_box()["width"] >= 0.9 * viewport["width"]
+            dismiss = page.locator(".alert .ack").bounding_box()
+            assert dismiss["x"] + dismiss["width"] <= viewport["width"]
+        page.close()
+
+
 def setup_page(browser, base, game):
     """The setup page in landscape with ``game`` chosen."""
     page = browser.new_page(viewport=LANDSCAPE)
