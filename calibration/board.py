@@ -102,8 +102,9 @@ def pose_from_corners(frame: np.ndarray, corners: np.ndarray, cells: int = SIZE)
 def _convex_order(corners: np.ndarray) -> np.ndarray:
     """Four points sorted around their centre, refused if they do not make a proper quadrilateral."""
     pts = np.asarray(corners, np.float64).reshape(-1, 2)
-    if pts.shape != (4, 2) or not np.isfinite(pts).all():
-        raise CalibrationError("bad_corners", "four corner points (x, y) are needed")
+    # a million pixels off is no photo's corner (and would overflow the float32 geometry below)
+    if pts.shape != (4, 2) or not np.isfinite(pts).all() or np.abs(pts).max() > 1e6:
+        raise CalibrationError("bad_corners", "four corner points (x, y) in the photo's pixels are needed")
     centre = pts.mean(0)
     pts = pts[np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))]
     area = 0.5 * abs(sum(pts[i, 0] * pts[(i + 1) % 4, 1] - pts[(i + 1) % 4, 0] * pts[i, 1] for i in range(4)))

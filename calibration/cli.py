@@ -209,8 +209,13 @@ def _tokens(args: argparse.Namespace) -> tuple[dict, str]:
 # --- files and frames ---------------------------------------------------------------------
 
 def _existing(out: str | None) -> tuple[Path, Calibration, list[str]]:
-    """The file to update and what it holds; a damaged one is moved aside (and said so)."""
+    """The file to update and what it holds; a damaged one is moved aside (and said so).
+
+    A folder is no damaged file: moved aside, the user's folder would vanish under a new name."""
     path = Path(out) if out else default_path()
+    if path.is_dir():
+        raise CalibrationError("unwritable_file", f"{path} is a folder: name the calibration file to write, "
+                               f"e.g. --out {path / 'calibration.json'}")
     try:
         return path, load_calibration(path), []
     except CalibrationError as e:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.errors import parse_json
 from vision.pose import BoardPose
 
 from .board import BoardLock
@@ -122,10 +123,9 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     except UnicodeDecodeError:
         raise CalibrationError("calibration_corrupt", f"{path} is not a text JSON file") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CalibrationError("calibration_corrupt", f"{path} is not valid JSON (line {e.lineno}, column "
-                               f"{e.colno}: {e.msg})") from None
+        doc = parse_json(text, str(path))
+    except ValueError as e:
+        raise CalibrationError("calibration_corrupt", str(e)) from None
     return Calibration.from_json(doc, str(path))
 
 

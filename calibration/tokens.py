@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.errors import parse_json
 from rules.geometrius import parse_catalogue
 from rules.polygon import Shape
 from vision.errors import ReadError
@@ -35,13 +36,12 @@ def _catalogue_doc(path: Path) -> dict:
     """The user's catalogue document, or the packaged default when the file is not there yet."""
     if path.exists():
         try:
-            doc = json.loads(path.read_text("utf-8"))
+            doc = parse_json(path.read_text("utf-8"), str(path))
         except (OSError, UnicodeDecodeError) as e:
             raise CalibrationError("catalogue_invalid", f"cannot read the catalogue {path}: "
                                    f"{getattr(e, 'strerror', None) or e}") from None
-        except json.JSONDecodeError as e:
-            raise CalibrationError("catalogue_invalid", f"{path} is not valid JSON (line {e.lineno}, column "
-                                   f"{e.colno}: {e.msg})") from None
+        except ValueError as e:
+            raise CalibrationError("catalogue_invalid", str(e)) from None
     else:
         doc = json.loads(resources.files("rules").joinpath("data/geometrius-catalogue.json").read_text("utf-8"))
     try:

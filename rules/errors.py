@@ -8,7 +8,8 @@ cannot be opened are each an :class:`InputError` with a stable machine ``code`` 
 """
 from __future__ import annotations
 
-from typing import ClassVar, Mapping
+import json
+from typing import Any, ClassVar, Mapping
 
 
 class InputError(Exception):
@@ -29,3 +30,18 @@ class InputError(Exception):
     def to_json(self) -> dict:
         """The contract's error object."""
         return {"error": {"code": self.code, "message": self.message}}
+
+
+def parse_json(text: str, name: str) -> Any:
+    """``text`` parsed as JSON, or a one-line ValueError naming ``name`` and the fault.
+
+    Every file a user hands over (state, record, calibration, token catalogue) goes through
+    here, so a document nested thousands of levels deep is refused as bad JSON like any other
+    malformed file instead of surfacing as Python's recursion limit ("internal error").
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise ValueError(f"{name} nests its lists or objects too deeply to be read") from None

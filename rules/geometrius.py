@@ -64,7 +64,6 @@ field when the leaders tie: the rulebook's last tiebreak is a race to name it.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -72,6 +71,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from .errors import parse_json
 from .placement import Reason, Turn, Violation
 from .polygon import Card, Predicate, Shape
 from .scoring import ColourScore, Flag, OneColourEach, ScoreSheet, Tiebreak, Undecided, rank_players
@@ -175,10 +175,7 @@ def _default_catalogue() -> Catalogue:
 
 
 def _catalogue_from_text(text: str, name: str) -> Catalogue:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    doc = parse_json(text, name)
     try:
         return parse_catalogue(doc)
     except ValueError as e:

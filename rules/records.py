@@ -38,6 +38,14 @@ def _expect(cond: bool, code: str, message: str) -> None:
         raise InvalidInput(code, message)
 
 
+def _flag(doc: dict, key: str, code: str, where: str) -> bool:
+    """A yes/no entry, false when absent. Only JSON ``true``/``false``: Python would take the
+    string "no" or "false" for true, and play the 5+1 token or fix the corners unasked."""
+    value = doc.get(key, False)
+    _expect(type(value) is bool, code, f"{where}'{key}' must be true or false, not {value!r}")
+    return value
+
+
 def _cell(value: Any) -> bool:
     return isinstance(value, list) and len(value) == 2 and all(type(x) is int for x in value)
 
@@ -78,10 +86,10 @@ def setup_of(game: str, doc: dict, variant: str | None = None) -> Any:
     if game == "equilibrix":
         return _equilibrix_setup(doc, options, settings)
     if game == "blokus":
-        options["fixed_corners"] = bool(settings.get("fixed_corners", False))
+        options["fixed_corners"] = _flag(settings, "fixed_corners", "bad_format", "")
         options["neutral"] = settings.get("neutral", "G")
     else:
-        options["rotated_4p"] = bool(settings.get("rotated_4p", False))
+        options["rotated_4p"] = _flag(settings, "rotated_4p", "bad_format", "")
         five = settings.get("five_player_starts")
         if five is not None:
             _expect(isinstance(five, list) and all(_cell(c) for c in five) and len(five) == 5, "bad_format",
@@ -145,7 +153,7 @@ def parse_equilibrix_move(raw: Any, index: int) -> equilibrix.Move:
         raise InvalidInput("bad_move", f"move {index}: {e}") from None
     tile = raw.get("tile")
     _expect(tile is None or isinstance(tile, str), "bad_move", f"move {index}: 'tile' must be a ring tile name")
-    return equilibrix.Move(colour, cells, tile, bool(raw.get("token", False)))
+    return equilibrix.Move(colour, cells, tile, _flag(raw, "token", "bad_move", f"move {index}: "))
 
 
 def parse_move(raw: Any, index: int, colours: tuple[str, ...]) -> Move:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from calibration import cli as calibrate_cli
 from rules import blokus
-from rules.errors import InputError
+from rules.errors import InputError, parse_json
 from rules.records import GAMES, GAME_RULES, game_of, parse_record, setup_of
 from rules.scoring import ScoreSheet
 from rules.sgf import to_sgf
@@ -23,17 +23,23 @@ from rules.sgf import to_sgf
 from . import report
 
 
+# What a state document tells of the table as the camera saw it, not of the game's setup: an
+# Equilibrix reading's "ring" (the tiles left, by shape; a taken tile's slot null) and "origin"
+# are not a record's ring of tile names, and no score depends on them.
+SEEN_NOT_SETUP = {"equilibrix": ("ring", "origin")}
+
+
 def _read_json(path: str) -> Any:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is no fault
     except OSError as e:
         raise InputError("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise InputError("bad_json", f"{path} is not a UTF-8 JSON file") from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError("bad_json", f"{path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+        return parse_json(text, path)
+    except ValueError as e:
+        raise InputError("bad_json", str(e)) from None
 
 
 def _is_json_file(path: str) -> bool:
@@ -45,7 +51,25 @@ def _is_json_file(path: str) -> bool:
     return head[:1] in (b"{", b"[") or path.lower().endswith(".json")
 
 
-def _last_pieces(values: list[str]) -> dict[str, str]:
+def _state_document(doc: Any) -> tuple[Any, list]:
+    """The state to score, and the cells read without confidence.
+
+    ``tableref read --json`` prints the state under "state" beside its "uncertain" cells, and a
+    user saves that output to score it later: its state is scored and those cells are named in
+    ``undecided``, as scoring the photo itself does.
+    """
+    if not (isinstance(doc, dict) and "game" not in doc and isinstance(doc.get("state"), dict)):
+        return doc, []
+    unread = doc.get("uncertain", [])
+    if not isinstance(unread, list) or not all(isinstance(c, str) or (isinstance(c, list) and all(
+            type(v) is int for v in c)) for c in unread):
+        raise InputError("bad_state", "'uncertain' must list the cells read without confidence, as 'read' names them")
+    return doc["state"], unread
+
+
+def _last_pieces(values: list[str], game: str) -> dict[str, str]:
+    if values and game != "blokus":  # silently ignored, it would promise a bonus no rule gives
+        raise InputError("bad_usage", f"--last-piece is for Blokus (its S3 bonus), not {game}")
     out = {}
     for value in values or ():
         colour, sep, piece = value.replace(":", "=").partition("=")
@@ -77,22 +101,25 @@ def cmd_check(args: argparse.Namespace) -> tuple[dict, str]:
 
 
 def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:
-    last = _last_pieces(args.last_piece)
     if _is_json_file(args.input):
-        doc = _read_json(args.input)
-        game = game_of(doc, args.game)
+        doc, unread = _state_document(_read_json(args.input))
+        game = game_of(doc, args.game)  # without --game, the state names its game
+        last = _last_pieces(args.last_piece, game)
         module = GAME_RULES[game]
         if args.variant and args.variant not in module.VARIANTS:
             raise InputError("bad_variant", f"{game} has no variant {args.variant!r} (one of {', '.join(module.VARIANTS)})")
-        setup = setup_of(game, doc, args.variant)
+        seen = SEEN_NOT_SETUP.get(game, ())
+        setup = setup_of(game, {k: v for k, v in doc.items() if k not in seen}, args.variant)
         try:
-            sheet = module.score_state(doc, setup, last)
+            sheet = module.score_state(doc, setup, last).with_unread(unread, "in the photo")
         except ValueError as e:
             raise InputError("bad_state", str(e)) from None
         return sheet.to_json(), report.score_text(sheet)
     from vision.photo import score_photo
 
-    result = score_photo(args.input, args.game, args.variant, last, args.debug_dir, args.calibration)
+    game = args.game or "blokus"
+    last = _last_pieces(args.last_piece, game)
+    result = score_photo(args.input, game, args.variant, last, args.debug_dir, args.calibration)
     return result.to_json(), report.photo_text(result)
 
 
@@ -128,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("score", cmd_score, "score a finished board from a photo or a state JSON")
     p.add_argument("input")
-    p.add_argument("--game", choices=GAMES, default="blokus")
+    p.add_argument("--game", choices=GAMES, help="default: the state file's game; blokus for a photo")
     p.add_argument("--variant", help="; ".join(f"{g}: {', '.join(m.VARIANTS)}" for g, m in GAME_RULES.items()))
     p.add_argument("--last-piece", action="append", metavar="COLOUR=PIECE",
                    help="the piece a colour placed last (S3), e.g. B=1; repeatable")
@@ -169,15 +196,24 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, code, getattr(e, "message", None) or f"internal error: {e}")
     if out is not None:
         doc, text = out
-        print(json.dumps(doc) if args.json else text)
+        _emit(json.dumps(doc) if args.json else text)
     return 0
 
 
 def _fail(args: argparse.Namespace, code: str, message: str) -> int:
     print(f"tableref: {message}", file=sys.stderr)
     if getattr(args, "json", False):
-        print(json.dumps({"error": {"code": code, "message": message}}))
+        _emit(json.dumps({"error": {"code": code, "message": message}}))
     return 1
+
+
+def _emit(text: str) -> None:
+    """Print the answer; a reader that stopped listening (``tableref read ... | head``) is no
+    error to report, and never a traceback."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit, flushing stdout
 
 
 if __name__ == "__main__":

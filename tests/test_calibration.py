@@ -230,6 +230,17 @@ def test_bad_corners_refused(shot, taps):
     assert e.value.code == "bad_corners"
 
 
+def test_corners_far_off_the_photo_are_refused_in_one_line(shot):
+    """``--corners 1e308,...``: refused as corners, with no numeric warning spilled on stderr."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(CalibrationError) as e:
+            lock_board(shot.image, np.array([[1e308, 0], [1, 1e308], [2, 2], [3, 3]]))
+    assert e.value.code == "bad_corners" and "pixels" in e.value.message
+
+
 def test_colour_profile_learned_renormalised_and_usable(shot):
     pose = lock_board(shot.image).pose
     profile = learn_profile(observe(shot.image, pose))
@@ -412,6 +423,13 @@ def test_cli_refusals(tmp_path, views):
     doc, _ = calibrate("board", str(photo), "--out", str(out))
     assert "moved to" in doc["notes"][0] and len(list(tmp_path.glob("cal.json.damaged-*"))) == 1
     assert load_calibration(out).board is not None
+    folder = tmp_path / "photos"  # --out naming a folder: no damaged file, never moved aside
+    (folder / "keep.jpg").parent.mkdir()
+    (folder / "keep.jpg").write_bytes(b"photo")
+    with pytest.raises(CalibrationError) as e:
+        calibrate("board", str(photo), "--out", str(folder))
+    assert e.value.code == "unwritable_file" and "folder" in e.value.message
+    assert (folder / "keep.jpg").read_bytes() == b"photo" and not list(tmp_path.glob("photos.damaged-*"))
 
 
 # --- the calibration page -------------------------------------------------------------------------

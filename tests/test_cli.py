@@ -104,6 +104,7 @@ BAD = [
     ("letters.json", {"game": "blokus", "board": ["Q" + "." * 19] + ["." * 20] * 19}, "bad_state"),
     ("other.json", {"game": "gemblo", "cells": {}}, "wrong_game"),
     ("nogame.json", {"board": []}, "unknown_game"),
+    ("read.json", {"state": {"game": "blokus", "board": ["." * 20] * 20}, "uncertain": [5]}, "bad_state"),
 ]
 
 
@@ -122,6 +123,10 @@ def test_score_bad_input(tmp_path, capsys, name, doc, code):
     ({"game": "blokus", "variant": "seven", "moves": []}, "bad_setup"),
     ({"game": "geometrius", "moves": []}, "bad_setup"),
     ({"game": "gemblo", "variant": "3p", "moves": [{"colour": "P", "cells": [[0, 0]]}]}, "unknown_colour"),
+    ({"game": "equilibrix", "moves": [{"colour": "B", "fields": ["P 0 0 0"], "token": "no"}]}, "bad_move"),
+    ({"game": "gemblo", "variant": "4p", "settings": {"rotated_4p": "false"}, "moves": []}, "bad_format"),
+    ({"game": "blokus", "settings": {"fixed_corners": "no"}, "moves": []}, "bad_format"),
+    pytest.param('{"game": "blokus", "moves": ' + "[" * 100_000 + "]" * 100_000 + "}", "bad_json", id="nested"),
 ])
 def test_check_bad_records(tmp_path, capsys, rec, code):
     status, out, err = run(capsys, "check", write(tmp_path, "r.json", rec), "--json")
@@ -211,6 +216,10 @@ def test_score_photo_matches_scoring_its_state(capsys, board_photo):
     (["read", "{dark}", "--game", "gemblo", "--json"], "underexposed"),
     (["score", "{dark}", "--game", "geometrius", "--json"], "underexposed"),
     (["read", "{text}", "--game", "blokus", "--json"], "not_an_image"),
+    (["read", "{grey}", "--game", "blokus", "--json"], "no_colour"),
+    (["read", "{black}", "--game", "gemblo", "--json"], "underexposed"),  # a lens cap: the light lacks
+    (["score", "{grey}", "--game", "equilibrix", "--json"], "no_colour"),
+    (["score", "{photo}", "--game", "equilibrix", "--last-piece", "B=1", "--json"], "bad_usage"),
     (["read", "{photo}", "--game", "blokus", "--json", "--debug-dir", "/proc/none/x"], "unwritable_debug_dir"),
 ])
 def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
@@ -224,7 +233,12 @@ def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
     cv2.imwrite(str(dark), np.clip(np.random.default_rng(3).normal(14, 3, (720, 960, 3)), 0, 255).astype(np.uint8))
     text = tmp_path / "notes.jpg"
     text.write_text("not a photo")
-    names = {"photo": board_photo[0], "noise": str(noise), "table": str(table), "dark": str(dark), "text": str(text)}
+    grey = tmp_path / "grey.jpg"  # the board photo in black and white: its pieces' colours are gone
+    cv2.imwrite(str(grey), cv2.cvtColor(cv2.imread(board_photo[0]), cv2.COLOR_BGR2GRAY))
+    black = tmp_path / "black.png"
+    cv2.imwrite(str(black), np.zeros((720, 960, 3), np.uint8))
+    names = {"photo": board_photo[0], "noise": str(noise), "table": str(table), "dark": str(dark), "text": str(text),
+             "grey": str(grey), "black": str(black)}
     status, out, err = run(capsys, *[a.format(**names) for a in argv])
     error = json.loads(out)["error"]
     assert status == 1 and error["code"] == code
@@ -262,3 +276,87 @@ def test_equilibrix_details_name_fields_as_records_do(tmp_path, capsys):
     _, out, _ = run(capsys, "check", write(tmp_path, "e.json", rec), "--json")
     detail = json.loads(out)["moves"][0]["details"][0]
     assert detail["code"] == "tile_not_offered" and detail["cells"] == ["P 0 0 0"]
+
+
+def _game_photo(game: str, rng: np.random.Generator) -> np.ndarray:
+    """A clean generated photo of a game in progress (what a user's phone takes)."""
+    from vision.synth.conditions import CONDITIONS
+
+    clean = CONDITIONS["clean"]
+    if game == "blokus":
+        from vision.synth.blokus import render_photo
+        return render_photo(blokus.random_game_state(rng, 30), clean, rng, size=(1280, 960)).image
+    if game == "gemblo":
+        from rules import gemblo
+        from vision.synth.gemblo import render_photo
+        match = random_playout(gemblo.rules(gemblo.Setup()), rng, 40)
+        return render_photo(gemblo.cells_json(match.position), clean, rng, size=(1280, 960)).image
+    module = __import__(f"vision.synth.{game}", fromlist=["render_photo"])
+    return module.render_photo(rng, clean, (1600, 1200)).image
+
+
+@pytest.mark.parametrize("game", ["blokus", "gemblo", "geometrius", "equilibrix"])
+def test_read_output_scores_as_a_state_file(tmp_path, capsys, game):
+    """The contract's round trip: ``read --json`` -> save its state -> ``score`` it. The
+    whole ``read`` output scores the same, naming the cells read without confidence."""
+    import cv2
+
+    photo = tmp_path / "photo.jpg"
+    cv2.imwrite(str(photo), _game_photo(game, np.random.default_rng(6)), [cv2.IMWRITE_JPEG_QUALITY, 92])
+    code, out, _ = run(capsys, "read", str(photo), "--game", game, "--json")
+    assert code == 0
+    reading = json.loads(out)
+    state = write(tmp_path, f"{game}.state", reading["state"])
+    code, out, err = run(capsys, "score", state, "--game", game, "--json")
+    assert code == 0 and err == ""
+    scores = json.loads(out)
+    assert set(scores) >= {"players", "ranking", "tiebreak", "flags", "undecided"}
+    reading["uncertain"] = reading["uncertain"] or ["a cell"]  # as if one were unread
+    code, out, _ = run(capsys, "score", write(tmp_path, "read.json", reading), "--json")  # its game: the state's
+    doc = json.loads(out)
+    assert code == 0 and doc["players"] == scores["players"]
+    assert doc["undecided"][-1]["rule"] == "read" and doc["undecided"][:-1] == scores["undecided"]
+
+
+def test_an_equilibrix_ring_as_read_is_no_setup(tmp_path, capsys):
+    """The reader's ring (a taken tile's slot null, tiles by shape) is what lies on the table."""
+    state = {"game": "equilibrix", "fields": {"P 0 0 0": "B"}, "ring": [None, "chain", "chain", "fan"], "origin": 7}
+    code, out, _ = run(capsys, "score", write(tmp_path, "e.state", state), "--game", "equilibrix", "--json")
+    assert code == 0 and [p["name"] for p in json.loads(out)["players"]] == ["Black", "White"]
+
+
+def test_state_file_details(tmp_path, capsys):
+    rows = ["." * 20] * 20
+    bom = tmp_path / "bom.json"  # as Windows Notepad saves it
+    bom.write_text("\ufeff" + json.dumps({"game": "blokus", "board": rows}), encoding="utf-8")
+    code, out, _ = run(capsys, "score", str(bom), "--json")
+    assert code == 0 and json.loads(out)["players"][0]["penalty"] == 89
+    gemblo_state = write(tmp_path, "g.json", {"game": "gemblo", "cells": {"0,0": "R"}})
+    code, out, _ = run(capsys, "score", gemblo_state, "--json")  # no --game: the file says
+    assert code == 0 and len(json.loads(out)["players"]) == 6
+    code, out, err = run(capsys, "score", gemblo_state, "--last-piece", "R=1", "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "bad_usage" and "Blokus" in err
+
+
+def test_deeply_nested_files_are_bad_json(tmp_path):
+    """Python's recursion limit is no "internal error": such a file is malformed."""
+    from calibration import CalibrationError, load_calibration
+    from rules.geometrius import load_catalogue
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(CalibrationError) as e:
+        load_calibration(deep)
+    assert e.value.code == "calibration_corrupt" and "too deeply" in e.value.message
+    with pytest.raises(ValueError, match="too deeply"):
+        load_catalogue(deep)
+
+
+def test_a_reader_that_stops_listening_gets_no_traceback(tmp_path, played):
+    """``tableref check game.json --json | head -c 1``: the pipe closes before the answer."""
+    record = write(tmp_path, "g.json", record_json(played, blokus.Setup()))
+    proc = subprocess.Popen([sys.executable, "-m", "tableref.cli", "check", record, "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and err == ""

@@ -122,3 +122,17 @@ def test_arrays_are_checked_and_converted() -> None:
         with pytest.raises(ReadError) as err:
             as_bgr(bad)
         assert err.value.code == code
+
+
+def test_black_and_white_photos_are_refused() -> None:
+    """A grey JPEG and a 16-bit grey PNG decode to three equal channels: no piece colour left."""
+    from vision.image_io import require_colour
+
+    colour = _asymmetric()
+    assert require_colour(load_image(cv2.imencode(".jpg", colour)[1].tobytes())) is not None
+    grey = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY)
+    for data in (cv2.imencode(".jpg", grey)[1].tobytes(), cv2.imencode(".png", grey.astype(np.uint16) * 257)[1].tobytes(),
+                 cv2.imencode(".jpg", cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR))[1].tobytes()):
+        with pytest.raises(ReadError) as err:
+            require_colour(load_image(data))
+        assert err.value.code == "no_colour" and "black and white" in err.value.message

@@ -660,7 +660,7 @@ def test_review_offers_every_game_and_says_when_a_reader_is_missing(tmp_path, mo
     from types import SimpleNamespace
 
     client = create_app(tmp_path).test_client()
-    png = cv2.imencode(".png", np.zeros((240, 320, 3), np.uint8))[1].tobytes()
+    png = cv2.imencode(".png", np.full((240, 320, 3), (40, 110, 170), np.uint8))[1].tobytes()  # plain, in colour
 
     def upload(game, variant):
         return client.post("/api/review", data={"photo": (io.BytesIO(png), "board.png"), "game": game,

@@ -200,7 +200,8 @@ def fake_reader(monkeypatch, game: str, state: dict, uncertain: list) -> None:
 
 
 def blank_png() -> bytes:
-    return cv2.imencode(".png", np.zeros((240, 320, 3), np.uint8))[1].tobytes()
+    """A stand-in photo for the stand-in readers: plain, but in colour (grey ones are refused)."""
+    return cv2.imencode(".png", np.full((240, 320, 3), (40, 110, 170), np.uint8))[1].tobytes()
 
 
 def test_equilibrix_and_geometrius_reviews_draw_their_boards_and_take_taps(server, browser, monkeypatch):

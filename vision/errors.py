@@ -20,6 +20,7 @@ CODES = {
     "unwritable_debug_dir": "the debug images could not be written",
     "overexposed": "the photo is over-exposed: the board shows as plain white",
     "underexposed": "the photo is too dark to read the board in",
+    "no_colour": "the photo is black and white: the pieces' colours cannot be told apart",
 }
 
 

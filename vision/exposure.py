@@ -31,8 +31,9 @@ def brightest(image: np.ndarray) -> float:
 
 def refusal(image: np.ndarray, error: ReadError) -> ReadError:
     """``error`` as the user should see it: a board not found (``no_board``) in a very dark
-    photo becomes ``underexposed``, with the reader's own reason kept."""
-    if error.code != "no_board" or (level := brightest(image)) >= DARK:
+    photo becomes ``underexposed``, with the reader's own reason kept; so does a very dark
+    photo without colour (``no_colour``: a lens cap, a black frame), where light is what lacks."""
+    if error.code not in ("no_board", "no_colour") or (level := brightest(image)) >= DARK:
         return error
     return too_dark(level, error.message)
 

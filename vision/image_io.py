@@ -20,6 +20,9 @@ from .errors import ReadError
 MAX_PIXELS = 50_000_000
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MIN_SIDE = 240
+GREY_SPREAD = 4  # grey levels (of 255) between a pixel's channels that a colourless photo stays within
+COLOUR_SHARE = 0.01  # ... in all but this share of its pixels
+COLOUR_SAMPLES = 400  # pixels per side of the grid of pixels the colour is measured on
 
 _SIGNATURES = (
     (b"\xff\xd8\xff", "JPEG"),
@@ -76,6 +79,26 @@ def as_bgr(image: np.ndarray) -> np.ndarray:
         return cv2.cvtColor(image.reshape(h, w), cv2.COLOR_GRAY2BGR)
     if image.shape[2] == 4:
         return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    return image
+
+
+def require_colour(image: np.ndarray) -> np.ndarray:
+    """``image`` itself, or a ReadError (``no_colour``) for a black-and-white photo.
+
+    A grey JPEG, a 16-bit grey PNG or a phone's mono filter give three equal channels: every
+    piece then has the grey of some other colour (a Blokus board read as empty, Equilibrix's
+    white tiles lost in the board's light fields), so a reading would be a confident guess.
+    Any colour photo, even of a grey board on a grey table, has a tinted part (the pieces, the
+    light's cast, the sensor's colour noise) spreading its channels far more than JPEG
+    rounding of a grey picture does. Measured on single pixels of a coarse grid, not on an
+    average, so that a dim photo's colour noise is kept and the test stays cheap at 12 MP.
+    """
+    h, w = image.shape[:2]
+    grid = image[::max(1, h // COLOUR_SAMPLES), ::max(1, w // COLOUR_SAMPLES)]
+    spread = grid.max(axis=2).astype(np.int16) - grid.min(axis=2)
+    if np.mean(spread > GREY_SPREAD) < COLOUR_SHARE:
+        raise ReadError("no_colour", "the photo is black and white: the pieces' colours cannot be told apart; "
+                        "take it in colour (no black-and-white filter)")
     return image
 
 

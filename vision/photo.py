@@ -19,7 +19,7 @@ from rules.scoring import ScoreSheet
 
 from .errors import ReadError
 from .exposure import refusal
-from .image_io import load_image
+from .image_io import load_image, require_colour
 
 
 READERS = {
@@ -50,12 +50,17 @@ def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = No
 
 
 def _read(read, source: str | Path | bytes, calibration: str | None):
-    """Load, undistort with the calibration (a broken one is reported and ignored), read; a
-    board not found in a very dark photo is refused as such (:func:`vision.exposure.refusal`).
+    """Load (a black-and-white photo is refused: :func:`vision.image_io.require_colour`),
+    undistort with the calibration (a broken one is reported and ignored), read; a board not
+    found in a very dark photo is refused as such (:func:`vision.exposure.refusal`).
 
     A calibration with a colour profile hands it to the reader as the colours' prior.
     """
     image, pose, extra = load_image(source), None, {}
+    try:
+        require_colour(image)
+    except ReadError as e:
+        raise refusal(image, e) from None
     if calibration is not None:
         from calibration import CalibrationError, load_calibration
 
