@@ -71,6 +71,12 @@ A colour read on more cells than its 18 pieces hold is not that colour alone: th
 classifier took the bare board for it (a warm lamp reddening the board), and its empty class
 then holds some colour's pieces. Every cell read empty, clear or that colour is then a guess.
 
+A cast shadow across the board (a person, a lamp's arm, a window's frame) lights the shade by the
+room, not the lamp: darker, of another hue, without the lamp's glints. Where the bare cells' light
+falls in two such groups, a cell's hue and light, and its pixels' likeness, are measured against
+the bare cells under its own light, and a hue moved along the line between the two lights' hues
+(the shadow's edge or a bar across the cell) is no sign of clear.
+
 Under-exposure: a clear piece shows only as a few per cent more light than an empty cell. Where
 the board is so dim that this spans about a grey level, rounding hides it, so a cell that looks
 empty there is uncertain (best guess kept), never surely empty.
@@ -132,6 +138,9 @@ CLEAR_BANDS = ((0.0, 0.05), (0.05, 0.1), (0.1, 0.15), (0.15, 0.22), (0.22, 0.35)
 CLEAR_WEIGHTS = np.array([0.974, 0.140, 0.899, -0.006, -0.032, 0.515, 0.199, 0.110, -0.357, 0.587, 0.137, 0.244, -0.401, 0.180, 0.115, 0.254, 0.024, 0.060, 0.410])
 CLEAR_WEIGHTS_SQ = np.array([-0.522, 0.081, -0.742, 0.151, 0.146, -1.344, -1.083, 0.028, 0.165, -0.458, -0.158, -0.724, 0.194, -0.031, 0.154, -0.337, 0.170, -0.210, -0.171])
 CLEAR_BIAS = -7.433
+LEVEL_COLUMN = 7  # clear_features' column of the log middle light
+SHADE_SEPARATION = 5.0  # spreads between the bare cells' lights of a board a cast shadow crosses (_lights)
+PENUMBRA = 2.0  # spreads off its bare cells' median light within which a cell lies under one light
 CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must not decide)
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
@@ -461,13 +470,72 @@ def clear_zscores(features: np.ndarray, empty: np.ndarray) -> np.ndarray:
     """(463, len(CLEAR_FEATURES)): each measure in spreads of the cells read as empty (median
     and MAD: the clear pieces among them are a minority and move neither much), clipped at
     CLIP_Z. Each pair of colour axes becomes one distance, since the hue moves towards the
-    lamp's white, whichever way that lies from the board's."""
-    ref = features[empty] if empty.sum() >= 10 else features
-    centre = np.median(ref, axis=0)
-    spread = 1.4826 * np.median(np.abs(ref - centre), axis=0) + 1e-6
-    z = (features - centre) / spread
+    lamp's white, whichever way that lies from the board's.
+
+    Where a cast shadow crosses the board (:func:`_lights`), the shade is lit by the room, not
+    the lamp: darker, and of another hue (seed 5 `shadow` #0: the lit third's bare cells 12
+    spreads off the shaded bare cells' hue and light, 14 of them read clear, and the shaded
+    clear pieces, measured against a reference half lit, read empty). There a cell's hue and
+    light are measured against the bare cells under its own light, and the hue's move along
+    the line between the two lights' bare hues is taken out (:func:`_off_the_shade_line`): a
+    cell the shadow's edge or a window's bar crosses mixes the two lights, and its hue lies on
+    that line, while a clear piece fades the board's hue towards the lamp's white, across it.
+    The other measures are ratios to the cell's own light, which a shadow does not move."""
+    ref = empty if empty.sum() >= 10 else np.ones(len(features), bool)
+    lights = _lights(features[:, LEVEL_COLUMN], ref)
+    z = _standardised(features, ref, [], 1e-6)
+    z[:, :4] = _standardised(_off_the_shade_line(features[:, :4], ref, lights), ref, lights, 1e-6)
+    z[:, LEVEL_COLUMN] = _standardised(features[:, [LEVEL_COLUMN]], ref, lights, 1e-6)[:, 0]
     return np.clip(np.column_stack([np.hypot(z[:, 0], z[:, 1]), np.hypot(z[:, 2], z[:, 3]), z[:, 4:]]),
                    -CLIP_Z, CLIP_Z)
+
+
+def _lights(level: np.ndarray, bare: np.ndarray) -> list[np.ndarray]:
+    """The cells under each of two lights, (shade, lit), where a cast shadow's edge crosses the
+    board: the ``bare`` cells' ``level`` (log middle light) falls in two groups SHADE_SEPARATION
+    spreads apart, each of MIN_PLAIN cells or more; else none. A cell lies under a light when its
+    own level is within PENUMBRA spreads of that light's bare cells' median (a clear piece lifts
+    its cell a few per cent, a shadow halves it); those between (the shadow's soft edge) lie
+    under neither, and are measured against the whole board, as without a shadow.
+    On the bench's seeds 2 and 5 (240 photos), the `shadow` photos' lights lie 6-34 spreads apart;
+    of the others only two `hard` photos (a cast shade too) and one whose colours are overfull
+    pass, every other one's two groups lie under 4.5 (a gradient's halves, a glare's patch)."""
+    x = np.sort(level[bare])
+    n = len(x)
+    if n < 2 * MIN_PLAIN:
+        return []
+    k = np.arange(MIN_PLAIN, n - MIN_PLAIN + 1)
+    low, high = np.cumsum(x)[k - 1], x.sum() - np.cumsum(x)[k - 1]
+    k = int(k[np.argmax(low ** 2 / k + high ** 2 / (n - k))])  # Otsu: the cut that parts them most
+    medians = np.array([np.median(x[:k]), np.median(x[k:])])
+    spreads = np.array([1.4826 * np.median(np.abs(part - m)) for part, m in ((x[:k], medians[0]), (x[k:], medians[1]))])
+    if _separation(medians, spreads + 1e-6) < SHADE_SEPARATION:
+        return []
+    return [np.abs(level - m) <= PENUMBRA * max(s, 1e-6) for m, s in zip(medians, spreads)]
+
+
+def _off_the_shade_line(hue: np.ndarray, ref: np.ndarray, lights: list[np.ndarray]) -> np.ndarray:
+    """``hue`` (each cell's colour axes in pairs: whole cell, middle) with its move along the line
+    between the (shade, lit) ``lights``' ``ref`` cells' median hues taken out: how far a cell lies
+    off the colours a mix of the two lights gives the bare board (unchanged without two lights)."""
+    hue = hue.copy()
+    for pair in (slice(0, 2), slice(2, 4)) if lights else ():
+        shade, lit = (np.median(hue[light & ref, pair], axis=0) for light in lights)
+        along = (lit - shade) / (np.linalg.norm(lit - shade) + 1e-6)
+        hue[:, pair] -= np.outer((hue[:, pair] - shade) @ along, along)
+    return hue
+
+
+def _standardised(values: np.ndarray, ref: np.ndarray, lights: list[np.ndarray], floor: float) -> np.ndarray:
+    """``values`` (one row a cell) in spreads of the ``ref`` cells' (median and MAD, plus ``floor``):
+    each cell under one of the ``lights`` (:func:`_lights`) against the ``ref`` cells under it, the
+    others against all of them."""
+    out = np.empty_like(values)
+    for light in (np.ones(len(values), bool), *lights):
+        centre = np.median(values[light & ref], axis=0)
+        spread = 1.4826 * np.median(np.abs(values[light & ref] - centre), axis=0) + floor
+        out[light] = (values[light] - centre) / spread
+    return out
 
 
 def clear_score(z: np.ndarray) -> np.ndarray:
@@ -770,7 +838,8 @@ def cell_pixels(gray: np.ndarray, lab: np.ndarray) -> np.ndarray:
     return np.concatenate([gray / np.median(gray, axis=1, keepdims=True), lab[..., 1], lab[..., 2]], axis=1)
 
 
-def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> tuple[np.ndarray, float]:
+def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray,
+                   lights: list[np.ndarray] | None = None) -> tuple[np.ndarray, float]:
     """(463,) log-odds of clear by how each cell looks beside this photo's own ``clear`` and
     ``empty`` cells, pixel by pixel (0 where the photo shows too few of either), and the share
     of them a best guess may lean by (how far apart its clusters lie, see below).
@@ -789,13 +858,16 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
     photos whose surely read cells' clusters lay closer, their likeness turned 3 doubtful cells'
     guesses right and 12 wrong; in the 177 others, 239 right and 28 wrong). The log-odds
     themselves are not scaled: a likeness that opposes a sure cell still puts it in doubt
-    (:func:`_weigh_likeness`), as a weaker prior must never remove a doubt."""
+    (:func:`_weigh_likeness`), as a weaker prior must never remove a doubt. Under a cast shadow
+    (``lights``, :func:`_lights`) each cell's pixels are put in spreads of the empty cells under
+    its own light: against the whole board, the shade's own hue looked like clear's where the
+    clear cells the photo is sure of lay in the shade (seed 5 `shadow` #4, its score measured
+    under each light: 30 empty cells there leaned clear)."""
     if clear.sum() < MIX_MIN_CLEAR or empty.sum() < MIN_PLAIN:
         return np.zeros(len(pixels)), 0.0
-    centre = np.median(pixels[empty], axis=0)
-    spread = 1.4826 * np.median(np.abs(pixels[empty] - centre), axis=0) + 1e-3
-    template = (np.median(pixels[clear], axis=0) - centre) / spread
-    z = np.clip((pixels - centre) / spread, -LIKENESS_CLIP, LIKENESS_CLIP)
+    z = _standardised(pixels, empty, lights or [], 1e-3)
+    template = np.median(z[clear], axis=0)
+    z = np.clip(z, -LIKENESS_CLIP, LIKENESS_CLIP)
     match = z @ template / max(float(np.clip(template, -LIKENESS_CLIP, LIKENESS_CLIP) @ template), 1e-9)
     means = np.array([np.median(match[empty]), np.median(match[clear])])
     spreads = np.array([max(1.4826 * float(np.median(np.abs(match[ref] - m))), LIKENESS_SPREAD)
@@ -806,10 +878,12 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray) -> 
 
 
 def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labels: list[str],
-                    readable: np.ndarray, plain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    readable: np.ndarray, plain: np.ndarray, lights: list[np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """The likeness of the ``readable`` cells (those whose only doubt is clear or empty) to this
     photo's surely clear and surely empty cells (of those, only the ``plain`` ones: clipped light
-    flattens what a clear piece changes), from each cell's ``pixels`` (:func:`cell_pixels`);
+    flattens what a clear piece changes), from each cell's ``pixels`` (:func:`cell_pixels`),
+    under a cast shadow's ``lights`` (:func:`_lights`; default none);
     returns the confidences and the likeness to lean the doubtful cells' best guesses by.
 
     A cell the fitted score made just sure but that the likeness contradicts is in doubt: as
@@ -833,8 +907,8 @@ def _weigh_likeness(pixels: np.ndarray, post: np.ndarray, conf: np.ndarray, labe
     clear, empty = sure & (lab == "C"), sure & (lab == EMPTY) & plain
     if clear.sum() < MIX_MIN_CLEAR:
         guessed = readable & (lab == "C") & (_clear_odds(post) >= LIKENESS_GUESSED_ODDS)
-        return conf, np.where(readable, clear_likeness(pixels, guessed, empty)[0], 0.0)
-    likeness, lean = clear_likeness(pixels, clear, empty)
+        return conf, np.where(readable, clear_likeness(pixels, guessed, empty, lights)[0], 0.0)
+    likeness, lean = clear_likeness(pixels, clear, empty, lights)
     likeness = np.where(readable, likeness, 0.0)
     own = _clear_odds(post)
     against = sure & (likeness * own < 0)
@@ -1422,7 +1496,10 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     ok = clear_only & in_photo & ~hidden
     labels = [LABELS[j] for j in np.argmax(post, 1)]
     lent = _lent_by_occluder(walls, labels)
-    conf, lean = _weigh_likeness(cell_pixels(gray, lab), post, conf, labels, ok, ~clipped)
+    # a cast shadow's two lights, told by the bare cells' light as the clear score's were
+    level = middle_level(gray)
+    lights = _lights(np.log(level + 1), ok & ~clipped & np.isin(labels, (EMPTY, "C")))
+    conf, lean = _weigh_likeness(cell_pixels(gray, lab), post, conf, labels, ok, ~clipped, lights)
     # odd cells that look clear: their score's 'empty' dropped, weighed as the faded ones
     faded = faded | _beyond_the_score(post, odd & ok, lean)
     changed: list[int] = []
@@ -1451,7 +1528,6 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     # start from the surely clear cells, and clipping hides clear pieces from those too).
     lost = clipped & np.isin(labels, (EMPTY, "C"))
     # So too a cell read empty where the light is too dim for a clear piece to show at all.
-    level = middle_level(gray)
     lost |= too_dark_for_clear(level) & (np.array(labels) == EMPTY)
     # And one read empty or clear in a reflection of the lamp or a window.
     bare = np.isin(labels, (EMPTY, "C"))
