@@ -779,6 +779,60 @@ def test_a_piece_hidden_whole_is_put_back_when_the_turn_order_misses_it() -> Non
         assert out.board == state and out.flags == [] and out.confidence[1, 2] < 0.5
 
 
+@pytest.mark.parametrize("cols", [1, 10])  # a cup's rim; a hand, too large to search whole
+def test_a_first_piece_hidden_at_its_corner_is_put_back(cols: int) -> None:
+    # Each colour lays its first piece in a corner, blue an I3 down its left edge; then blue
+    # lays its monomino corner to corner with it. An occluder over blue's corner (a cup's rim
+    # over the left edge, or a hand over 30 cells) hides the I3 whole: the rules alone find
+    # blue's pieces covering no corner (B3), and nothing of the I3 shows. Blue's first piece
+    # must lie at the one corner hidden, chained to the monomino: it is guessed there, and
+    # stays doubtful. Under the cup's rim it can only be the I3; under the hand the monomino
+    # in the corner and the monomino's cell grown into an I3 upwards do as well (a tie the
+    # photo cannot break). With the corner in sight, empty, the occluder hides no first piece
+    # and its cells stay empty.
+    labels = (".", "B", "Y", "R", "G")
+    state = _cut(_cut(["." * 20] * 20, [(0, 0), (1, 0), (2, 0), (3, 1)], "B"), [(0, 18), (0, 19)], "Y")
+    state = _cut(_cut(state, [(19, 18), (19, 19)], "R"), [(19, 0), (18, 0)], "G")
+    hidden = np.zeros((20, 20), bool)
+    hidden[:3, :cols] = True
+    assert decompose(state).flags == ()
+    read = _cut(state, [(0, 0), (1, 0), (2, 0)])
+    prob = _truth_probabilities(read, labels)
+    conf = np.full((20, 20), 0.98)
+    prob[hidden], conf[hidden] = 1.0 / len(labels), 0.0
+    out = apply_rules(read, labels, prob, conf, occluded=hidden)
+    assert out.board[0][0] == "B" and out.flags == []
+    assert out.board == state or cols > 1
+    assert (out.confidence[hidden] < 0.5).all()
+    # the same occluder a cell further in: the corner shows, empty, so blue's first piece is
+    # not under it and nothing is invented there
+    elsewhere = np.roll(hidden, 1, axis=0)
+    prob = _truth_probabilities(read, labels)
+    conf = np.full((20, 20), 0.98)
+    prob[elsewhere], conf[elsewhere] = 1.0 / len(labels), 0.0
+    out = apply_rules(read, labels, prob, conf, occluded=elsewhere)
+    assert all(out.board[r][c] == "." for r, c in np.argwhere(elsewhere))
+
+
+def test_a_first_piece_under_a_hand_over_the_corner_is_guessed_there() -> None:
+    # Bench photo (seed 1, hard 10): a hand over the top right corner hides red's first piece,
+    # an L5 along the top edge, all but one cell; the corner itself reads as the hand's grey.
+    # The red pieces beside the hand cover no corner, so the L5 is guessed back under the hand,
+    # chained to them; its cells stay doubtful.
+    from bench.vision_bench import BENCH
+    image, truth = BENCH.render(np.random.default_rng([1, list(CONDITIONS).index("hard"), 10]), "hard", (1600, 1200))
+    reading = read_blokus(image)
+    best = min((truth, *truth.alternatives),
+               key=lambda t: sum(reading.board[r][c] != lab for (r, c), lab in t.labels.items()))
+    first = [(0, 19), (1, 16), (1, 17), (1, 18), (1, 19)]
+    assert [best.labels[cell] for cell in first] == ["R"] * 5
+    assert [reading.board[r][c] for r, c in first] == ["R"] * 5
+    doubt = set(map(tuple, reading.uncertain))
+    assert set(first) <= doubt
+    assert [cell for cell, lab in best.labels.items()
+            if reading.board[cell[0]][cell[1]] != lab and cell not in doubt] == []
+
+
 GLARED_CELLS = ([(8, 15), (8, 16), (9, 16)], [(10, 16), (11, 16)])  # blinded, doubted
 
 

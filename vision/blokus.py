@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 import cv2
 import numpy as np
 
-from rules.blokus import EMPTY, SIZE, board, decompose, pieces
+from rules.blokus import CORNERS, EMPTY, SIZE, board, decompose, pieces
 
 from .blokus_complete import complete
 from .colour import CellColours, Palette, classify
@@ -556,7 +556,8 @@ def apply_rules(board: list[str], labels: tuple[str, ...], prob: np.ndarray, con
     2. *Complete*: each patch of doubtful cells is relabelled as a whole with its likeliest
        legal labelling (:mod:`vision.blokus_complete`): a piece cut short by three hidden
        cells, two pieces meeting under a glare spot, a piece hidden whole that the turn
-       order's piece counts ask for. Its cells stay doubtful.
+       order's piece counts ask for, or a colour's first piece hidden at a corner (B3). Its
+       cells stay doubtful.
     3. *Confirm*: a doubtful cell whose colour clearly points to one label (a piece dulled by
        glare, say) is confirmed when every other label would break the rules.
     4. *Doubt*: the cells of a piece still in conflict are reported uncertain, however clear
@@ -675,7 +676,10 @@ def _complete(rows: list[str], flags, labels: tuple[str, ...], smooth: np.ndarra
         return rows, flags, []
     conflicted = np.zeros(doubtful.shape, bool)
     for flag in flags:
-        for r, c in flag.cells:
+        # a colour whose first piece covers no corner (B3) has it hidden at one: a corner
+        # read as an occluder's colour may hold it
+        at = (*flag.cells, *CORNERS) if flag.code == "first_not_in_corner" else flag.cells
+        for r, c in at:
             conflicted[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = True
     trial, filled = complete(rows, labels, smooth, doubtful, conflicted,
                              lambda board: _badness(decompose(board).flags))

@@ -8,7 +8,9 @@ corners, the rules' own per variant). The one- and two-cell fixes of
 :func:`vision.blokus.apply_rules` cannot complete a piece cut short by three hidden cells, nor
 redo a patch where two pieces meet. Blokus adds its turn order (B7): colours lay one piece each
 in turn, so one that can still move and has laid fewer pieces than the turn order allows has a
-piece hidden (:func:`_turn_order`). The cells stay doubtful.
+piece hidden (:func:`_turn_order`); and its first-piece rule (B3): a colour none of whose
+pieces covers a board corner has its first piece hidden at a corner under the patch,
+chained to its other pieces (``FIRST_PIECE_COST``). The cells stay doubtful.
 
 This module holds what is Blokus's own: its board and start corners, its turn order, and its
 rows of labels (a string per row) turned into the search's cell indices and back.
@@ -29,6 +31,7 @@ from . import completion
 from .completion import Ground
 
 TURN_COST = float(np.log(20.0))  # prior cost per piece a labelling puts a colour off the turn order (B7)
+FIRST_PIECE_COST = float(np.log(20.0))  # prior cost of leaving out a first piece the patch hides (B3)
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +58,7 @@ def complete(rows: list[str], labels: tuple[str, ...], smooth: np.ndarray, doubt
     to_rows = lambda flat: ["".join(flat[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE)]  # noqa: E731
     grid, changed = completion.complete(
         ground, list("".join(rows)), labels, smooth.reshape(SIZE * SIZE, -1), doubtful.ravel(), conflicted.ravel(),
-        lambda flat: badness(to_rows(flat)), _starts(setup), turns)
+        lambda flat: badness(to_rows(flat)), _starts(setup), turns, FIRST_PIECE_COST)
     return to_rows(grid), [ground.cells[i] for i in changed]
 
 

@@ -17,7 +17,9 @@ Where the photo cannot tell legal labellings apart (a cell wholly hidden has no 
 evidence), the board wins the tie: in random Blokus games a visible piece runs on into a hidden
 cell beside it about as often as it stops there (43 % against 57 %), and a whole piece no cell
 of which was seen costs more still. A game's turn order may ask for such a piece (``turns``:
-pieces per colour -> how far they stray from what the turns allow). The cells stay doubtful:
+pieces per colour -> how far they stray from what the turns allow), and so may its first-piece
+rule: a colour none of whose pieces covers a start cell has its first piece hidden over one
+(``unstarted``). The cells stay doubtful:
 this is the best guess that "boards exact" counts and the score sheet lists as undecided,
 never a reading.
 
@@ -160,6 +162,36 @@ def anchors(ground: Ground, labels: list[str], starts: Mapping[str, Iterable[int
     return out
 
 
+def owed_starts(ground: Ground, labels: list[str], cells: Iterable[int],
+                starts: Mapping[str, Iterable[int]]) -> dict[str, list[int]]:
+    """Per colour whose first piece must lie in the patch ``cells``, its start cells there.
+
+    Away from the patch the colour shows pieces but covers none of its start cells, and some
+    of them lie in the patch: every colour's first piece covers a start cell, so it is hidden
+    there, under the hand, cup or glare that hides the start."""
+    inside = set(cells)
+    shown = {label for i, label in enumerate(labels) if i not in inside} - {ground.empty}
+    owed = {}
+    for colour, at in starts.items():
+        there = [i for i in at if i in inside]
+        if colour in shown and there and not any(labels[i] == colour for i in at if i not in inside):
+            owed[colour] = there
+    return owed
+
+
+def first_reach(ground: Ground, cells: list[int], owed: Mapping[str, Sequence[int]]) -> list[int]:
+    """The cells of the patch ``cells`` an owed first piece may cover (:func:`owed_starts`):
+    those fewer edge steps from its start cell than the largest piece has cells, in index order
+    (none when nothing is owed). The rest of a patch too large to search keeps its reading."""
+    inside = set(cells)
+    reach = {i for at in owed.values() for i in at}
+    rim = set(reach)
+    for _ in range(ground.largest - 1):
+        rim = {n for i in rim for n in ground.edges[i] if n in inside} - reach
+        reach |= rim
+    return sorted(reach)
+
+
 class Patch:
     """One patch of doubtful cells and the search for its likeliest legal labelling.
 
@@ -167,12 +199,21 @@ class Patch:
     patch cell, (label, cost) cheapest first; ``laid``: per colour, the pieces it shows away
     from the patch (:func:`inventory`); ``anchors``: the cells chained to a start without the
     patch (:func:`anchors`); ``starts``: per colour, the cells its chain may start from;
-    ``budget``: the search nodes it may spend."""
+    ``budget``: the search nodes it may spend; ``owed``: per colour whose first piece the
+    patch must hold (:func:`owed_starts`), its start cells in the patch, and ``unstarted``
+    the prior cost of a labelling that lays no such piece there."""
 
     def __init__(self, ground: Ground, labels: list[str], cells: list[int], options, laid, anchors,
-                 starts: Mapping[str, Iterable[int]], turns: Turns, budget: int = NODE_BUDGET):
+                 starts: Mapping[str, Iterable[int]], turns: Turns, budget: int = NODE_BUDGET,
+                 owed: Mapping[str, Sequence[int]] | None = None, unstarted: float = 0.0):
         self.ground, self.labels, self.cells, self.options, self.laid, self.turns = \
             ground, labels, cells, options, laid, turns
+        self.owed, self.unstarted = owed or {}, unstarted
+        # the walk's step at which each owed colour's last start cell is labelled: from there
+        # on a labelling that laid it on none of them pays ``unstarted`` (a bound, not the price)
+        self.decided: dict[int, list[str]] = {}
+        for colour, at in self.owed.items():
+            self.decided.setdefault(max(cells.index(i) for i in at), []).append(colour)
         self.roots: dict[str, set[int]] = {colour: set(at) for colour, at in starts.items()}
         for cell, colour in anchors.items():
             self.roots.setdefault(colour, set()).add(cell)
@@ -182,12 +223,13 @@ class Patch:
         self.best: tuple[float, list[str]] | None = None
 
     def run(self) -> tuple[float, list[str]] | None:
-        self._walk(0, 0.0, [])
+        self._walk(0, 0.0, [], 0.0)
         return self.best
 
-    def _walk(self, k: int, cost: float, chosen: list[str]) -> None:
+    def _walk(self, k: int, cost: float, chosen: list[str], debt: float) -> None:
+        """``debt``: the first pieces the labelling so far surely leaves owing (a bound)."""
         self.nodes += 1
-        if self.nodes > self.budget or (self.best is not None and cost >= self.best[0]):
+        if self.nodes > self.budget or (self.best is not None and cost + debt >= self.best[0]):
             return
         if k == len(self.cells):
             total = self._finish(cost)
@@ -200,7 +242,9 @@ class Patch:
             self.labels[cell] = label
             if self._closed_ok(cell):
                 chosen.append(label)
-                self._walk(k + 1, cost + label_cost, chosen)
+                missed = sum(all(self.labels[i] != colour for i in self.owed[colour])
+                             for colour in self.decided.get(k, ()))
+                self._walk(k + 1, cost + label_cost, chosen, debt + self.unstarted * missed)
                 chosen.pop()
         self.labels[cell] = self.ground.empty
         self.open.add(cell)
@@ -241,12 +285,23 @@ class Patch:
                     return None
                 new.setdefault(colour, []).append(piece)
                 regions.append((colour, region))
-                cost += UNSEEN_PIECE * (region <= self.inside)
+                # a piece no cell of which shows is unlikely, unless it is a first piece owed here
+                cost += UNSEEN_PIECE * (region <= self.inside and region.isdisjoint(self.owed.get(colour, ())))
         if not self._chained(regions):
             return None
         counts = {colour: len(self.laid.get(colour, ())) + len(new.get(colour, ()))
                   for colour in self.laid.keys() | new.keys()}  # the whole board's pieces
-        return cost + self.turns(counts)
+        return cost + self.turns(counts) + self.unstarted * sum(map(self._still_owes, self.owed))
+
+    def _still_owes(self, colour: str) -> bool:
+        """Does the labelling leave ``colour`` without its first piece? It lays one when a piece
+        of its colour covers one of its owed start cells and is chained, corner to corner, to
+        its pieces round the patch: every later piece of a colour hangs on its first."""
+        labels = self.labels
+        for s in self.owed[colour]:
+            if labels[s] == colour and any(i not in self.inside for i in self.ground.chain(labels, s)):
+                return False
+        return True
 
     def _chained(self, regions: list[tuple[str, set[int]]]) -> bool:
         """Does every region at the patch reach a root of its colour (a start cell it covers, or
@@ -302,7 +357,7 @@ def patches(ground: Ground, free: np.ndarray) -> list[list[int]]:
 
 def complete(ground: Ground, board: list[str], classes: tuple[str, ...], smooth: np.ndarray, doubtful: np.ndarray,
              conflicted: np.ndarray, badness: Callable[[list[str]], int], starts: Mapping[str, Iterable[int]],
-             turns: Turns) -> tuple[list[str], list[int]]:
+             turns: Turns, unstarted: float = 0.0) -> tuple[list[str], list[int]]:
     """Relabel each patch of ``doubtful`` cells with its likeliest legal labelling.
 
     ``board``: a label per cell index; ``smooth``: (cells x ``classes``) the colour evidence as
@@ -314,6 +369,13 @@ def complete(ground: Ground, board: list[str], classes: tuple[str, ...], smooth:
     the cells its chain may start from. The patches share PHOTO_NODES search nodes, each at
     most NODE_BUDGET; the patch during which they run out keeps the best labelling found so far
     (if it beats the reading), and the patches after it keep their reading.
+
+    ``unstarted``: the prior cost of leaving a colour without its first piece where the rules
+    say it lies: a colour whose pieces away from the patch cover none of its start cells, while
+    the patch hides one (:func:`owed_starts`; a game whose first piece must cover a start cell,
+    as Blokus's B3; 0: no such prior). Such a piece is no unseen piece (``UNSEEN_PIECE``): the
+    rules ask for it. A patch too large to search whole is searched where that piece may lie
+    (:func:`first_reach`), the rest of it keeping its reading.
 
     The patches are taken one by one in :func:`patches`' order, and each sees the board as the
     ones before it left it (the pieces laid, the anchors, the conflicts): where two patches
@@ -337,21 +399,30 @@ def complete(ground: Ground, board: list[str], classes: tuple[str, ...], smooth:
     for cells in patches(ground, free):
         if left <= 0:
             break
-        if len(cells) > MAX_PATCH:
-            continue
+        owed = owed_starts(ground, grid, cells, starts) if unstarted else {}
+        if len(cells) > MAX_PATCH:  # too large to search whole; an owed first piece lies near its start
+            cells = first_reach(ground, cells, owed)
+            if not cells or len(cells) > MAX_PATCH:
+                continue
+            owed = owed_starts(ground, grid, cells, starts)
+        # an owed start cell is walked first, its owed colour first: the search settles at once
+        # where the hidden first piece lies, and bounds the rest by it
+        owing = {i: [colour for colour, at in owed.items() if i in at] for at in owed.values() for i in at}
+        cells = [*owing, *(i for i in cells if i not in owing)]
         near = {grid[n] for i in cells for n in (i, *ground.touch[i])} - {ground.empty}
         options = []
         for i in cells:
             opts = [(label, float(cost[i, j]) + HIDDEN_PIECE_CELL * (label != ground.empty))
                     for j, label in enumerate(classes)
                     if tried[i, j] and (label == ground.empty or label in near or j == held[i])]
-            options.append(sorted(opts, key=lambda o: o[1]))
+            debt = {label: unstarted * sum(label != colour for colour in owing.get(i, ())) for label in classes}
+            options.append(sorted(opts, key=lambda o: o[1] + debt[o[0]]))
         current = [grid[i] for i in cells]
         laid = inventory(ground, grid, {n for i in cells for n in (i, *ground.edges[i])})
         for i in cells:
             grid[i] = ground.empty
         patch = Patch(ground, grid, cells, options, laid, anchors(ground, grid, starts), starts, turns,
-                      min(NODE_BUDGET, left))
+                      min(NODE_BUDGET, left), owed, unstarted)
         now = patch.cost_of(current)
         best = patch.run()
         left -= patch.nodes
