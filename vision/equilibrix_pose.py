@@ -101,6 +101,7 @@ TURNS_TRIED = 3  # turns aligned when the best match is not sure
 SURE_VOTES = 0.8  # share of the drawing's pieces agreeing with the alignment that needs no second opinion
 MIN_MATCH = 0.3  # normalised correlation with the drawing below which there is no board
 MIN_TRY = 0.2  # ... and below which a first guess is not fitted (one between counts when its pieces agree)
+LIGHT_R = 0.4  # r: the light a shadowed photo's edges are divided by is blurred over this (_edges_in_light)
 CIRCLES_TRIED = 3  # printed circles whose guesses are fitted when none matches surely
 GUESSES_FITTED = 8  # at most this many first guesses (frames and turns) are fitted, best matched first
 REFINE_PPU = (12.0, 20.0)  # the alignment's passes, coarse to fine
@@ -160,6 +161,16 @@ def _edges(gray: np.ndarray) -> np.ndarray:
     g = gray.astype(np.float32)
     mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3))
     return np.sqrt(mag)  # compresses the tiles' strong edges against the thin drawn lines
+
+
+def _edges_in_light(view: np.ndarray, ppu: float) -> np.ndarray:
+    """:func:`_edges` of a top-down ``view`` (``ppu`` pixels per r) divided by its light there
+    (blurred over LIGHT_R): a shadow darkens the wood and its drawn lines alike, so a line in
+    the shade is as strong a step against the light round it as one in the sun, while its
+    plain gradient drops with the light (seed 5 ``shadow`` #1: half the flower in a hard
+    shadow, the drawing's best turn matched 0.19-0.20 on the plain edges, 0.37-0.48 on these)."""
+    g = view.astype(np.float32) + 1.0
+    return _edges(g / cv2.GaussianBlur(g, (0, 0), LIGHT_R * ppu) * 128.0)
 
 
 def _working(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -324,11 +335,14 @@ def _about_centre(turn_deg: float, shift: np.ndarray = np.zeros(2)) -> np.ndarra
     return m
 
 
-def _turns(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int]) -> list[tuple[float, float, np.ndarray]]:
+def _turns(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int], in_light: bool = False
+           ) -> list[tuple[float, float, np.ndarray]]:
     """How well the drawing, turned, lies on the photo's edges in the top-down view of
-    ``frame1`` (right but for the turn and a small shift): (correlation, turn, shift) per turn."""
+    ``frame1`` (right but for the turn and a small shift): (correlation, turn, shift) per turn.
+    ``in_light``: the edges taken against the light round them (:func:`_edges_in_light`)."""
     margin = 1.0
-    rect = cv2.GaussianBlur(_edges(rectify(gray, _pose_from(frame1, size), FIT_PPU, margin)), (0, 0), 0.6)
+    view = rectify(gray, _pose_from(frame1, size), FIT_PPU, margin)
+    rect = cv2.GaussianBlur(_edges_in_light(view, FIT_PPU) if in_light else _edges(view), (0, 0), 0.6)
     c = (fg.DISC + margin) * FIT_PPU
     pad = int(math.ceil(SHIFT_R * FIT_PPU))
     out = []
@@ -342,11 +356,12 @@ def _turns(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int]) -> list[
     return out
 
 
-def _global_match(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int]) -> list[tuple[np.ndarray, float]]:
+def _global_match(gray: np.ndarray, frame1: np.ndarray, size: tuple[int, int], in_light: bool = False
+                  ) -> list[tuple[np.ndarray, float]]:
     """Board -> photo maps that lay the drawing on the photo's edges, starting from ``frame1``
     (right but for the turn): the turns (within 60 degrees) whose match is a local best, best
-    first, each with its correlation."""
-    scores = _turns(gray, frame1, size)
+    first, each with its correlation. ``in_light``: see :func:`_turns`."""
+    scores = _turns(gray, frame1, size, in_light)
     n = len(scores)
     peaks = [scores[k] for k in range(n) if scores[k][0] >= max(scores[(k - 1) % n][0], scores[(k + 1) % n][0])]
     out = []
@@ -843,10 +858,14 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges
     vanishing line whose board's edge shows best (:func:`_horizon_frame`). When no guess is
     sure, the guesses of the next circles are gathered too: how well the whole drawing
     correlates does not tell a steep view's guesses apart, how many of its pieces agree does
-    (:func:`locate`). ``every``: gather every guess, even after a sure match (which the
-    drawing's pieces then did not confirm). ``arcs``: outlines from smooth arcs too (a busy table,
-    see :func:`_round_outlines`); those an earlier search looked inside are not tried again
-    (``edges``: the photo's, shared with that search, or its fainter edges)."""
+    (:func:`locate`). A clear find ends the search only where the board's edge frames it
+    (:func:`_framing`). When no frame's drawing matches at all, those of framed circles are
+    matched once more against the light round the lines (a hard shadow, :func:`_edges_in_light`),
+    as guesses the drawing's pieces must confirm. ``every``: gather every guess, even after a
+    sure match (which the drawing's pieces then did not confirm). ``arcs``: outlines from
+    smooth arcs too (a busy table, see :func:`_round_outlines`); those an earlier search looked
+    inside are not tried again (``edges``: the photo's, shared with that search, or its fainter
+    edges)."""
     outlines = _round_outlines(edges, arcs)
     ratio = fg.DISC / fg.OUTER_LINE
     tries, distinct = [], []
@@ -869,20 +888,17 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges
             # circle has the same wood on both sides.
             if circle is not None and _sides_differ(lab, circle) < SIDES_MAX:
                 tries.append((score, disc, circle))
-        if tries and max(t[0] for t in tries) >= SURE_CIRCLE:
-            break  # a clear find: the other outlines need not be tried
+        if any(score >= SURE_CIRCLE and _framing(circle, outlines) for score, _, circle in tries):
+            break  # a clear find the board's edge frames: the other outlines need not be tried
     # A circle framed by the board's edge (an outline round it, about as much larger as on the
     # board) first, then the best matched: a ring of tiles can match the template better than
     # the printed circle, but nothing frames it so.
     framed = []
     for score, disc, circle in tries:
-        (cx, cy), (c1, c2), _ = circle
-        edge = next((outline for _, outline in outlines
-                     if abs(math.sqrt(outline[1][0] * outline[1][1] / (c1 * c2)) / ratio - 1) < 0.15
-                     and math.hypot(outline[0][0] - cx, outline[0][1] - cy) < 0.3 * max(c1, c2)), None)
+        edge = _framing(circle, outlines)
         framed.append((edge is not None, score, edge or disc, circle))
     guesses: list[list[tuple[np.ndarray, float]]] = []
-    circles, framed_guessed = 0, False
+    circles, framed_guessed, framed_frames = 0, False, []
     for is_framed, score, disc, circle in sorted(framed, key=lambda t: (not t[0], -t[1])):
         if score < MIN_CIRCLE or circles >= CIRCLES_TRIED:
             continue
@@ -895,6 +911,8 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges
             frame = make()
             if frame is None:
                 continue
+            if is_framed:
+                framed_frames.append(frame)
             found = [(b2p, top) for b2p, top in _global_match(gray, frame, size) if top >= MIN_TRY]
             # A sure match from a circle nothing frames (a ring of tiles) does not end the search
             # when a framed circle's guesses matched too: the drawing's pieces decide (:func:`locate`).
@@ -904,8 +922,31 @@ def _first_frame(gray: np.ndarray, lab: np.ndarray, size: tuple[int, int], edges
                 guesses.append(found)
                 framed_guessed |= is_framed
     if not guesses:
+        # A hard shadow over part of the drawing: its lines there are faint in the plain edges,
+        # not against the light round them. The frames of circles the board's edge frames are
+        # matched so. Such a match vouches for nothing by itself (against the light, a busy
+        # cloth's pattern and the noise in the dark grow strong too: a Gemblo board on a cloth
+        # matched above MIN_MATCH): it is fitted as a guess just good enough to try, and the
+        # drawing's pieces, on the plain edges, must confirm it (POSE_TRUST, :func:`_locate_in`).
+        guesses = [found for found in ([(b2p, MIN_TRY) for b2p, top in _global_match(gray, frame, size, in_light=True)
+                                        if top >= MIN_TRY] for frame in framed_frames) if found]
+    if not guesses:
         raise ReadError("no_board", "no board with the Flower-of-Life drawing inside a printed circle was found")
     return sorted(guesses, key=lambda g: -g[0][1])
+
+
+def _framing(circle, outlines: list[tuple[float, tuple]]) -> tuple | None:
+    """The round outline round a printed circle found, about as much larger as the board's edge
+    is than the circle and about as centred (the board's edge framing it), or None. A circle
+    nothing frames may be the ring of tiles, or a circle looked for inside an outline taken
+    for the printed circle that was the board's edge (seed 5 ``lens_distortion`` #4: matched
+    0.16, midway between the ring and the printed circle, and the printed circle's own outline
+    was never looked inside)."""
+    ratio = fg.DISC / fg.OUTER_LINE
+    (cx, cy), (c1, c2), _ = circle
+    return next((outline for _, outline in outlines
+                 if abs(math.sqrt(outline[1][0] * outline[1][1] / (c1 * c2)) / ratio - 1) < 0.15
+                 and math.hypot(outline[0][0] - cx, outline[0][1] - cy) < 0.3 * max(c1, c2)), None)
 
 
 def _fit_drawing(gray: np.ndarray, start: BoardPose) -> tuple[BoardPose, tuple[int, int],
