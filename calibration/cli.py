@@ -22,7 +22,7 @@ import numpy as np
 
 from rules.blokus import COLOUR_NAMES, COLOURS
 from vision.blokus import locate_board, verify_pose
-from vision.image_io import load_image
+from vision.image_io import load_image, require_colour
 
 from .board import lock_board
 from .camera import collect_views, solve_camera
@@ -171,7 +171,7 @@ def _board(args: argparse.Namespace) -> tuple[dict, str]:
 
 def _colours(args: argparse.Namespace) -> tuple[dict, str]:
     path, cal, notes = _existing(args.out)
-    frame = cal.undistort(_shot(args))
+    frame = cal.undistort(require_colour(_shot(args)))  # a grey camera would learn every colour as a grey
     pose = cal.pose
     if pose is None or not verify_pose(frame, pose):
         pose = locate_board(frame)

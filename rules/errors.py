@@ -45,3 +45,5 @@ def parse_json(text: str, name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     except RecursionError:
         raise ValueError(f"{name} nests its lists or objects too deeply to be read") from None
+    except ValueError:  # Python's own limit on an integer's digits (over 4300)
+        raise ValueError(f"{name} holds a number too long to read") from None

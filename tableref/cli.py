@@ -7,6 +7,7 @@ stdout under ``--json``), 2 for bad usage. A user never sees a traceback.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import sys
@@ -45,7 +46,7 @@ def _read_json(path: str) -> Any:
 def _is_json_file(path: str) -> bool:
     try:
         with open(path, "rb") as f:
-            head = f.read(64).lstrip()
+            head = f.read(64).removeprefix(codecs.BOM_UTF8).lstrip()  # a byte-order mark (Windows editors)
     except OSError as e:
         raise InputError("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
     return head[:1] in (b"{", b"[") or path.lower().endswith(".json")

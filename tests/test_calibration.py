@@ -24,6 +24,7 @@ from companion_app.calibration_page import CalibrationHooks, install
 from companion_app.server import create_app
 from rules.blokus import COLOUR_NAMES, COLOURS
 from vision.blokus import PALETTE, read_blokus
+from vision.errors import ReadError
 from vision.synth import CONDITIONS, render_photo
 
 SIZE = (960, 720)
@@ -430,6 +431,11 @@ def test_cli_refusals(tmp_path, views):
         calibrate("board", str(photo), "--out", str(folder))
     assert e.value.code == "unwritable_file" and "folder" in e.value.message
     assert (folder / "keep.jpg").read_bytes() == b"photo" and not list(tmp_path.glob("photos.damaged-*"))
+    grey = tmp_path / "grey.png"  # a grey camera would learn every colour as some grey
+    cv2.imwrite(str(grey), cv2.cvtColor(cv2.imread(str(photo)), cv2.COLOR_BGR2GRAY))
+    with pytest.raises(ReadError) as e:
+        calibrate("colours", str(grey), "--out", str(out))
+    assert e.value.code == "no_colour"
 
 
 # --- the calibration page -------------------------------------------------------------------------

@@ -331,6 +331,13 @@ def test_state_file_details(tmp_path, capsys):
     bom.write_text("\ufeff" + json.dumps({"game": "blokus", "board": rows}), encoding="utf-8")
     code, out, _ = run(capsys, "score", str(bom), "--json")
     assert code == 0 and json.loads(out)["players"][0]["penalty"] == 89
+    bom.rename(bom := tmp_path / "bom.state")  # named as nothing: its first character tells JSON
+    code, out, _ = run(capsys, "score", str(bom), "--json")
+    assert code == 0 and json.loads(out)["players"][0]["penalty"] == 89
+    long_number = tmp_path / "n.json"
+    long_number.write_text('{"game": "blokus", "board": ' + "9" * 5000 + "}")
+    code, out, err = run(capsys, "score", str(long_number), "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "bad_json" and "n.json" in err and "too long" in err
     gemblo_state = write(tmp_path, "g.json", {"game": "gemblo", "cells": {"0,0": "R"}})
     code, out, _ = run(capsys, "score", gemblo_state, "--json")  # no --game: the file says
     assert code == 0 and len(json.loads(out)["players"]) == 6

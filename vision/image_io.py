@@ -92,6 +92,9 @@ def require_colour(image: np.ndarray) -> np.ndarray:
     light's cast, the sensor's colour noise) spreading its channels far more than JPEG
     rounding of a grey picture does. Measured on single pixels of a coarse grid, not on an
     average, so that a dim photo's colour noise is kept and the test stays cheap at 12 MP.
+    A tinted one-colour picture (a sepia filter) passes: its channels differ, though in one hue
+    only; telling it from a dim photo of a beige board on a beige table would risk refusing
+    real photos.
     """
     h, w = image.shape[:2]
     grid = image[::max(1, h // COLOUR_SAMPLES), ::max(1, w // COLOUR_SAMPLES)]
