@@ -315,6 +315,9 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
         row = hooks.store.review(review_id) if ID.fullmatch(review_id) else None
         if row is None:
             raise ReviewError("no_review", f"there is no review {review_id[:40]!r}: it may be from another table", 404)
+        if row.game not in GAMES:  # a damaged row, or one a newer release wrote
+            raise ReviewError("data_damaged", f"the saved review {row.id} is of a game this tableref does not know "
+                                              f"({str(row.game)[:40]}); it is kept in the file as it is", 500)
         return row
 
     @app.get("/review")
@@ -329,7 +332,7 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
 
     @app.post("/api/review")
     def review() -> Response:
-        upload = request.files.get("photo")
+        upload = one_upload("photo")
         if upload is None or not upload.filename:
             raise ReviewError("bad_request", "choose a photo of the finished board first")
         data = upload.read()
@@ -437,6 +440,15 @@ def score_upload(data: bytes, game: str, variant: str | None) -> tuple[dict, dic
         raise ReviewError("bad_request", f"the photo does not fit {game} {variant or ''}: {e}".replace("  ", " ")) \
             from None
     return result.to_json(), dict(result.debug_images)
+
+
+def one_upload(name: str) -> Any:
+    """The form's one file called ``name`` (None without one). A form carrying two is refused:
+    only the first would be read, and the photo scored might not be the one meant."""
+    files = request.files.getlist(name)
+    if len(files) > 1:
+        raise ReviewError("bad_request", f"{len(files)} files were sent: send one photo at a time")
+    return files[0] if files else None
 
 
 def sniff_image(data: bytes) -> str | None:

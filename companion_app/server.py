@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import argparse
 import errno
+import fcntl
+import ipaddress
 import json
 import logging
 import signal
 import socket
 import sys
 import threading
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
+from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from calibration import Calibration, CalibrationError, load_calibration
@@ -34,9 +38,12 @@ from .calibration_page import CalibrationHooks
 from .review import ReviewHooks
 from .tokens_page import TokenHooks
 from .session import LIVE_GAMES, Broadcast, Session, SessionError, parse_setup
-from .store import CorruptDatabase, Store, StoreError, default_data_dir
+from .store import CorruptDatabase, Store, StoreError, data_folder, default_data_dir
 
 MAX_UPLOAD_MB = 25
+MAX_BODY_KB = 256  # a tap or a setup; a Geometrius setup carrying a table's own catalogue is ~30 kB
+LOCK_FILE = "tableref.lock"  # in the data folder: held by the one server using it
+LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"]  # how a browser on this computer names it
 KEEPALIVE_S = 15.0
 VARIANT_LABELS = {
     "blokus": {
@@ -67,6 +74,18 @@ VARIANT_LABELS = {
 
 class ServeError(InputError):
     """The server cannot start (port taken, unusable source)."""
+
+
+class RequestJSON(DefaultJSONProvider):
+    """A request body nested thousands of levels deep is bad JSON like any other (every route's
+    "expected a JSON object"), as the command line's files are (:func:`rules.errors.parse_json`),
+    not Python's recursion limit answered as an internal error."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:
+            raise ValueError("the request nests its lists or objects too deeply to be read") from None
 
 
 @dataclass
@@ -152,11 +171,13 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
     the camera never watches a table with no game to record into.
     """
     app = Flask(__name__)
+    app.json = RequestJSON(app)
     app.config["MAX_CONTENT_LENGTH"] = MAX_UPLOAD_MB * 1024 * 1024
     app.json.sort_keys = False
     store, notice = open_store(Path(data_dir))
     table = Table(store, game, notice=notice, catalogue_path=Path(data_dir) / tokens_page.CATALOGUE)
-    table.session = Session.resume(store, table.broadcast)
+    table.session, unresumed = resume(store, table.broadcast)
+    table.notice = " ".join(n for n in (notice, unresumed) if n) or None
     if source is not None and (fresh_session or table.session is None):
         table.start_session({"game": game})  # the game's default variant
     elif table.session is not None:
@@ -178,6 +199,20 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
                                     calibration=calibration, game=table.game)
         table.referee.start()
     return app
+
+
+def resume(store: Store, broadcast: Broadcast) -> tuple[Session | None, str | None]:
+    """The open game, or None and a notice for the user when its saved record no longer
+    replays (a damaged row, a game or setup this release does not know). The server starts
+    all the same, so the table's other games and its reviews stay in reach, and the record
+    is left in the file as it is (a newer release or a hand may mend it)."""
+    try:
+        return Session.resume(store, broadcast), None
+    except Exception as e:  # whatever a damaged record makes the replay raise
+        why = e.message if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
+        message = f"the open game could not be resumed ({why}); it is kept in {store.path}"
+        print(f"tableref: {message}", file=sys.stderr)
+        return None, message
 
 
 def load_table_calibration(data_dir: Path) -> Calibration | None:
@@ -202,6 +237,10 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         return table.session
 
     def body() -> dict:
+        # The photo upload's limit is far too wide for a tap: a setup is stored as sent and its
+        # players' names go out in every state, so a 20 MB one would swell the file and every page.
+        if len(request.get_data()) > MAX_BODY_KB * 1024:
+            raise SessionError(f"that request is far larger than a setup or a tap ({MAX_BODY_KB} kB at most)")
         doc = request.get_json(silent=True)
         if not isinstance(doc, dict):
             raise SessionError("expected a JSON object")
@@ -222,6 +261,10 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     @app.errorhandler(SessionError)
     def session_error(e: SessionError) -> Response:
         return _error("bad_request", e.message, 400)
+
+    @app.errorhandler(StoreError)
+    def store_error(e: StoreError) -> Response:  # a damaged saved row: said, not an internal error
+        return _error(e.code, e.message, 500)
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(e: RequestEntityTooLarge) -> Response:
@@ -327,11 +370,12 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     @app.post("/api/take-back")
     def take_back() -> Response:
         doc = body()
-        return act(lambda s: s.take_back(doc.get("index")))
+        return act(lambda s: s.take_back(doc.get("index"), doc.get("event")))
 
     @app.post("/api/pass")
     def declare_pass() -> Response:
-        return act(lambda s: s.declare_pass())
+        seen = body().get("to_move") if request.get_data() else None  # a page of an older release sends nothing
+        return act(lambda s: s.declare_pass(seen))
 
     @app.post("/api/alerts/<int:alert_id>/ack")
     def acknowledge(alert_id: int) -> Response:
@@ -381,7 +425,9 @@ def open_source(args: argparse.Namespace, data_dir: Path) -> Any:
 
     try:
         if args.camera is not None:
-            return sources.CameraSource(args.camera)
+            camera = sources.CameraSource(args.camera)
+            camera.check()
+            return camera
         if args.video:
             return sources.VideoSource(args.video, realtime=True)
         if args.frames:
@@ -401,28 +447,61 @@ def serve(args: argparse.Namespace) -> None:
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request and event stream
     data_dir = Path(args.data) if args.data else default_data_dir()
-    listener = listen(args.host, args.port)  # before the camera starts: a taken port ends here
-    try:
-        app = create_app(data_dir, open_source(args, data_dir), args.game,
-                         fresh_session=bool(getattr(args, "demo", False)))
-    except BaseException as e:  # an unusable source or data folder: the port is free again
-        listener.close()
-        if isinstance(e, StoreError):
+    with ExitStack() as held:  # an unusable source or data folder: the port and the folder are free again
+        try:
+            held.enter_context(claim_data_folder(data_dir))
+            listener = held.enter_context(listen(args.host, args.port))  # before the camera: a taken port ends here
+            app = create_app(data_dir, open_source(args, data_dir), args.game,
+                             fresh_session=bool(getattr(args, "demo", False)))
+        except StoreError as e:
             raise ServeError("data_folder", e.message) from None
-        raise
-    table: Table = app.extensions["tableref"]
-    server = make_server(args.host, args.port, app, threaded=True, fd=listener.fileno())
-    listener.close()  # the server holds its own copy of the socket
-    print(f"tableref: open http://{args.host}:{args.port}/ on the tablet (games saved in {data_dir}); "
-          "Ctrl-C stops", file=sys.stderr)
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: the same clean exit as Ctrl-C
+        table: Table = app.extensions["tableref"]
+        guard_hosts(app, args.host)
+        port = listener.getsockname()[1]  # --port 0: the one the system chose, which the tablet needs
+        server = make_server(args.host, port, app, threaded=True, fd=listener.fileno())
+        listener.close()  # the server holds its own copy of the socket
+        print(f"tableref: open http://{args.host}:{port}/ on the tablet (games saved in {data_dir}); "
+              "Ctrl-C stops", file=sys.stderr)
+        signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: the same clean exit as Ctrl-C
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+            table.stop()
+
+
+def guard_hosts(app: Flask, host: str) -> None:
+    """Listening on this computer only, answer only requests that name it so (``Host``). A web
+    page from anywhere can point its own name at 127.0.0.1 (DNS rebinding): its requests then
+    reach this port carrying that name as both Host and Origin, which the same-origin check
+    cannot tell from the tablet page. Listening wider (``--host``), the tablet names the server
+    by whatever address it has on the network, so no names are kept."""
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-        table.stop()
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: the user chose it
+        loopback = False
+    if loopback:
+        app.config["TRUSTED_HOSTS"] = LOOPBACK_NAMES
+
+
+def claim_data_folder(data_dir: Path) -> IO:
+    """The data folder's lock, held while this server runs (the system lets it go when the
+    process ends, however it ends). A second server on the same folder would play its own
+    copy of the open game and write its moves into the first one's record."""
+    path = data_folder(data_dir) / LOCK_FILE
+    try:
+        handle = path.open("a")
+    except OSError as e:
+        raise StoreError(f"cannot use the data folder {data_dir}: {e.strerror or e}") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise StoreError(f"the data folder {data_dir} is in use by another tableref serve: "
+                         "stop that one, or choose another --data folder") from None
+    return handle
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rules.records import InvalidInput, setup_of
+from rules.records import GAME_RULES, InvalidInput, setup_of
 from rules.sgf import to_sgf
 from tableref.report import turn_json
 
@@ -201,26 +201,45 @@ class Session:
         with self._lock:
             self._record([("amend", self.adapter.amendment(self._derived, doc))])
 
-    def take_back(self, index: int) -> None:
-        """Take back the move at turn ``index`` (the piece lifted off; later moves stay)."""
+    def take_back(self, index: int, event: Any = None) -> None:
+        """Take back the move at turn ``index`` (the piece lifted off; later moves stay).
+
+        ``event``: the move's event as the page showed it. A later move takes the number of one
+        taken back, so a second tap on the same take-back (or a second tablet's) would lift
+        that one too; with ``event`` it is refused instead.
+        """
         with self._lock:
             sources = self._derived.sources
             if type(index) is not int or not 0 <= index < len(sources):  # JSON true is no move number
-                raise SessionError(f"there is no move {index}")
+                raise SessionError(f"there is no move {str(index)[:40]}")
+            if event is not None and sources[index] != event:
+                raise SessionError(f"move {index + 1} was taken back or changed meanwhile: nothing was taken back")
             if sources[index] is None:
                 raise SessionError("that pass follows from the board (no legal placement was left); "
                                    "take back a placement instead")
             events = self.adapter.turn_events(self._derived, index)
             self._record([("take_back", {"events": events, "source": "user"})])
 
-    def declare_pass(self) -> None:
-        """The colour to move says it passes (or, in Geometrius, makes a turn that changes nothing)."""
+    def declare_pass(self, seen: Any = None) -> None:
+        """The colour to move says it passes (or, in Geometrius, makes a turn that changes nothing).
+
+        ``seen``: the colour the page showed to move. A double tap on Pass sends two passes; the
+        second, made for a colour that is no longer to move, is refused rather than passing the
+        next colour too.
+        """
         with self._lock:
-            self._record([("pass", self.adapter.pass_payload(self._derived))])
+            payload = self.adapter.pass_payload(self._derived)
+            if seen is not None and seen != payload["colour"]:
+                names = GAME_RULES[self.row.game].COLOUR_NAMES
+                said = names.get(seen, seen[:40]) if isinstance(seen, str) else "that colour"
+                raise SessionError(f"{said} has passed already (or moved): "
+                                   f"{names.get(payload['colour'], payload['colour'])} is to move, nothing was passed")
+            self._record([("pass", payload)])
 
     def acknowledge(self, alert_id: int) -> None:
         with self._lock:
-            if not self.store.acknowledge(self.id, alert_id):
+            # an id past SQLite's integers (a hand-typed URL) names no alert either
+            if alert_id >= 2 ** 63 or not self.store.acknowledge(self.id, alert_id):
                 raise SessionError(f"there is no alert {alert_id}")
             self._alerts = {(a.event_id, a.code): a for a in self.store.alerts(self.id)}
             self._publish()

@@ -8,6 +8,7 @@ loose USB cable must not end a game. ``close()`` interrupts any wait, from anoth
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -19,6 +20,11 @@ import numpy as np
 from rules.errors import InputError
 from vision.errors import ReadError
 from vision.image_io import load_image
+
+# FFmpeg's own lines ("moov atom not found") would come before the one-line error that says
+# the video cannot be used; read by OpenCV when it first opens a file, so set before that.
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
+OPENCV_SILENT = 0  # cv2.setLogLevel: a missing camera otherwise logs two lines at every try
 
 Frame = tuple[float, np.ndarray]
 Report = Callable[[str, str], None]  # (status, message)
@@ -77,13 +83,34 @@ class RecordedSource(FrameSource):
             yield t, frame
 
 
+def quiet_capture(target: int | str) -> cv2.VideoCapture:
+    """``cv2.VideoCapture`` without OpenCV's log lines: the source reports what went wrong itself."""
+    previous = cv2.setLogLevel(OPENCV_SILENT)
+    try:
+        return cv2.VideoCapture(target)
+    finally:
+        cv2.setLogLevel(previous)
+
+
 class CameraSource(FrameSource):
     """A webcam by index, reopened with growing pauses while it is unplugged or busy."""
 
     def __init__(self, index: int, backoff: tuple[float, float] = (0.5, 8.0),
-                 open_capture: Callable[[int], cv2.VideoCapture] = cv2.VideoCapture) -> None:
+                 open_capture: Callable[[int], cv2.VideoCapture] = quiet_capture) -> None:
         super().__init__()
         self.index, self.backoff, self.open_capture = index, backoff, open_capture
+
+    def check(self) -> None:
+        """SourceError unless the camera opens and sends a frame. Asked once, when the server
+        starts: a camera number with no camera behind it is a typo to tell the user then, not a
+        dropped cable to wait for (a camera lost later is waited for, see :meth:`frames`)."""
+        capture = self.open_capture(self.index)
+        try:
+            if not (capture.isOpened() and capture.read()[0]):
+                raise SourceError("unreadable_camera", f"camera {self.index} sends no frames: there is no such "
+                                                       "camera, or another program is using it")
+        finally:
+            capture.release()
 
     def frames(self, report: Report = ignore) -> Iterator[Frame]:
         pause = self.backoff[0]
@@ -111,16 +138,18 @@ class VideoSource(RecordedSource):
     def __init__(self, path: str | Path, realtime: bool = False) -> None:
         super().__init__(realtime)
         self.path = Path(path)
-        capture = cv2.VideoCapture(str(self.path))
+        capture = quiet_capture(str(self.path))
         try:
             if not capture.isOpened():
                 raise SourceError("unreadable_video", f"cannot open video {self.path}")
+            if not capture.read()[0]:  # an empty recording would only ever say "ended"
+                raise SourceError("unreadable_video", f"video {self.path} has no frame that can be decoded")
             self.fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
         finally:
             capture.release()
 
     def recorded(self, report: Report) -> Iterator[Frame]:
-        capture = cv2.VideoCapture(str(self.path))
+        capture = quiet_capture(str(self.path))
         try:
             index = 0
             while True:
@@ -145,6 +174,20 @@ class FolderSource(RecordedSource):
         if not self.files:
             raise SourceError("unreadable_frames", f"no image files ({' '.join(IMAGE_SUFFIXES)}) in {folder}")
         self.fps = fps
+        self._check_one_loads(folder)
+
+    def _check_one_loads(self, folder: Path) -> None:
+        """SourceError when no file loads (a folder of damaged or mislabelled files would only
+        report each and end); one unreadable frame among good ones is reported as it comes."""
+        first = None
+        for path in self.files:
+            try:
+                load_image(path)
+                return
+            except ReadError as e:
+                first = first or f"{path.name}: {e.message}"
+        raise SourceError("unreadable_frames", f"none of the {len(self.files)} image files in {folder} can be "
+                                               f"read (first: {first})")
 
     def recorded(self, report: Report) -> Iterator[Frame]:
         for index, path in enumerate(self.files):

@@ -86,8 +86,16 @@ REVIEWS_WITH_IMAGES = 50
 class StoreError(InputError):
     """The data folder or its database cannot be used; ``message`` says why in plain words."""
 
-    def __init__(self, message: str):
-        super().__init__("data_unusable", message)
+    def __init__(self, message: str, code: str = "data_unusable"):
+        super().__init__(code, message)
+
+
+class DamagedRecord(StoreError):
+    """A row whose saved JSON no longer parses (the file itself opens): that one game or review
+    cannot be shown, the others can; the row is left as it is."""
+
+    def __init__(self, what: str):
+        super().__init__(f"the saved {what} is damaged (its data is not valid JSON)", "data_damaged")
 
 
 class CorruptDatabase(StoreError):
@@ -152,6 +160,18 @@ def default_data_dir() -> Path:
     return Path(base) / "tableref"
 
 
+def data_folder(data_dir: str | os.PathLike) -> Path:
+    """The data folder, created when it is not there yet; StoreError when it cannot be."""
+    folder = Path(data_dir)
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(f"the data folder {folder} is a file, not a folder: choose another --data folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the data folder {folder}: {e.strerror or e}") from None
+    return folder
+
+
 class Store:
     """The session database; safe to share between the camera loop and web requests."""
 
@@ -167,15 +187,14 @@ class Store:
         Raises :class:`CorruptDatabase` after moving an unreadable file aside, so the caller
         can tell the user and call ``open`` again for a fresh file.
         """
-        folder = Path(data_dir)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"cannot create the data folder {folder}: {e.strerror or e}") from None
-        path = folder / FILENAME
+        path = data_folder(data_dir) / FILENAME
         try:
             conn = _connect(path)
-        except sqlite3.DatabaseError as e:
+        except sqlite3.OperationalError as e:
+            # Locked, not permitted, not a file, a failing disk: nothing says the file is damaged,
+            # and moving a good file aside would hide its games behind a fresh, empty one.
+            raise StoreError(f"cannot open the saved-games file {path}: {e}") from None
+        except sqlite3.DatabaseError as e:  # not a database, or damaged pages
             raise _move_aside(path, str(e)) from None
         return cls(conn, path)
 
@@ -217,7 +236,7 @@ class Store:
         with self._lock:
             rows = self._conn.execute("SELECT id, session_id, kind, payload, created FROM events "
                                       "WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
-        return [EventRow(i, s, k, json.loads(p), t) for i, s, k, p, t in rows]
+        return [EventRow(i, s, k, _loads(p, f"event {i} of game {s}"), t) for i, s, k, p, t in rows]
 
     # --- alerts --------------------------------------------------------------------------
 
@@ -292,11 +311,18 @@ class Store:
         return _review(row, tuple(n for (n,) in names)) if row else None
 
     def recent_reviews(self, limit: int = 12) -> list[ReviewRow]:
-        """The newest reviews first (without their image names)."""
+        """The newest reviews first (without their image names); a damaged one is left out of
+        the list, so one bad row does not take the page and every other review with it."""
         with self._lock:
             rows = self._conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM reviews ORDER BY created DESC LIMIT ?",
                                       (limit,)).fetchall()
-        return [_review(r, ()) for r in rows]
+        out = []
+        for r in rows:
+            try:
+                out.append(_review(r, ()))
+            except DamagedRecord:
+                continue
+        return out
 
     def review_image(self, review_id: str, name: str) -> bytes | None:
         with self._lock:
@@ -309,9 +335,8 @@ _REVIEW_COLUMNS = "id, game, variant, created, updated, read, uncertain, state, 
 
 
 def _review(row: tuple, images: tuple[str, ...]) -> ReviewRow:
-    i, game, variant, created, updated, read, uncertain, state, corrections, scores = row
-    return ReviewRow(i, game, variant, created, updated, json.loads(read), json.loads(uncertain), json.loads(state),
-                     json.loads(corrections), json.loads(scores), images)
+    i, game, variant, created, updated, *saved = row
+    return ReviewRow(i, game, variant, created, updated, *(_loads(t, f"review {i}") for t in saved), images)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -357,6 +382,14 @@ class _transaction:
         self.conn.execute("ROLLBACK" if kind else "COMMIT")
 
 
+def _loads(text: str, what: str) -> Any:
+    """A row's saved JSON, or :class:`DamagedRecord` naming the row."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        raise DamagedRecord(what) from None
+
+
 def _move_aside(path: Path, detail: str) -> CorruptDatabase:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
@@ -364,18 +397,22 @@ def _move_aside(path: Path, detail: str) -> CorruptDatabase:
     while target.exists():
         n += 1
         target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    for suffix in ("", "-wal", "-shm"):
-        part = Path(str(path) + suffix)
-        if part.exists():
-            part.rename(Path(str(target) + suffix))
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(str(path) + suffix)
+            if part.exists():
+                part.rename(Path(str(target) + suffix))
+    except OSError as e:
+        raise StoreError(f"the saved-games file {path} is damaged ({detail}) and cannot be moved aside "
+                         f"({e.strerror or e}); move it away yourself or choose another --data folder") from None
     return CorruptDatabase(path, target, detail)
 
 
 def _session(row: tuple) -> SessionRow:
     i, game, setup, created, status = row
-    return SessionRow(i, game, json.loads(setup), created, status)
+    return SessionRow(i, game, _loads(setup, f"setup of game {i}"), created, status)
 
 
 def _alert(row: tuple) -> AlertRow:
     i, event_id, code, rule, message, cells, ack = row
-    return AlertRow(i, event_id, code, rule, message, tuple(tuple(c) for c in json.loads(cells)), bool(ack))
+    return AlertRow(i, event_id, code, rule, message, tuple(tuple(c) for c in _loads(cells, f"alert {i}")), bool(ack))

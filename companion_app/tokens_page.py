@@ -18,6 +18,8 @@ from rules.errors import InputError
 from vision.errors import ReadError
 from vision.image_io import load_image
 
+from .review import one_upload
+
 bp = Blueprint("tokens", __name__)
 EXTENSION = "tableref.tokens"
 CATALOGUE = "geometrius-catalogue.json"  # in the data folder
@@ -58,7 +60,7 @@ def add_token() -> Response:
     token_id = (request.form.get("token_id") or "").strip()
     if not token_id:
         raise InputError("bad_request", "name the token first (e.g. T09)")
-    upload = request.files.get("photo")
+    upload = one_upload("photo")
     if upload is not None and upload.filename:
         image = load_image(upload.read())
     else:

@@ -131,6 +131,21 @@ def cmd_read(args: argparse.Namespace) -> tuple[dict, str]:
     return reading.to_state_json(), report.reading_text(reading)
 
 
+def _whole(low: int, high: int | None, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, else a usage error (exit 2)
+    naming what it is, not a socket's or OpenCV's own complaint later."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{what} is a whole number from {low}" +
+                                             (f" to {high}" if high is not None else " up") + f", not {text!r}")
+        return value
+    return parse
+
+
 def cmd_serve(args: argparse.Namespace) -> tuple[dict, str] | None:
     from companion_app.server import serve
 
@@ -173,13 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("serve", cmd_serve, "live referee and the tablet page")
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--camera", type=int, metavar="N")
+    source.add_argument("--camera", type=_whole(0, None, "a camera's number"), metavar="N")
     source.add_argument("--video", metavar="FILE")
     source.add_argument("--frames", metavar="DIR")
     source.add_argument("--demo", action="store_true", help="a bundled demo game, no camera needed")
     p.add_argument("--game", choices=GAMES, default="blokus")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this computer only)")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=_whole(0, 65535, "a port"), default=8000, help="0: any free port")
     p.add_argument("--data", metavar="DIR", help="data folder for game sessions")
     return parser
 

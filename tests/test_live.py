@@ -534,3 +534,29 @@ def test_the_real_reader_s_board_reaches_the_referee(game):
     truth = cells_of(game, truth_state)
     assert cells and {c: v for c, v in cells.items() if c not in unsure} == {
         c: v for c, v in truth.items() if c not in unsure}
+
+
+def test_a_camera_that_sends_nothing_is_refused_when_asked_once(tmp_path):
+    with pytest.raises(SourceError, match="camera 3 sends no frames"):
+        CameraSource(3, open_capture=lambda i: FlakyCapture(False, 0)).check()
+    with pytest.raises(SourceError):
+        CameraSource(3, open_capture=lambda i: FlakyCapture(True, 0)).check()  # opens, never a frame
+    CameraSource(3, open_capture=lambda i: FlakyCapture(True, 1)).check()
+
+
+def test_a_video_without_frames_and_a_folder_of_broken_images_are_refused(tmp_path, capfd):
+    empty = tmp_path / "empty.avi"
+    cv2.VideoWriter(str(empty), cv2.VideoWriter_fourcc(*"MJPG"), 5.0, (64, 48)).release()
+    with pytest.raises(SourceError, match="no frame that can be decoded"):
+        VideoSource(empty)
+    (tmp_path / "notes.mp4").write_text("not a video")
+    capfd.readouterr()
+    with pytest.raises(SourceError, match="cannot open video"):
+        VideoSource(tmp_path / "notes.mp4")
+    assert capfd.readouterr().err == ""  # FFmpeg's own "moov atom not found" stays out of the one-line error
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    (frames / "a.png").write_text("not a picture")
+    (frames / "b.jpg").write_bytes(b"\xff\xd8\xff" + bytes(100))
+    with pytest.raises(SourceError, match="none of the 2 image files"):
+        FolderSource(frames)

@@ -4,6 +4,7 @@ import io
 import json
 import os
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from companion_app.server import MAX_UPLOAD_MB, create_app
+from companion_app.store import FILENAME, ReviewRow
 from tests.test_session import MISSED, boards, gemblo_boards, gemblo_script
 from vision.synth import CONDITIONS, render_photo
 
@@ -780,3 +782,178 @@ def test_a_new_game_is_the_newest_state_whatever_the_old_one_still_hears(tmp_pat
     last = json.loads(inbox.get(0) or "null") or newest
     assert last["session"]["id"] == new.id and last["version"] == table.broadcast.version
     assert old.snapshot()["session"]["id"] == old.id  # its state is still there to read
+
+
+# --- odd input and a damaged data folder (session 14 audit) ---------------------------------
+
+def test_odd_bodies_and_ids_are_refused_in_words_never_as_internal_errors(tmp_path):
+    client = create_app(tmp_path).test_client()
+    client.post("/api/session", json={"variant": "classic"})
+    nested = "[" * 100_000 + "]" * 100_000  # 200 kB: within the upload limit, past Python's recursion
+    for url in ("/api/correct", "/api/session", "/calibrate/api/corners"):
+        answer = client.post(url, data=nested, content_type="application/json")
+        assert answer.status_code in (400, 422), url
+        assert answer.get_json()["error"]["code"] != "internal_error", url
+    past_sqlite = client.post(f"/api/alerts/{2 ** 70}/ack")
+    assert past_sqlite.status_code == 400 and "there is no alert" in past_sqlite.get_json()["error"]["message"]
+
+
+def test_a_form_with_two_photos_is_refused(tmp_path):
+    client = create_app(tmp_path).test_client()
+    good = photo_of(["." * 20] * 20)
+    for url in ("/api/review", "/api/calibrate/tokens"):
+        answer = client.post(url, data={"token_id": "T50", "photo": [(io.BytesIO(good), "a.png"),
+                                                                    (io.BytesIO(b"#!/bin/sh\n"), "b.png")]},
+                             content_type="multipart/form-data")
+        assert answer.get_json()["error"]["message"] == "2 files were sent: send one photo at a time", url
+    assert client.get("/api/reviews").get_json()["reviews"] == []
+
+
+def test_a_double_tap_on_pass_or_take_back_through_the_api_acts_once(tmp_path):
+    client = create_app(tmp_path).test_client()
+    client.post("/api/session", json={"variant": "classic"})
+    shown = client.post("/api/pass", json={"to_move": "B"}).get_json()
+    assert shown["to_move"] == "Y"
+    second = client.post("/api/pass", json={"to_move": "B"})
+    assert second.status_code == 400 and "Blue has passed already" in second.get_json()["error"]["message"]
+    assert client.get("/api/state").get_json()["to_move"] == "Y"
+    assert client.post("/api/pass").get_json()["to_move"] == "R"  # a page of an older release: no colour sent
+    event = shown["history"][0]["event"]
+    assert client.post("/api/take-back", json={"index": 0, "event": event}).status_code == 200
+    again = client.post("/api/take-back", json={"index": 0, "event": event})
+    assert again.status_code == 400 and len(client.get("/api/state").get_json()["history"]) == 1
+
+
+def damage(data_dir: Path, sql: str) -> None:
+    """Change the saved-games file behind the app's back (a disk error, a hand-edit)."""
+    with sqlite3.connect(data_dir / FILENAME) as conn:
+        conn.execute(sql)
+
+
+def test_a_damaged_open_game_is_reported_and_the_server_still_starts(tmp_path, capsys):
+    app = create_app(tmp_path)
+    client = app.test_client()
+    client.post("/api/session", json={"variant": "classic"})
+    client.post("/api/pass", json={"to_move": "B"})
+    app.extensions["tableref"].stop()
+    damage(tmp_path, "UPDATE events SET payload = '{\"colour\": ' WHERE id = 1")
+
+    restarted = create_app(tmp_path)  # before: a JSONDecodeError, and no server at all
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the open game could not be resumed" in err and "event 1 of game 1" in err
+    table = restarted.extensions["tableref"]
+    assert table.session is None and "could not be resumed" in table.notice
+    page = restarted.test_client().get("/setup")
+    assert page.status_code == 200 and "could not be resumed" in page.get_data(as_text=True)
+    assert restarted.test_client().get("/api/reviews").status_code == 200
+    with sqlite3.connect(tmp_path / FILENAME) as conn:  # the record is still there, as it was
+        assert conn.execute("SELECT status, (SELECT count(*) FROM events) FROM sessions").fetchone() == ("open", 1)
+
+
+def test_a_damaged_review_is_named_and_the_others_stay_listed(tmp_path):
+    app = create_app(tmp_path)
+    store = app.extensions["tableref"].store
+    for i in range(3):
+        store.create_review(ReviewRow(f"{i:016x}", "blokus", None, i, i, {}, [], {}, [], {}), {})
+    damage(tmp_path, "UPDATE reviews SET state = '{\"board\": [' WHERE id = '0000000000000001'")
+    damage(tmp_path, "UPDATE reviews SET game = 'chess' WHERE id = '0000000000000002'")
+    client = app.test_client()
+    listed = client.get("/api/reviews")
+    assert listed.status_code == 200 and [r["id"] for r in listed.get_json()["reviews"]][-1] == "0000000000000000"
+    assert client.get("/review").status_code == 200
+    for review_id, words in (("0000000000000001", "is damaged"), ("0000000000000002", "does not know")):
+        answer = client.get(f"/api/review/{review_id}")
+        assert answer.status_code == 500 and answer.get_json()["error"]["code"] == "data_damaged"
+        assert words in answer.get_json()["error"]["message"]
+
+
+def test_serve_usage_errors_exit_2_and_a_missing_camera_is_one_line(tmp_path, capfd):
+    from tableref.cli import main
+
+    for args in (["--port", "99999"], ["--port", "-1"], ["--camera", "-1"], ["--camera", "one"]):
+        with pytest.raises(SystemExit) as stopped:
+            main(["serve", "--data", str(tmp_path), *args])
+        assert stopped.value.code == 2, args
+    capfd.readouterr()
+    with socket.create_server(("127.0.0.1", 0)) as free:
+        port = free.getsockname()[1]
+    # before: the server started and tried camera 99 every few seconds, two OpenCV lines each time
+    assert main(["serve", "--camera", "99", "--port", str(port), "--data", str(tmp_path), "--json"]) == 1
+    out, err = capfd.readouterr()  # fd-level: OpenCV writes past Python's sys.stderr
+    assert json.loads(out)["error"]["code"] == "unreadable_camera"
+    assert err.count("\n") == 1 and "camera 99 sends no frames" in err
+
+
+def test_a_second_server_on_one_data_folder_is_refused(tmp_path, capsys):
+    from companion_app.server import claim_data_folder
+    from tableref.cli import main
+
+    with claim_data_folder(tmp_path):  # the first server
+        assert main(["serve", "--port", "0", "--data", str(tmp_path), "--json"]) == 1
+        out, err = capsys.readouterr()
+        assert json.loads(out)["error"]["code"] == "data_folder"
+        assert err.count("\n") == 1 and "in use by another tableref serve" in err
+    assert not (tmp_path / FILENAME).exists()  # refused before the saved games were touched
+
+
+def test_serve_names_the_port_it_got_and_answers_only_its_own_name(tmp_path):
+    """``--port 0`` printed ":0" (the system's choice unknown to the user); and the server on
+    127.0.0.1 answered any Host, so a page elsewhere that rebinds its name to 127.0.0.1 could
+    drive it past the same-origin check (it sends its own name as Origin too)."""
+    import http.client
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen([sys.executable, "-c", "import sys; from tableref.cli import main; sys.exit(main())",
+                              "serve", "--port", "0", "--data", str(tmp_path)],
+                             cwd=root, stderr=subprocess.PIPE, text=True)
+    try:
+        line = child.stderr.readline()
+        assert "http://127.0.0.1:" in line and ":0/" not in line, line
+        port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+
+        def status(host: str, method: str = "GET", url: str = "/api/reviews") -> int:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            body = json.dumps({"variant": "classic"}) if method == "POST" else None
+            connection.request(method, url, body=body, headers={
+                "Host": host, "Origin": f"http://{host}", "Content-Type": "application/json"})
+            answer = connection.getresponse().status
+            connection.close()
+            return answer
+
+        assert status(f"127.0.0.1:{port}") == 200 and status(f"localhost:{port}") == 200
+        assert status(f"rebound.example:{port}") == 400
+        assert status(f"rebound.example:{port}", "POST", "/api/session") == 400
+        assert status(f"127.0.0.1:{port}", "GET", "/api/state") == 400  # no game was started
+    finally:
+        child.terminate()
+        child.wait(20)
+
+
+def test_a_double_tap_on_the_pass_button_passes_one_colour(server, browser):
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(20000)
+    page.goto(server.base + "/setup")
+    page.wait_for_selector("#players input")
+    start_game(page)
+    page.dblclick("#pass")  # both taps leave before the first answer: both say Blue is to move
+    page.wait_for_selector("#toast:has-text('has passed already')")
+    assert [h["colour"] for h in server.session.snapshot()["history"]] == ["B"]
+    assert server.session.snapshot()["to_move"] == "Y"
+    page.close()
+
+
+def test_a_setup_or_tap_body_far_past_any_game_is_refused_and_not_stored(tmp_path):
+    client = create_app(tmp_path).test_client()
+    seats = (("x" * 2_000_000, "B"), ("Bo", "Y"), ("Cy", "R"), ("Di", "G"))
+    players = [{"name": name, "colours": [c]} for name, c in seats]
+    answer = client.post("/api/session", json={"variant": "classic", "players": players})
+    assert answer.status_code == 400 and "far larger than a setup" in answer.get_json()["error"]["message"]
+    assert client.get("/api/state").status_code == 400  # no game was started
+    assert (tmp_path / FILENAME).stat().st_size < 1_000_000
+    catalogue = json.loads((Path(__file__).resolve().parent.parent / "rules/data/geometrius-catalogue.json")
+                           .read_text())
+    ok = client.post("/api/session", json={"game": "geometrius", "settings": {"catalogue": catalogue}, "players": [
+        {"name": "Ann", "colours": ["red"]}, {"name": "Bo", "colours": ["blue"]}]})
+    assert ok.status_code == 200  # a setup with a whole catalogue is far within

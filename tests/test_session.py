@@ -402,3 +402,58 @@ def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):
     assert len(s.snapshot()["history"]) == 1
     s.observe(gemblo_boards(moves[:2])[-1], [], 2.0)
     assert len(s.snapshot()["history"]) == 2
+
+
+# --- what the data folder may hold (session 14 audit) -------------------------------------
+
+def test_a_database_file_that_cannot_be_opened_is_not_moved_aside_as_damaged(tmp_path):
+    """"unable to open" (here a folder where the file should be; in life a file the user may not
+    read, or a failing disk) says nothing about the games inside: refused in words, left as is."""
+    (tmp_path / FILENAME).mkdir()
+    with pytest.raises(StoreError) as caught:
+        Store.open(tmp_path)
+    assert not isinstance(caught.value, CorruptDatabase)
+    assert "cannot open the saved-games file" in caught.value.message
+    assert (tmp_path / FILENAME).is_dir() and not list(tmp_path.glob(FILENAME + ".corrupt-*"))
+
+
+def test_a_data_folder_that_is_a_file_is_named_as_such(tmp_path):
+    (tmp_path / "data").write_text("my notes")
+    with pytest.raises(StoreError, match="is a file, not a folder"):
+        Store.open(tmp_path / "data")
+    assert (tmp_path / "data").read_text() == "my notes"
+
+
+def test_a_row_whose_json_is_damaged_is_named_and_left_in_the_file(tmp_path):
+    s = new_session(tmp_path)
+    play(s, boards()[:2])
+    s.store.close()
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        conn.execute("UPDATE events SET payload = '{\"cells\": [' WHERE id = 2")
+    store = Store.open(tmp_path)
+    with pytest.raises(StoreError) as caught:
+        store.events(s.id)
+    assert caught.value.code == "data_damaged" and "event 2 of game 1" in caught.value.message
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 2  # nothing dropped
+
+
+def test_a_double_tap_on_pass_or_take_back_acts_once(tmp_path):
+    """The page sends the colour it saw to move and the move's event: the second of two
+    identical taps finds them changed and is refused, instead of passing for the next colour
+    or taking back the move that took the first one's number."""
+    s = new_session(tmp_path)
+    play(s, boards()[:2])
+    shown = s.snapshot()
+    assert shown["to_move"] == "R"
+    s.declare_pass(shown["to_move"])
+    with pytest.raises(SessionError, match="Red has passed already"):
+        s.declare_pass(shown["to_move"])
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R"] and s.snapshot()["to_move"] == "G"
+    first = shown["history"][0]
+    s.take_back(0, first["event"])
+    with pytest.raises(SessionError, match="taken back or changed meanwhile"):
+        s.take_back(0, first["event"])  # Yellow's move is number 1 now: it stays
+    assert [h["colour"] for h in s.snapshot()["history"]][:1] == ["Y"]
+    again = Session.resume(Store.open(tmp_path)).snapshot()
+    assert again["history"] == s.snapshot()["history"]

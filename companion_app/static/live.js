@@ -166,7 +166,11 @@ historyList.addEventListener("keydown", (event) => {
 
 document.getElementById("takeback").addEventListener("close", (event) => {
   if (event.target.returnValue === "yes" && pickedTurn !== null) {
-    act("/api/take-back", { index: pickedTurn }, `Move ${pickedTurn + 1} taken back`);
+    // the move's event: a second tap (or tablet) taking back the same move is refused, not
+    // applied to the move that took its number
+    const turn = state && state.history[pickedTurn];
+    act("/api/take-back", { index: pickedTurn, event: turn ? turn.event : undefined },
+        `Move ${pickedTurn + 1} taken back`);
   }
 });
 
@@ -176,7 +180,8 @@ document.getElementById("alerts").addEventListener("click", (event) => {
 });
 
 document.getElementById("pass").addEventListener("click", () => {
-  if (state && !state.game_over) act("/api/pass", undefined, `${colourName(state.to_move)} passes`);
+  // the colour seen to move: a double tap is one pass, not the next colour's too
+  if (state && !state.game_over) act("/api/pass", { to_move: state.to_move }, `${colourName(state.to_move)} passes`);
 });
 
 /* connect() is called by the page once every board's script is loaded. */
