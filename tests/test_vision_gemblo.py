@@ -740,7 +740,7 @@ def test_clear_cells_the_colour_classifier_doubts_are_weighed_with_their_piece(s
 ])
 def test_a_lone_clear_looking_cell_is_best_guessed_the_monohex(seed: int, condition: str, i: int, cell: str,
                                                                exact: bool) -> None:
-    # Clear's monohex, read clear but in doubt (log-odds 2.3 and 4.2 with its likeness), with
+    # Clear's monohex, read clear but in doubt (log-odds 2.3 with its likeness), with
     # no clear cell beside it: weighed as the monohex at any of the board's 463 cells it was
     # guessed empty. It lies bridged to the cells the reading calls clear (M5, M4), one of a
     # score of places: now guessed clear, and still in doubt.
@@ -1531,11 +1531,33 @@ def test_one_light_or_a_gradient_is_no_cast_shadow() -> None:
     gradient = np.log(np.linspace(70.0, 160.0, n)) + 0.01 * rng.standard_normal(n)
     assert reader._lights(gradient, everywhere) == []
     assert reader._lights(np.log(90.0) + 0.02 * rng.standard_normal(n), everywhere) == []
+    # an evenly lit board's light in whole grey levels: most cells share one level, and the
+    # two groups (39 and 40) once lay "infinitely" many spreads apart (no spread at all)
+    assert reader._lights(np.log(np.round(40.0 + 0.6 * rng.standard_normal(n)) + 1), everywhere) == []
     features = shaded_board_features(rng, np.zeros(n, bool), np.zeros(n, bool))
-    centre = np.median(features, axis=0)
-    spread = 1.4826 * np.median(np.abs(features - centre), axis=0) + 1e-6
-    plain = np.clip((features - centre) / spread, -reader.CLIP_Z, reader.CLIP_Z)
-    assert np.allclose(reader.clear_zscores(features, everywhere)[:, 2:], plain[:, 4:])
+    for level in (features[:, reader.LEVEL_COLUMN].copy(), gradient):
+        features[:, reader.LEVEL_COLUMN] = level
+        centre = np.median(features, axis=0)
+        z = (features - centre) / (1.4826 * np.median(np.abs(features - centre), axis=0) + 1e-6)
+        plain = np.column_stack([np.hypot(z[:, 0], z[:, 1]), np.hypot(z[:, 2], z[:, 3]), z[:, 4:]])
+        assert np.allclose(reader.clear_zscores(features, everywhere), np.clip(plain, -reader.CLIP_Z, reader.CLIP_Z),
+                           atol=1e-4)
+
+
+def test_a_light_without_sure_empty_cells_is_measured_against_the_whole_board() -> None:
+    # Shade is where empty cells are most often in doubt: a light holding none of the surely
+    # empty cells the likeness measures against once gave every cell a likeness of NaN.
+    rng = np.random.default_rng(35)
+    n = len(cells())
+    pixels = rng.normal(1.0, 0.05, (n, 30))
+    shade = np.arange(n) < n // 3
+    clear = np.zeros(n, bool)
+    clear[shade.sum():shade.sum() + 12] = True
+    pixels[clear] += 0.3
+    empty = ~shade & ~clear
+    with np.errstate(all="raise"):
+        likeness, _ = reader.clear_likeness(pixels, clear, empty, [shade, ~shade])
+    assert np.isfinite(likeness).all() and (likeness[clear] > 0).all()
 
 
 @pytest.mark.parametrize("seed, i, wrong_at_most", [
@@ -1544,7 +1566,7 @@ def test_one_light_or_a_gradient_is_no_cast_shadow() -> None:
     (2, 3, 0),  # lit over two thirds: 4 shaded clear cells read empty
     (2, 4, 0),  # a shaded empty cell read clear
     (5, 4, 2),  # the sure clear cells all in the shade: their likeness leaned the shade's empty cells clear
-    (5, 5, 0),  # (1,-2) guessed clear; its monohex (-2,8), a guess before, is now read plainly clear
+    (5, 5, 0),  # its monohex (-2,8), a guess before, is now read plainly clear
 ])
 def test_a_board_a_cast_shadow_crosses_is_read_under_each_light(seed: int, i: int, wrong_at_most: int) -> None:
     # The bench's `shadow` photos: before, 55, 54, 4, 1, 9 and 1 wrong cells.

@@ -496,7 +496,9 @@ def _lights(level: np.ndarray, bare: np.ndarray) -> list[np.ndarray]:
     spreads apart, each of MIN_PLAIN cells or more; else none. A cell lies under a light when its
     own level is within PENUMBRA spreads of that light's bare cells' median (a clear piece lifts
     its cell a few per cent, a shadow halves it); those between (the shadow's soft edge) lie
-    under neither, and are measured against the whole board, as without a shadow.
+    under neither: their light and likeness are measured against the whole board (their hue, as
+    every cell's, off the line between the two lights). Each group's spread is at least one
+    grey level.
     On the bench's seeds 2 and 5 (240 photos), the `shadow` photos' lights lie 6-34 spreads apart;
     of the others only two `hard` photos (a cast shade too) and one whose colours are overfull
     pass, every other one's two groups lie under 4.5 (a gradient's halves, a glare's patch)."""
@@ -508,17 +510,32 @@ def _lights(level: np.ndarray, bare: np.ndarray) -> list[np.ndarray]:
     low, high = np.cumsum(x)[k - 1], x.sum() - np.cumsum(x)[k - 1]
     k = int(k[np.argmax(low ** 2 / k + high ** 2 / (n - k))])  # Otsu: the cut that parts them most
     medians = np.array([np.median(x[:k]), np.median(x[k:])])
-    spreads = np.array([1.4826 * np.median(np.abs(part - m)) for part, m in ((x[:k], medians[0]), (x[k:], medians[1]))])
-    if _separation(medians, spreads + 1e-6) < SHADE_SEPARATION:
+    # a spread of at least one grey level: a cell's light is a median of whole levels, so on an
+    # evenly lit board most of a group can share one level, and its spread would be none
+    spreads = np.maximum([_spread(part, m) for part, m in ((x[:k], medians[0]), (x[k:], medians[1]))],
+                         np.exp(-medians))
+    if _separation(medians, spreads) < SHADE_SEPARATION:
         return []
-    return [np.abs(level - m) <= PENUMBRA * max(s, 1e-6) for m, s in zip(medians, spreads)]
+    return [np.abs(level - m) <= PENUMBRA * s for m, s in zip(medians, spreads)]
+
+
+def _spread(values: np.ndarray, centre, axis=None):
+    """The robust spread (MAD scaled to a normal's standard deviation) of ``values`` about ``centre``."""
+    return 1.4826 * np.median(np.abs(values - centre), axis=axis)
+
+
+def _held(lights: list[np.ndarray], ref: np.ndarray) -> list[np.ndarray]:
+    """The ``lights`` if each holds MIN_PLAIN // 2 ``ref`` cells or more to be measured against,
+    else none: shade is where cells are most often in doubt, and a light without reference
+    cells would measure its cells against nothing (a median of no cells)."""
+    return lights if all((light & ref).sum() >= MIN_PLAIN // 2 for light in lights) else []
 
 
 def _off_the_shade_line(hue: np.ndarray, ref: np.ndarray, lights: list[np.ndarray]) -> np.ndarray:
     """``hue`` (each cell's colour axes in pairs: whole cell, middle) with its move along the line
     between the (shade, lit) ``lights``' ``ref`` cells' median hues taken out: how far a cell lies
     off the colours a mix of the two lights gives the bare board (unchanged without two lights)."""
-    hue = hue.copy()
+    hue, lights = hue.copy(), _held(lights, ref)
     for pair in (slice(0, 2), slice(2, 4)) if lights else ():
         shade, lit = (np.median(hue[light & ref, pair], axis=0) for light in lights)
         along = (lit - shade) / (np.linalg.norm(lit - shade) + 1e-6)
@@ -531,10 +548,9 @@ def _standardised(values: np.ndarray, ref: np.ndarray, lights: list[np.ndarray],
     each cell under one of the ``lights`` (:func:`_lights`) against the ``ref`` cells under it, the
     others against all of them."""
     out = np.empty_like(values)
-    for light in (np.ones(len(values), bool), *lights):
+    for light in (np.ones(len(values), bool), *_held(lights, ref)):
         centre = np.median(values[light & ref], axis=0)
-        spread = 1.4826 * np.median(np.abs(values[light & ref] - centre), axis=0) + floor
-        out[light] = (values[light] - centre) / spread
+        out[light] = (values[light] - centre) / (_spread(values[light & ref], centre, axis=0) + floor)
     return out
 
 
@@ -870,7 +886,7 @@ def clear_likeness(pixels: np.ndarray, clear: np.ndarray, empty: np.ndarray,
     z = np.clip(z, -LIKENESS_CLIP, LIKENESS_CLIP)
     match = z @ template / max(float(np.clip(template, -LIKENESS_CLIP, LIKENESS_CLIP) @ template), 1e-9)
     means = np.array([np.median(match[empty]), np.median(match[clear])])
-    spreads = np.array([max(1.4826 * float(np.median(np.abs(match[ref] - m))), LIKENESS_SPREAD)
+    spreads = np.array([max(float(_spread(match[ref], m)), LIKENESS_SPREAD)
                         for ref, m in ((empty, means[0]), (clear, means[1]))])
     ll = _cluster_log_lik(match, means, spreads, np.full(2, 0.5))
     lean = float(np.clip(_separation(means, spreads) / MIX_SEPARATION, 0.0, 1.0))
