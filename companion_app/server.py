@@ -15,6 +15,7 @@ import json
 import logging
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 from contextlib import ExitStack
@@ -43,7 +44,7 @@ from .store import CorruptDatabase, Store, StoreError, data_folder, default_data
 MAX_UPLOAD_MB = 25
 MAX_BODY_KB = 256  # a tap or a setup; a Geometrius setup carrying a table's own catalogue is ~30 kB
 LOCK_FILE = "tableref.lock"  # in the data folder: held by the one server using it
-LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"]  # how a browser on this computer names it
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")  # how a browser on this computer names it
 KEEPALIVE_S = 15.0
 VARIANT_LABELS = {
     "blokus": {
@@ -178,7 +179,9 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
     table = Table(store, game, notice=notice, catalogue_path=Path(data_dir) / tokens_page.CATALOGUE)
     table.session, unresumed = resume(store, table.broadcast)
     table.notice = " ".join(n for n in (notice, unresumed) if n) or None
-    if source is not None and (fresh_session or table.session is None):
+    # A game that could not be resumed is not closed by a new one the camera would start over
+    # it: the user chooses (New game closes it; its rows stay in the file either way).
+    if source is not None and (fresh_session or (table.session is None and unresumed is None)):
         table.start_session({"game": game})  # the game's default variant
     elif table.session is not None:
         table.game = table.session.row.game  # the camera reads the game being resumed
@@ -205,10 +208,14 @@ def resume(store: Store, broadcast: Broadcast) -> tuple[Session | None, str | No
     """The open game, or None and a notice for the user when its saved record no longer
     replays (a damaged row, a game or setup this release does not know). The server starts
     all the same, so the table's other games and its reviews stay in reach, and the record
-    is left in the file as it is (a newer release or a hand may mend it)."""
+    is left in the file as it is, still the open game (a newer release or a hand may mend it);
+    no camera starts a game over it (:func:`create_app`). A file that cannot be read at all
+    (a disk error) is no damaged record: StoreError, and ``serve`` ends in one line."""
     try:
         return Session.resume(store, broadcast), None
-    except Exception as e:  # whatever a damaged record makes the replay raise
+    except sqlite3.Error as e:
+        raise StoreError(f"cannot read the saved-games file {store.path}: {e}") from None
+    except Exception as e:  # whatever else a damaged record makes the replay raise
         why = e.message if isinstance(e, InputError) else f"{type(e).__name__}: {e}"
         message = f"the open game could not be resumed ({why}); it is kept in {store.path}"
         print(f"tableref: {message}", file=sys.stderr)
@@ -239,7 +246,7 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     def body() -> dict:
         # The photo upload's limit is far too wide for a tap: a setup is stored as sent and its
         # players' names go out in every state, so a 20 MB one would swell the file and every page.
-        if len(request.get_data()) > MAX_BODY_KB * 1024:
+        if (request.content_length or 0) > MAX_BODY_KB * 1024 or len(request.get_data()) > MAX_BODY_KB * 1024:
             raise SessionError(f"that request is far larger than a setup or a tap ({MAX_BODY_KB} kB at most)")
         doc = request.get_json(silent=True)
         if not isinstance(doc, dict):
@@ -446,7 +453,7 @@ def serve(args: argparse.Namespace) -> None:
     from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request and event stream
-    data_dir = Path(args.data) if args.data else default_data_dir()
+    data_dir = data_folder_of(args)
     with ExitStack() as held:  # an unusable source or data folder: the port and the folder are free again
         try:
             held.enter_context(claim_data_folder(data_dir))
@@ -460,7 +467,8 @@ def serve(args: argparse.Namespace) -> None:
         port = listener.getsockname()[1]  # --port 0: the one the system chose, which the tablet needs
         server = make_server(args.host, port, app, threaded=True, fd=listener.fileno())
         listener.close()  # the server holds its own copy of the socket
-        print(f"tableref: open http://{args.host}:{port}/ on the tablet (games saved in {data_dir}); "
+        shown = f"[{args.host}]" if ":" in args.host else args.host  # an IPv6 address in a URL
+        print(f"tableref: open http://{shown}:{port}/ on the tablet (games saved in {data_dir}); "
               "Ctrl-C stops", file=sys.stderr)
         signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: the same clean exit as Ctrl-C
         try:
@@ -470,6 +478,14 @@ def serve(args: argparse.Namespace) -> None:
         finally:
             server.server_close()
             table.stop()
+
+
+def data_folder_of(args: argparse.Namespace) -> Path:
+    """``--data``, else the user's data folder; the demo's own folder inside it for ``--demo``:
+    the demo plays its game from the start, which would close the table's open game."""
+    if args.data:
+        return Path(args.data)
+    return default_data_dir() / "demo" if getattr(args, "demo", False) else default_data_dir()
 
 
 def guard_hosts(app: Flask, host: str) -> None:
@@ -482,8 +498,18 @@ def guard_hosts(app: Flask, host: str) -> None:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:  # a host name: the user chose it
         loopback = False
-    if loopback:
-        app.config["TRUSTED_HOSTS"] = LOOPBACK_NAMES
+    if not loopback:
+        return
+    names = {*LOOPBACK_NAMES, host.strip("[]").lower()}
+
+    @app.before_request
+    def own_name() -> Response | None:
+        # the name without port or brackets ("[::1]:8000" -> "::1"); werkzeug's own list of
+        # trusted hosts cuts an IPv6 address at its first colon
+        name = urlsplit(f"//{request.host}").hostname
+        if name not in names:
+            return _error("untrusted_host", f"this server answers only to {', '.join(sorted(names))}", 400)
+        return None
 
 
 def claim_data_folder(data_dir: Path) -> IO:

@@ -100,15 +100,20 @@ class CameraSource(FrameSource):
         super().__init__()
         self.index, self.backoff, self.open_capture = index, backoff, open_capture
 
-    def check(self) -> None:
-        """SourceError unless the camera opens and sends a frame. Asked once, when the server
-        starts: a camera number with no camera behind it is a typo to tell the user then, not a
-        dropped cable to wait for (a camera lost later is waited for, see :meth:`frames`)."""
+    def check(self, reads: int = 12, pause_s: float = 0.25) -> None:
+        """SourceError unless the camera opens and sends a frame within ``reads`` tries
+        ``pause_s`` apart (a cheap webcam may open and fail its first reads while its exposure
+        settles). Asked once, when the server starts: a camera number with no camera behind it
+        is a typo to tell the user then, not a dropped cable to wait for (a camera lost later
+        is waited for, see :meth:`frames`)."""
         capture = self.open_capture(self.index)
         try:
-            if not (capture.isOpened() and capture.read()[0]):
-                raise SourceError("unreadable_camera", f"camera {self.index} sends no frames: there is no such "
-                                                       "camera, or another program is using it")
+            for _ in range(reads if capture.isOpened() else 0):
+                if capture.read()[0]:
+                    return
+                time.sleep(pause_s)
+            raise SourceError("unreadable_camera", f"camera {self.index} sends no frames: there is no such "
+                                                   "camera, or another program is using it")
         finally:
             capture.release()
 

@@ -542,6 +542,9 @@ def test_a_camera_that_sends_nothing_is_refused_when_asked_once(tmp_path):
     with pytest.raises(SourceError):
         CameraSource(3, open_capture=lambda i: FlakyCapture(True, 0)).check()  # opens, never a frame
     CameraSource(3, open_capture=lambda i: FlakyCapture(True, 1)).check()
+    slow = FlakyCapture(True, 1)
+    slow.read = lambda reads=iter([(False, None), (False, None), (True, frame(0))]): next(reads)
+    CameraSource(3, open_capture=lambda i: slow).check(pause_s=0.0)  # a webcam whose first reads fail
 
 
 def test_a_video_without_frames_and_a_folder_of_broken_images_are_refused(tmp_path, capfd):

@@ -1,5 +1,6 @@
 """The tablet pages in a real browser (Debian's chromium driven by Playwright), plus the
 HTTP guards a browser cannot easily reach (oversize upload, cross-site POST)."""
+import argparse
 import io
 import json
 import os
@@ -848,6 +849,20 @@ def test_a_damaged_open_game_is_reported_and_the_server_still_starts(tmp_path, c
     assert restarted.test_client().get("/api/reviews").status_code == 200
     with sqlite3.connect(tmp_path / FILENAME) as conn:  # the record is still there, as it was
         assert conn.execute("SELECT status, (SELECT count(*) FROM events) FROM sessions").fetchone() == ("open", 1)
+    restarted.extensions["tableref"].stop()
+
+    class Idle:  # a camera that sends nothing yet
+        def frames(self, report):
+            return iter(())
+
+        def close(self):
+            pass
+
+    watched = create_app(tmp_path, source=Idle())  # a camera starts no game over the one kept
+    assert watched.extensions["tableref"].session is None
+    watched.extensions["tableref"].stop()
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        assert conn.execute("SELECT id, status FROM sessions").fetchall() == [(1, "open")]
 
 
 def test_a_damaged_review_is_named_and_the_others_stay_listed(tmp_path):
@@ -929,6 +944,60 @@ def test_serve_names_the_port_it_got_and_answers_only_its_own_name(tmp_path):
     finally:
         child.terminate()
         child.wait(20)
+
+
+def test_loopback_answers_its_own_names_ipv6_and_any_loopback_address_included(tmp_path):
+    from companion_app.server import guard_hosts
+
+    for host, own in (("127.0.0.1", "127.0.0.1:8000"), ("::1", "[::1]:8000"), ("127.0.0.2", "127.0.0.2:8000"),
+                      ("localhost", "localhost:8000")):
+        app = create_app(tmp_path / host.replace(":", "_"))
+        guard_hosts(app, host)
+        client = app.test_client()
+        assert client.get("/api/reviews", headers={"Host": own}).status_code == 200, host
+        assert client.get("/api/reviews", headers={"Host": "[::1]"}).status_code == 200, host
+        assert client.get("/api/reviews", headers={"Host": "rebound.example:8000"}).status_code == 400, host
+        app.extensions["tableref"].stop()
+    wide = create_app(tmp_path / "wide")
+    guard_hosts(wide, "0.0.0.0")  # the tablet names the server by its address on the network
+    assert wide.test_client().get("/api/reviews", headers={"Host": "192.168.1.20:8000"}).status_code == 200
+    wide.extensions["tableref"].stop()
+
+
+def test_the_demo_plays_in_a_folder_of_its_own(tmp_path, monkeypatch):
+    from companion_app.server import data_folder_of
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert data_folder_of(argparse.Namespace(data=None, demo=True)) == tmp_path / "tableref" / "demo"
+    assert data_folder_of(argparse.Namespace(data=None, demo=False)) == tmp_path / "tableref"
+    assert data_folder_of(argparse.Namespace(data=str(tmp_path / "x"), demo=True)) == tmp_path / "x"
+
+
+def test_a_take_back_confirmed_after_another_tablet_took_that_move_back_is_refused(server, browser):
+    """The dialog names the move as it was when it opened; its confirmation carries that move's
+    event, not the event of whichever move holds its number by then."""
+    first = setup_page(browser, server.base, "blokus")
+    start_game(first)
+    session = server.session
+    session.set_camera("ok", "camera 0: watching the board")
+    for t, rows in enumerate(boards()[:3]):
+        session.observe(rows, [], float(t))
+    first.wait_for_selector("#history li[data-index='2']")
+    second = browser.new_page(viewport=LANDSCAPE)
+    second.set_default_timeout(20000)
+    second.goto(server.base + "/live")
+    second.wait_for_selector("#history li[data-index='2']")
+    second.click("#history li[data-index='1']")
+    second.wait_for_selector("#takeback[open]")
+    first.click("#history li[data-index='1']")
+    first.wait_for_selector("#takeback[open]")
+    first.click("#takeback button[value=yes]")
+    second.wait_for_selector("#history li[data-index='2']", state="detached")  # the first tablet's take-back arrived
+    second.click("#takeback button[value=yes]")
+    second.wait_for_selector("#toast[data-kind=error]")
+    assert len(server.session.snapshot()["history"]) == 2
+    first.close()
+    second.close()
 
 
 def test_a_double_tap_on_the_pass_button_passes_one_colour(server, browser):

@@ -5,6 +5,7 @@
 let state = null;
 let shown = null;        // {run, version} of the snapshot on screen
 let pickedTurn = null;
+let pickedEvent;        // the event of the move the take-back dialog names, as it was shown
 let alertsShown = "";    // ids of the alerts on screen: redrawn only when they change
 
 const PIECE_NAMES = { 1: "monomino", 2: "domino", P01: "monohex", P02: "dihex",  // Blokus, Gemblo ids
@@ -148,6 +149,7 @@ function askTakeBack(item) {
   const turn = state && state.history[index];
   if (!turn || turn.auto) return;
   pickedTurn = index;
+  pickedEvent = turn.event;
   document.getElementById("takeback-what").textContent = `move ${index + 1}: ${moveName(turn)}`;
   const custom = BOARDS[layout.shape];
   const details = document.getElementById("move-details");
@@ -166,11 +168,9 @@ historyList.addEventListener("keydown", (event) => {
 
 document.getElementById("takeback").addEventListener("close", (event) => {
   if (event.target.returnValue === "yes" && pickedTurn !== null) {
-    // the move's event: a second tap (or tablet) taking back the same move is refused, not
-    // applied to the move that took its number
-    const turn = state && state.history[pickedTurn];
-    act("/api/take-back", { index: pickedTurn, event: turn ? turn.event : undefined },
-        `Move ${pickedTurn + 1} taken back`);
+    // the event of the move the dialog named when it opened: a second tap (or tablet) taking
+    // back the same move meanwhile is refused, not applied to the move that took its number
+    act("/api/take-back", { index: pickedTurn, event: pickedEvent }, `Move ${pickedTurn + 1} taken back`);
   }
 });
 
