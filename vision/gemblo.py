@@ -466,7 +466,7 @@ def clear_features(gray: np.ndarray, lab: np.ndarray) -> np.ndarray:
                             bands / mid[:, None], sides / mid[:, None]])
 
 
-def clear_zscores(features: np.ndarray, empty: np.ndarray) -> np.ndarray:
+def clear_zscores(features: np.ndarray, empty: np.ndarray, shown: np.ndarray | None = None) -> np.ndarray:
     """(463, len(CLEAR_FEATURES)): each measure in spreads of the cells read as empty (median
     and MAD: the clear pieces among them are a minority and move neither much), clipped at
     CLIP_Z. Each pair of colour axes becomes one distance, since the hue moves towards the
@@ -480,12 +480,17 @@ def clear_zscores(features: np.ndarray, empty: np.ndarray) -> np.ndarray:
     the line between the two lights' bare hues is taken out (:func:`_off_the_shade_line`): a
     cell the shadow's edge or a window's bar crosses mixes the two lights, and its hue lies on
     that line, while a clear piece fades the board's hue towards the lamp's white, across it.
-    The other measures are ratios to the cell's own light, which a shadow does not move."""
+    The other measures are ratios to the cell's own light, which a shadow does not move.
+    The lights, and the bare cells under them, are those whose walls show (``shown``, default
+    all): a mug standing on the board hides cells that read empty in its own dark or bright
+    colours, and those passed for a shade (standing mug seed 8: four cells silently wrong)."""
     ref = empty if empty.sum() >= 10 else np.ones(len(features), bool)
-    lights = _lights(features[:, LEVEL_COLUMN], ref)
+    bare = ref if shown is None else ref & shown
+    lights = _lights(features[:, LEVEL_COLUMN], bare)
+    lit_ref = bare if lights else ref
     z = _standardised(features, ref, [], 1e-6)
-    z[:, :4] = _standardised(_off_the_shade_line(features[:, :4], ref, lights), ref, lights, 1e-6)
-    z[:, LEVEL_COLUMN] = _standardised(features[:, [LEVEL_COLUMN]], ref, lights, 1e-6)[:, 0]
+    z[:, :4] = _standardised(_off_the_shade_line(features[:, :4], lit_ref, lights), lit_ref, lights, 1e-6)
+    z[:, LEVEL_COLUMN] = _standardised(features[:, [LEVEL_COLUMN]], lit_ref, lights, 1e-6)[:, 0]
     return np.clip(np.column_stack([np.hypot(z[:, 0], z[:, 1]), np.hypot(z[:, 2], z[:, 3]), z[:, 4:]]),
                    -CLIP_Z, CLIP_Z)
 
@@ -588,7 +593,7 @@ def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: 
     photo's likeness. On the bench's photos in sight (seeds 2 and 5), all 15 such cells the score
     called empty were clear pieces (empty cells doubted under a shadow or in dim light: hue 2-7
     spreads off); under a hand, skin fades the hue too, and the likeness leans those empty."""
-    z = clear_zscores(features, plain)
+    z = clear_zscores(features, plain, shown)
     score = clear_score(z)
     clusters = _score_clusters(score[empty])
     seen = empty if shown is None else empty & shown
