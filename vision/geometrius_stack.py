@@ -9,7 +9,8 @@
    otherwise the height is reported unknown. The top stone's colour (and, where the height
    is read, each chip's side) is compared with the token's card as the white reference; a
    top read white but far more colourful than the card is a coloured chip under glare, its
-   colour (what the glare left of it) a guess.
+   colour (what the glare left of it) a guess; so is any top lit far brighter than its card,
+   and a top no whole number of chips puts where it was found.
 """
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ FAINT_CHIP = 0.3  # on a spot that is not bare card, a top this faint (share of 
 FOCAL_RANGE = (0.6, 0.9)  # plausible phone focal lengths, in photo lengths (fields of view 58-80 degrees)
 FOCAL_TYPICAL = 0.72
 TILT_FOR_FOCAL_DEG = 12.0  # below this the homography hardly shows the focal length: use the typical one
+LIT_APART = 1.5  # a top this much brighter than its card (any channel) is lit apart from it: its colour a guess
+# (a white top is 1.0-1.3 times its card; seed 307 `hard` 5's yellow top at 1.68 under a reflection, read sure, left
+# its stack's glare-lit lower chips unchecked)
+OFF_STACK_STEPS = 1.0  # a top this many chip steps from every whole height (sides tall enough to count) is no stack's
+# (bench seeds 6, 41 and 211, 1289 such tops: every right one within 0.75 steps; the two wrong ones 1.6 and 3.5)
 
 
 # --- 5. stacks ----------------------------------------------------------------------------
@@ -111,8 +117,13 @@ CHIP_SCALE = 1.07  # the brightest chip channel (white's blue, card-relative): c
 
 
 def _top_lab(rgb_rel: np.ndarray) -> np.ndarray:
-    """Lab of a card-relative RGB sample, on the palette's scale (CHIP_SCALE)."""
-    return _to_lab(np.asarray(rgb_rel) / CHIP_SCALE)[0]
+    """Lab of a card-relative RGB sample, on the palette's scale (CHIP_SCALE). A sample
+    brighter than the white chip (a top lit more than its card: the card in a shadow's or a
+    vignette's dark, the top under a lamp's reflection) is dimmed as a whole into the
+    palette's range, keeping its hue: clipped channel by channel, a pale blue top at
+    1.14, 1.26, 1.79 times a shaded card came out pure white (seed 211, `hard`)."""
+    rel = np.asarray(rgb_rel, np.float64) / CHIP_SCALE
+    return _to_lab(rel / max(float(rel.max()), 1.0))[0]
 
 
 def classify_chip(rgb_rel: np.ndarray, side: bool = False) -> tuple[str, float]:
@@ -208,7 +219,10 @@ def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: n
         dist = np.linalg.norm(away)
         u = away / dist if dist > 1e-6 else np.array([1.0, 0.0])
         far = cam.lift(base, 5.6 * CHIP_MM) - base
-        reach = 1.4 * float(np.linalg.norm(far)) + 1.5
+        # Room past the tallest top for a focal length the homography does not show (a camera
+        # looking nearly straight down); one it shows places that top, and a search past it
+        # met a printed corner's ring of ink beyond a tall stack (seed 211 `perspective`).
+        reach = (1.0 if cam.focal_seen else 1.4) * float(np.linalg.norm(far)) + 1.5
         ts = np.arange(-0.8, reach + 0.01, 0.4)
         lat = np.array([-0.8, 0.0, 0.8])
         cands = (base[None, None] + ts[:, None, None] * u + lat[None, :, None] * np.array([-u[1], u[0]]))
@@ -243,6 +257,8 @@ def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: n
     washed = washed_top(rel) if colour == "white" else None
     if washed is not None:  # a coloured top under glare: its colour a guess, with no margin
         colour, margin = washed, 0.0
+    elif float(rel.max()) > LIT_APART:  # lit apart from its card: the card is no white reference for it
+        margin = 0.0
     return _Sighting(base, top, score, colour, margin, outline), score
 
 
@@ -279,8 +295,13 @@ def read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H:
     side is tall enough in the photo and the top sits where a whole number of chips puts it."""
     if sight is None:
         return StackReading([], True, best_score < 0.6 * CHIP_FOUND)
-    sure = sight.margin > 8 and sight.score > 1.3 * CHIP_FOUND
     n, miss, step_px = _height(sight, H, centre_mm, cam)
+    # Where one chip's side is tall enough to count chips, a stack's top lies at a whole
+    # height along the line away from the nadir; a "top" a chip or more from every one is
+    # something else the search met on that line (a printed corner's ring of ink past a
+    # tall stack's top, under a steep camera), and its colour says nothing of the stack.
+    on_stack = step_px < HEIGHT_PX or miss < OFF_STACK_STEPS
+    sure = sight.margin > 8 and sight.score > 1.3 * CHIP_FOUND and on_stack
     if step_px < HEIGHT_PX or miss > 0.25 or sight.score < CHIP_FOUND:
         return StackReading([sight.colour], False, sure, sight.outline)
     r = CHIP_RADIUS_MM
