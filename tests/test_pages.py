@@ -609,7 +609,9 @@ def test_geometrius_token_field_and_card_verdict_at_once(server, browser):
     board = camera(START)
     board[5]["shape"] = "unknown"
     session.observe(board, [], 0.0)
-    page.wait_for_selector("#waiting-hint")
+    # the hint of a field seen (not the one shown while waiting for any token: a busy machine
+    # drew the state before this board's, and no token was on the page yet)
+    page.wait_for_selector("#waiting-hint:has-text('tap each')")
     assert page.locator("#board rect.token-face").count() == 16
     page.click('#board rect.token-face[data-cell="1,1"]')
     page.wait_for_selector("#tokenfix[open]")
