@@ -302,7 +302,8 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
     def recent() -> list[dict]:
         return [{"id": r.id, "game": r.game, "variant": r.variant,
                  "when": time.strftime("%d %b %H:%M", time.localtime(r.created)), "leader": _leader(r.scores),
-                 "fixed": len(r.corrections), "doubts": len(doubts(r.uncertain, r.corrections))}
+                 "fixed": len(r.corrections), "doubts": len(doubts(r.uncertain, r.corrections)),
+                 "damaged": r.damaged}
                 for r in hooks.store.recent_reviews(RECENT)]
 
     def page(review_id: str | None, missing: str | None = None) -> tuple[str, int]:

@@ -152,6 +152,7 @@ class ReviewRow:
     corrections: list
     scores: dict
     images: tuple[str, ...] = ()  # the names of its stored JPEG images
+    damaged: bool = False  # its saved data no longer parses: listed, to be told, never opened
 
 
 def default_data_dir() -> Path:
@@ -311,8 +312,9 @@ class Store:
         return _review(row, tuple(n for (n,) in names)) if row else None
 
     def recent_reviews(self, limit: int = 12) -> list[ReviewRow]:
-        """The newest reviews first (without their image names); a damaged one is left out of
-        the list, so one bad row does not take the page and every other review with it."""
+        """The newest reviews first (without their image names); a damaged one is listed as
+        such, without its data, so one bad row neither takes the page and every other review
+        with it nor vanishes from the user's list unexplained."""
         with self._lock:
             rows = self._conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM reviews ORDER BY created DESC LIMIT ?",
                                       (limit,)).fetchall()
@@ -321,7 +323,7 @@ class Store:
             try:
                 out.append(_review(r, ()))
             except DamagedRecord:
-                continue
+                out.append(ReviewRow(*r[:5], {}, [], {}, [], {}, damaged=True))
         return out
 
     def review_image(self, review_id: str, name: str) -> bytes | None:

@@ -877,6 +877,9 @@ def test_a_damaged_review_is_named_and_the_others_stay_listed(tmp_path):
     client = app.test_client()
     listed = client.get("/api/reviews")
     assert listed.status_code == 200 and [r["id"] for r in listed.get_json()["reviews"]][-1] == "0000000000000000"
+    # the damaged one is listed as such, not dropped from the user's list unexplained
+    assert [(r["id"], r["damaged"]) for r in listed.get_json()["reviews"]][1:] == [
+        ("0000000000000001", True), ("0000000000000000", False)]
     assert client.get("/review").status_code == 200
     for review_id, words in (("0000000000000001", "is damaged"), ("0000000000000002", "does not know")):
         answer = client.get(f"/api/review/{review_id}")

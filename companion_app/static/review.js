@@ -344,7 +344,8 @@ function listRecent(reviews) {
        ` ${capitalise(r.game)} (${r.variant || "default"})`,
        r.leader ? ` · ${r.leader} leads` : "",
        r.fixed ? ` · ${r.fixed} corrected` : "",
-       r.doubts ? ` · ${r.doubts} unsure` : ""))));
+       r.doubts ? ` · ${r.doubts} unsure` : "",
+       r.damaged ? " · damaged: kept in the file, cannot be opened" : ""))));
   document.getElementById("recent-none").hidden = reviews.length > 0;
 }
 
