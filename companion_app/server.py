@@ -29,7 +29,7 @@ from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from calibration import Calibration, CalibrationError, load_calibration
-from rules.errors import InputError
+from rules.errors import InputError, parse_json
 from vision import reproducible
 from rules import blokus, geometrius
 from rules.records import GAME_RULES, GAMES
@@ -78,15 +78,12 @@ class ServeError(InputError):
 
 
 class RequestJSON(DefaultJSONProvider):
-    """A request body nested thousands of levels deep is bad JSON like any other (every route's
-    "expected a JSON object"), as the command line's files are (:func:`rules.errors.parse_json`),
-    not Python's recursion limit answered as an internal error."""
+    """Request bodies parsed as the command line's files are (:func:`rules.errors.parse_json`):
+    one nested thousands of levels deep is bad JSON like any other (every route's "expected a
+    JSON object"), not Python's recursion limit answered as an internal error."""
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        try:
-            return super().loads(s, **kwargs)
-        except RecursionError:
-            raise ValueError("the request nests its lists or objects too deeply to be read") from None
+        return parse_json(s, "the request")
 
 
 @dataclass

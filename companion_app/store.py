@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from rules.errors import InputError
+from rules.errors import InputError, parse_json
 
 FILENAME = "tableref.sqlite3"
 SCHEMA_VERSION = 2
@@ -387,8 +387,8 @@ class _transaction:
 def _loads(text: str, what: str) -> Any:
     """A row's saved JSON, or :class:`DamagedRecord` naming the row."""
     try:
-        return json.loads(text)
-    except (ValueError, TypeError, RecursionError):
+        return parse_json(text, what)
+    except (ValueError, TypeError):  # TypeError: a NULL where JSON text was saved
         raise DamagedRecord(what) from None
 
 

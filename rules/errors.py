@@ -32,12 +32,13 @@ class InputError(Exception):
         return {"error": {"code": self.code, "message": self.message}}
 
 
-def parse_json(text: str, name: str) -> Any:
+def parse_json(text: str | bytes, name: str) -> Any:
     """``text`` parsed as JSON, or a one-line ValueError naming ``name`` and the fault.
 
-    Every file a user hands over (state, record, calibration, token catalogue) goes through
-    here, so a document nested thousands of levels deep is refused as bad JSON like any other
-    malformed file instead of surfacing as Python's recursion limit ("internal error").
+    Every document a user hands over (state, record, calibration, token catalogue, a tablet's
+    request) and every saved row goes through here, so one nested thousands of levels deep is
+    refused as bad JSON like any other malformed one instead of surfacing as Python's recursion
+    limit ("internal error").
     """
     try:
         return json.loads(text)
