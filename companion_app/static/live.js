@@ -179,9 +179,18 @@ document.getElementById("alerts").addEventListener("click", (event) => {
   if (button) act(`/api/alerts/${button.dataset.ack}/ack`);
 });
 
+// A second tap on Pass this soon after the first is the same tap (no two players pass within a
+// second): it names the colour the first named, so the server refuses it even when the first
+// pass's new state arrived between the taps and the page already shows the next colour to move.
+const DOUBLE_TAP_MS = 1000;
+let lastPass = { colour: null, at: -Infinity };
+
 document.getElementById("pass").addEventListener("click", () => {
-  // the colour seen to move: a double tap is one pass, not the next colour's too
-  if (state && !state.game_over) act("/api/pass", { to_move: state.to_move }, `${colourName(state.to_move)} passes`);
+  if (!state || state.game_over) return;
+  const now = Date.now();
+  const colour = now - lastPass.at < DOUBLE_TAP_MS ? lastPass.colour : state.to_move;
+  lastPass = { colour, at: now };
+  act("/api/pass", { to_move: colour }, `${colourName(colour)} passes`);
 });
 
 /* connect() is called by the page once every board's script is loaded. */
