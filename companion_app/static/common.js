@@ -58,7 +58,14 @@ async function post(url, body) {
 }
 
 let toastTimer = null;
+// An error just shown is not replaced by a success answered a moment later: a double tap's
+// first tap answering after its second was refused must not hide why nothing more happened.
+const ERROR_KEPT_MS = 2000;
+let errorShownAt = -Infinity;
+
 function toast(message, kind) {
+  if (kind !== "error" && Date.now() - errorShownAt < ERROR_KEPT_MS) return;
+  if (kind === "error") errorShownAt = Date.now();
   const box = document.getElementById("toast");
   box.textContent = message;
   box.dataset.kind = kind || "info";
