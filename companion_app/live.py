@@ -33,6 +33,7 @@ from rules.observe import as_cell
 from vision import reproducible
 from vision.errors import ReadError
 from vision.exposure import refusal
+from vision.image_io import require_colour
 from vision.pose import BoardPose
 
 from .cells import cells_of
@@ -213,9 +214,10 @@ class LiveReferee:
     ``start()`` runs it over ``source`` on a background thread until ``stop()`` or the end of
     a recording. Callbacks run on that thread. Statuses are reported when they change:
     ``ok``, ``board_moved``, ``camera_disconnected``, ``unreadable_frame``, ``ended`` (a
-    recording ran out), ``error`` (a frame failed; the loop goes on), and, while no board is
-    found, the refusal's own code (``no_board``, ``underexposed``, ``overexposed``,
-    ``impossible_angle``: :data:`vision.errors.CODES`).
+    recording ran out), ``error`` (a frame failed; the loop goes on), ``no_colour`` while the
+    camera gives black-and-white frames, and, while no board is found, the refusal's own code
+    (``no_board``, ``underexposed``, ``overexposed``, ``impossible_angle``:
+    :data:`vision.errors.CODES`).
     """
 
     def __init__(self, source: FrameSource | None = None, on_board: OnBoard = _ignore,
@@ -238,6 +240,8 @@ class LiveReferee:
         self._anchor: np.ndarray | None = None  # small image that began the still period
         self._read_at: float | None = None  # source time of the next read (None: read done)
         self._waited = False  # the read of this still period was put off once for a hand
+        self._colour_at: float | None = None  # source time colour was last checked (see _in_colour)
+        self._colourless: ReadError | None = None  # the refusal while the camera gives no colour
         self._reference: np.ndarray | None = None  # small image of the last accepted board
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -249,6 +253,8 @@ class LiveReferee:
         self.latest_frame = frame
         if self.calibration is not None:
             frame = self.calibration.undistort(frame)
+        if not self._in_colour(t, frame):
+            return
         if self.pose is None and not self._locate(t, frame):
             return
         self._report("ok", "watching the board")
@@ -290,6 +296,30 @@ class LiveReferee:
             return
         samples = empty_samples(reading, self.profile.empty)
         self.profile = renormalise(self.profile, samples)
+
+    def _in_colour(self, t: float, frame: np.ndarray) -> bool:
+        """Whether the camera gives colour, checked every ``relocate_seconds`` of source time.
+
+        A cheap webcam switches to black-and-white (its infrared night mode) when the room
+        gets dark: every piece would then read as some other colour or as empty, and a game
+        in progress would lose its pieces to a confident misreading. Nothing is located or
+        read until colour is back; the pose is kept, and the first colour frame is compared
+        with the last one seen in colour, so a piece laid meanwhile is motion and waits out a
+        still period. Checked on a cadence, not per frame: the measure costs a few
+        milliseconds, and a switch that falls between two checks is itself motion over the
+        pieces, which puts off the next read by ``steady_seconds``, longer than the cadence.
+        """
+        if self._colour_at is None or t - self._colour_at >= self.gate.relocate_seconds:
+            self._colour_at = t
+            try:
+                require_colour(frame)
+                self._colourless = None
+            except ReadError as e:
+                self._colourless = refusal(frame, e)
+        if self._colourless is not None:
+            self._report(self._colourless.code, self._colourless.message)
+            return False
+        return True
 
     def _fits(self, frame: np.ndarray) -> bool:
         return frame.shape[1::-1] == tuple(self.pose.image_size) and self.vision.verify(frame, self.pose)

@@ -237,6 +237,28 @@ def test_a_change_of_light_does_not_blind_the_referee():
     assert boards[1][1] == pytest.approx(2 + gate.steady_seconds + gate.hand_patience_seconds, abs=0.3)
 
 
+def test_a_camera_gone_black_and_white_is_reported_and_nothing_is_read_until_colour_is_back():
+    # A webcam's night mode: grey frames while a piece goes down. The piece is read once
+    # colour is back, never from the grey frames (where its colour cannot be told).
+    empty, one = demo.film(STEPS[:1])[0], demo.film(STEPS[:1])[-1]
+    source = demo.FilmSource([empty, one], demo.cameras())
+    before, after = source.image(0), source.image(1)
+    grey = cv2.cvtColor(cv2.cvtColor(after, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    boards, statuses = [], []
+    referee = LiveReferee(on_board=lambda rows, uncertain, t: boards.append((rows, t)),
+                          on_status=lambda status, message: statuses.append(status))
+    for k in range(48):
+        t = k / 4
+        referee.process(t, before if t < 2 else grey if t < 8 else after)
+    assert statuses == ["ok", "no_colour", "ok"]
+    assert [rows for rows, _ in boards] == [blokus.parse_board(empty.board), blokus.parse_board(one.board)]
+    assert boards[1][1] >= 8
+    # Before any board: a grey camera is named as such, not as a missing board.
+    first = []
+    LiveReferee(on_status=lambda status, message: first.append(status)).process(0.0, grey)
+    assert first == ["no_colour"]
+
+
 def test_a_dark_room_is_reported_as_too_dark_not_as_a_missing_board():
     messages = []
     referee = LiveReferee(on_status=lambda status, message: messages.append((status, message)))
