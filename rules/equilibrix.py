@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from itertools import chain
 from importlib import resources
 from typing import ClassVar, Iterable, Mapping, Sequence
 
@@ -164,7 +165,7 @@ class Game:
     tokens: Mapping[str, int] = field(default_factory=dict)
     to_move: int = 0
     turns: tuple[Turn, ...] = ()
-    loser: str | None = None  # ZDRŽOVAČKA: the first colour unable to move
+    loser: str | None = None  # ZDRŽOVAČKA: a colour that passed for want of a legal move (see defeated)
 
     @classmethod
     def start(cls, setup: Setup) -> "Game":
@@ -194,11 +195,23 @@ class Game:
         return len(MINI) - len(self.minis[colour])
 
     @property
+    def defeated(self) -> str | None:
+        """ZDRŽOVAČKA's loser: the first colour that could not make a legal move, whether it
+        passed for want of one or the record stops at its turn with none left (the rule
+        ends the game there; no pass need be written)."""
+        if self.loser or self.setup.variant != "zdrzovacka":
+            return self.loser
+        colour = self.colour_to_move
+        return None if self.can_move(colour) else colour
+
+    @property
     def over(self) -> bool:
-        if self.loser:
-            return True
-        last = self.turns[-2:]
-        return len(last) == 2 and all(t.move.passed for t in last)
+        """ZDRŽOVAČKA: a player could not move; AUTONOMIE and TŘI METY: both players passed,
+        one right after the other."""
+        if self.setup.variant == "zdrzovacka":  # no passing: only a player who cannot move ends it
+            return self.defeated is not None
+        last = self.turns[-2:]  # AUTONOMIE, TŘI METY: both players pass, one right after the other
+        return len(last) == 2 and all(t.move.passed for t in last) and {t.move.colour for t in last} == set(COLOURS)
 
     # --- judging -----------------------------------------------------------------------
 
@@ -213,9 +226,9 @@ class Game:
         if mask & self.occupied:
             out.append(violation("overlap", b.cells_of(mask & self.occupied)))
         tile = self._identify(move, fields, out)
-        if self.own[move.colour]:
-            if not mask & b.grow(self.own[move.colour], b.contact_mask):
-                out.append(violation("not_connected", fields))
+        own = self.own[move.colour]
+        if own and not mask & (own | b.grow(own, b.contact_mask)):  # a field laid over its own shares its nodes
+            out.append(violation("not_connected", fields))
         out.extend(self._dots(move, mask))
         return tile, out
 
@@ -252,19 +265,14 @@ class Game:
         """Every legal tile or mini-tile turn for ``colour`` (with the token only if needed)."""
         b = flower.board()
         shapes = {tile_shape(t): t for t in self.offered(colour)}
-        for piece, mask in self.setup.table.masks:
-            if piece not in shapes:
-                continue
+        tiles = ((tuple(b.cells_of(mask)), shapes[piece]) for piece, mask in self.setup.table.masks if piece in shapes)
+        minis = (((cell,), None) for cell in b.cells) if self.mini_turns(colour) < MAX_MINI_TURNS else ()
+        for fields, tile in chain(tiles, minis):  # a mini-tile may bring the token too
             for token in (False, True):
-                move = Move(colour, tuple(b.cells_of(mask)), shapes[piece], token)
+                move = Move(colour, fields, tile, token)
                 if not self.check(move)[1]:
                     yield move
                     break
-        if self.mini_turns(colour) < MAX_MINI_TURNS:
-            for cell in b.cells:
-                move = Move(colour, (cell,))
-                if not self.check(move)[1]:
-                    yield move
 
     def can_move(self, colour: str) -> bool:
         return next(iter(self.legal_moves(colour)), None) is not None
@@ -347,7 +355,7 @@ def markers_joined(own: Mapping[str, int], markers: Mapping[flower.Node, str]) -
 def score(game: Game) -> ScoreSheet:
     """ZDRŽOVAČKA: 1 for the winner; AUTONOMIE: territory; TŘI METY: own markers joined,
     then the opponent's markers joined."""
-    return score_fields(game.own, game.setup, game.loser, game.over)
+    return score_fields(game.own, game.setup, game.defeated, game.over)
 
 
 def score_fields(own: Mapping[str, int], setup: Setup, loser: str | None = None, over: bool = True) -> ScoreSheet:

@@ -521,7 +521,14 @@ class Game:
 
     @property
     def colour_to_move(self) -> str:
-        return self.setup.turn_order[self.to_move]
+        """The next colour in turn order that still has turns to make: one that has made its
+        four (G10) can no longer be the one to move, so it is passed over."""
+        order = self.setup.turn_order
+        for k in range(len(order)):
+            colour = order[(self.to_move + k) % len(order)]
+            if self.turns_made(colour) < TURNS:
+                return colour
+        return order[self.to_move]
 
     def turns_made(self, colour: str) -> int:
         return sum(t.move.colour == colour for t in self.turns)
@@ -536,10 +543,11 @@ class Game:
         if move.colour not in order:
             raise ValueError(f"{move.colour!r} does not play in this game (colours: {', '.join(order)})")
         name, out = COLOUR_NAMES[move.colour], []
-        tokens, hands = self.tokens, self.hands
-        if self.turns_made(move.colour) >= TURNS:
+        tokens, hands, to_move = self.tokens, self.hands, self.to_move
+        if self.turns_made(move.colour) >= TURNS:  # no turn at all: whoever was to move still is
             out.append(violation("no_turns_left", colour=name))
         else:
+            to_move = (order.index(move.colour) + 1) % len(order)
             if move.colour != self.colour_to_move:
                 out.append(violation("wrong_turn", colour=name, expected=COLOUR_NAMES[self.colour_to_move]))
             hand = _known_hand(self.hands[move.colour], move.hand)
@@ -548,7 +556,7 @@ class Game:
             out.extend(_hand_problems(move, hand))
             hands = {**self.hands, move.colour: _hand_after(hand, move)}
         turn = Turn(len(self.turns), move, move.describe(), tuple(out))
-        return replace(self, tokens=tokens, hands=hands, to_move=(order.index(move.colour) + 1) % len(order),
+        return replace(self, tokens=tokens, hands=hands, to_move=to_move,
                        turns=self.turns + (turn,))
 
 

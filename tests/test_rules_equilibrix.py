@@ -261,3 +261,66 @@ def test_mini_tiles_cover_one_petal_and_one_triangle_of_a_colour():
     assert eq.minis_cover(F("P 0 0 0", "T 2 -3 +")) and eq.minis_cover(F("T 0 0 +")) and eq.minis_cover(())
     assert not eq.minis_cover(F("P 0 0 0", "P 1 0 0")) and not eq.minis_cover(F("P 0 0 0", "T 0 0 +", "T 0 0 -"))
     assert [eq.mini_kind(c) for c in F("P 1 -1 2", "T 0 0 -")] == ["petal", "triangle"]
+
+
+def test_zdrzovacka_a_record_stopping_where_the_player_to_move_cannot_move_is_lost_by_that_player():
+    """ZDRŽOVAČKA: "the first player who cannot make a legal move loses. No passing." The loss
+    is the rule's, not the pass's: a record that stops at Black's turn, with the ring empty
+    and Black's mini-tiles spent, is over and won by White, pass written or not."""
+    setup = Setup(variant="zdrzovacka", ring=("duo-1", "duo-2"))
+    moves = [Move("B", F("P 0 0 0", "T 0 0 +"), "duo-1"), Move("W", F("P 2 0 0", "T 2 0 +"), "duo-2"),
+             Move("B", F("P 0 0 1")), Move("W", F("P 2 0 1")), Move("B", F("T -1 0 +")), Move("W", F("T 1 0 +"))]
+    g = eq.play_all(setup, moves)
+    assert all(t.legal for t in g.turns) and g.colour_to_move == "B" and not g.can_move("B")
+    assert g.over
+    sheet = eq.score(g)
+    assert [(p.name, p.score, p.place) for p in sheet.players] == [("White", 1, 1), ("Black", 0, 2)]
+    assert sheet.undecided == ()
+    passed = g.play(Move("B", passed=True))  # the same end with the pass written
+    assert passed.turns[-1].legal and passed.over and eq.score(passed).ranking == ["White", "Black"]
+    assert not eq.play_all(setup, moves[:-1]).over  # White, to move, still has its triangle
+
+
+def test_a_tile_laid_over_its_own_colour_shares_its_nodes_so_only_the_overlap_is_flagged():
+    """E4: "every later one touches (shares a node with) a field of the same colour". A
+    mini-tile put down on Black's own lone petal shares that petal's nodes: the verdict is
+    E3's overlap alone, not E4's not_connected as well."""
+    g = Game.start(SETUP).play(Move("B", F("P 0 0 0")))  # Black's first field, a petal mini
+    g = g.play(Move("W", passed=True)).play(Move("B", F("P 0 0 0")))
+    assert codes(g.turns[-1]) == ["overlap", "no_mini_tile_left"]
+
+
+def test_autonomie_ends_when_both_players_pass_one_after_the_other_not_one_player_twice():
+    """AUTONOMIE / TŘI METY: "the game ends after two passes in a row" -- the rule sheet: when
+    both players pass right after each other. Black passing twice (the second out of turn) ends
+    nothing; White's pass after it does."""
+    g = Game.start(SETUP).play(Move("B", passed=True)).play(Move("B", passed=True))
+    assert codes(g.turns[-1]) == ["wrong_turn"] and not g.over
+    assert g.play(Move("W", passed=True)).over
+
+
+def test_zdrzovacka_two_passes_in_a_row_do_not_end_the_game():
+    """ZDRŽOVAČKA has no passing: it ends only when a player cannot move. Two passes made while
+    moves were left are each flagged and end nothing (ending after two passes is AUTONOMIE's and
+    TŘI METY's rule)."""
+    g = Game.start(Setup(variant="zdrzovacka", ring=SETUP.ring))
+    g = g.play(Move("B", passed=True)).play(Move("W", passed=True))
+    assert [codes(t) for t in g.turns] == [["illegal_pass"], ["illegal_pass"]]
+    assert not g.over and eq.score(g).undecided
+
+
+def test_a_mini_tile_that_needs_the_5_plus_1_token_is_a_legal_move_left():
+    """E2 + E5: a mini-tile may be played with the 5+1 token like any tile. Black's only move
+    left is its petal mini-tile as the sixth field at node (0,0), with the token: Black can
+    still move, so in ZDRŽOVAČKA the game is not over and a pass is illegal."""
+    b = flower.board()
+    ring = flower.fields_at((0, 0))
+    black = [f for f in ring if f[2] >= 3][:5]  # five triangles round (0,0)
+    last = next(f for f in ring if f[2] < 3)  # a petal there: Black's sixth dot
+    white = b.full & ~b.mask(black + [last])
+    setup = Setup(variant="zdrzovacka", ring=())
+    g = Game(**{**Game.start(setup).__dict__, "own": {"B": b.mask(black), "W": white}})
+    assert g.check(Move("B", (last,)))[1] and not g.check(Move("B", (last,), token=True))[1]
+    assert list(g.legal_moves("B")) == [Move("B", (last,), token=True)]
+    assert g.can_move("B") and not g.over
+    assert codes(g.play(Move("B", passed=True)).turns[-1]) == ["illegal_pass"]

@@ -401,6 +401,24 @@ def test_wrong_turn():
         play(T("white"))
 
 
+def test_a_colour_that_has_made_its_four_turns_is_passed_over():
+    """G10: each player makes exactly four turns. Once Red has made its four (three of them out
+    of turn, each flagged once), only Blue has turns left: Blue's four turns are its own, in
+    turn, not out of turn behind a Red that can no longer move."""
+    setup = replace(SETUP, players=PLAYERS[:2])
+    g = play(*[T("red")] * 4, *[T("blue")] * 4, setup=setup)
+    assert [codes(t) for t in g.turns] == [[]] + [["wrong_turn"]] * 3 + [[]] * 4 and g.over
+
+
+def test_a_move_by_a_colour_without_turns_leaves_the_turn_where_it_was():
+    """G10: a fifth turn is no turn at all (``no_turns_left``): the colour that was to move still
+    is. Red has made its four, Green is to move; Red's extra move does not hand the turn to Blue."""
+    g = play(*[T(c) for c in ["red", "blue", "green"] * 3], T("red"), T("blue"))
+    assert g.colour_to_move == "green"
+    g = play(T("red"), T("green"), game=g)
+    assert [codes(t) for t in g.turns[-2:]] == [["no_turns_left"], []] and g.over
+
+
 # --- scoring ---------------------------------------------------------------------------------
 
 def state(*tokens, **extra):
