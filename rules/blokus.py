@@ -89,6 +89,9 @@ class Setup:
             if colour not in COLOURS or tuple(corner) not in CORNERS:
                 raise ValueError(f"start {colour}: {list(corner)} is not a colour and a board corner")
         if self.players:
+            seatless = [n for n, cs in self.players if not cs]
+            if seatless:  # with nothing to lose it would score 0 and win
+                raise ValueError(f"player {seatless[0]} holds no colour")
             colours = [c for _, cs in self.players for c in cs]
             if len(set(colours)) != len(colours) or not set(colours) <= set(COLOURS):
                 raise ValueError("players' colours must be distinct Blokus colours")
@@ -111,8 +114,9 @@ class Setup:
 
     @property
     def player_list(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        if self.players:
-            return tuple((n, tuple(c for c in cs if c in self.scored_colours)) for n, cs in self.players)
+        if self.players:  # a seat holding only the neutral colour (V4) is no player: it is not scored
+            seats = ((n, tuple(c for c in cs if c in self.scored_colours)) for n, cs in self.players)
+            return tuple((n, cs) for n, cs in seats if cs)
         if self.variant == "team":
             return (("Blue & Red", ("B", "R")), ("Yellow & Green", ("Y", "G")))
         if self.variant == "two-player":

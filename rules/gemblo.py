@@ -139,6 +139,9 @@ class Setup:
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown Gemblo variant {self.variant!r} (one of {', '.join(VARIANTS)})")
+        seatless = [n for n, cs in self.player_list if not cs]
+        if seatless:  # with nothing to lose it would score 0 and win
+            raise ValueError(f"player {seatless[0]} holds no colour")
         colours = [c for _, cs in self.player_list for c in cs]
         if len(set(colours)) != len(colours) or not set(colours) <= set(COLOURS):
             raise ValueError("players' colours must be distinct Gemblo colours (C R Y G B P)")
@@ -150,8 +153,14 @@ class Setup:
         for colour, cell in self.starts.items():
             if colour not in COLOURS or not on_board(tuple(cell)):
                 raise ValueError(f"start {colour}: {list(cell)} is not a colour and a board cell")
+        for cell in self.five_player_starts or ():
+            if not on_board(tuple(cell)):
+                raise ValueError(f"five-player start {list(cell)} is not a board cell")
         if set(self.costs) != set(SHAPES):
             raise ValueError("the cost table must give a cost for each of P01..P18")
+        odd = [pid for pid, cost in self.costs.items() if type(cost) not in (int, float) or not math.isfinite(cost)]
+        if odd:  # S3 sums them; JSON true would count as 1
+            raise ValueError(f"the cost table must give a number for each piece, not for {', '.join(sorted(odd))}")
 
     def settings_json(self) -> dict:
         """The settings that differ from the rules file's defaults, as a record stores them."""

@@ -194,9 +194,11 @@ def check_placement(rules: PlacementRules, pos: Position, colour: str,
         if not mask & rules.starts[colour]:
             out.append(rules.violation("first", cells))
         return piece, out
-    touching = mask & pos.near[colour] & ~pos.own[colour]
+    own = pos.own[colour]
+    # Each square beside its own colour, also one laid on top of its own colour (an overlap).
+    touching = [board.cells[i] for i in bits(mask) if board.edge[i] & own]
     if touching:
-        out.append(rules.violation("edge_contact", board.cells_of(touching)))
+        out.append(rules.violation("edge_contact", touching))
     if not mask & pos.reach[colour]:
         out.append(rules.violation("connect", cells))
     elif rules.blockable:
@@ -355,10 +357,13 @@ class Match:
         return not any(self.can_place(c) for c in self.rules.rotation)
 
     def last_piece(self, colour: str) -> str | None:
-        for turn in reversed(self.turns):
-            if turn.move.colour == colour and not turn.move.passed:
-                return turn.piece
-        return None
+        """The piece ``colour`` laid on the board last (Blokus S3: "the last one placed").
+
+        Read from the board, not the move list: a move refused as off the board or
+        overlapping laid nothing, so it does not displace the piece that was placed last.
+        """
+        laid = self.position.pieces_of(colour)
+        return laid[-1].piece if laid else None
 
     def play(self, move: Move) -> "Match":
         """Judge ``move`` and return the match after it.
@@ -379,7 +384,7 @@ class Match:
                                            colour=rules.name(move.colour)))
         position, piece = self.position, None
         if move.passed:
-            if self.can_place(move.colour):
+            if in_turn and self.can_place(move.colour):  # a freely laid colour has no turn to pass
                 out.append(rules.violation("illegal_pass", warning=True, colour=rules.name(move.colour)))
         else:
             piece, problems = check_placement(rules, position, move.colour, move.cells)

@@ -102,6 +102,19 @@ def test_edge_contact_same_colour():
     assert m.turns[-1].violations[0].cells == ((1, 0),)
 
 
+def test_edge_contact_counts_a_square_laid_on_its_own_colour():
+    """B5: "no square of the piece shares an edge with a square of its own colour". A square
+    laid on top of its own colour (B1 overlap) still shares edges with the own squares beside it."""
+    opening = [("B", [(0, 0), (0, 1)])] + OPENING[1:]
+    m = play(opening + [("B", [(0, 1), (1, 2)])])  # (0,1) lies on blue and touches blue (0,0)
+    assert codes(m.turns[-1]) == ["overlap", "not_a_piece", "edge_contact_same_colour"]
+    assert m.turns[-1].violations[-1].cells == ((0, 1),)
+    m = play(opening + [("B", [(0, 1)])])
+    assert codes(m.turns[-1]) == ["overlap", "edge_contact_same_colour", "no_corner_contact"]
+    m = play(OPENING + [("B", [(0, 0)])])  # the blue monomino alone: no other blue beside it
+    assert codes(m.turns[-1]) == ["overlap", "piece_already_used", "no_corner_contact"]
+
+
 def test_other_colours_may_touch():
     from rules.placement import Position
 
@@ -202,6 +215,30 @@ def test_three_player_free_neutral_unchecked():
     assert codes(m.turns[-1]) == ["overlap"]
 
 
+def test_neutral_colour_holder_is_not_ranked():
+    """V4: the fourth colour "is neutral and unscored": a record that seats it with a player of its
+    own (every colour held by someone) ranks three players, not a neutral "player" on 0 in first place."""
+    seats = (("Ann", ("B",)), ("Bob", ("Y",)), ("Cid", ("R",)), ("Neutral", ("G",)))
+    for variant in ("three-player-shared", "three-player-free"):
+        setup = Setup(variant=variant, players=seats)
+        sheet = blokus.score(play(OPENING[:3]).position, setup)
+        assert sheet.ranking == ["Ann", "Bob", "Cid"]
+        assert [p.score for p in sheet.players] == [-88, -88, -88]
+
+
+def test_a_player_without_colours_is_refused():
+    """V1-V4 seat every player at one or two colours; a player holding none would score 0 and win."""
+    with pytest.raises(ValueError, match="holds no colour"):
+        Setup(players=(("Ann", ("B",)), ("Bob", ("Y",)), ("Cid", ("R",)), ("Dee", ("G",)), ("Eve", ())))
+
+
+def test_three_player_free_neutral_has_no_turn_to_pass():
+    """V4 neutral_free: the neutral is "laid out in any arrangement ... and is not checked"; it has
+    no turn (B7), so a pass recorded for it is no `illegal_pass` although it could still be laid."""
+    m = play([("G", "pass"), ("B", [(0, 0)])], Setup(variant="three-player-free"))
+    assert [codes(t) for t in m.turns] == [[], []]
+
+
 def test_unknown_variant_rejected():
     with pytest.raises(ValueError):
         Setup(variant="five-player")
@@ -243,6 +280,28 @@ def test_monomino_last_gives_20():
     assert sheet.players[0].score == 20 and not sheet.undecided
     sheet = blokus.score(pos, last_piece={"B": "X"})
     assert sheet.players[0].score == 15
+
+
+def test_s3_counts_the_last_piece_laid_not_a_refused_attempt():
+    """B/S3: +20 "when all 21 are placed and the last one placed was the monomino". A later
+    move refused as overlapping (nothing laid) does not make another piece "the last placed"."""
+    from rules.placement import Match, Position
+
+    r, b = blokus.rules(), blokus.board()
+    pos = Position()
+    for placed in full_board_for("B").placed:
+        if placed.piece != blokus.MONOMINO:
+            pos = pos.add(b, "B", placed.piece, placed.mask)
+    monomino = next(m for p, m in legal_placements(r, pos, "B") if p == blokus.MONOMINO)
+    m = Match(r, pos).play(Move("B", tuple(b.cells_of(monomino))))
+    assert blokus.score_match(m, Setup()).players[0].bonus == 20
+    u_cells = next(b.cells_of(p.mask) for p in pos.placed if p.piece == "U")
+    for colour in ("Y", "R", "G"):
+        m = m.play(Move(colour, passed=True))
+    m = m.play(Move("B", tuple(u_cells)))  # the U again, on top of itself: refused, not laid
+    assert codes(m.turns[-1])[:2] == ["overlap", "piece_already_used"]
+    sheet = blokus.score_match(m, Setup())
+    assert (sheet.players[0].name, sheet.players[0].bonus, sheet.players[0].score) == ("Blue", 20, 20)
 
 
 def test_ties_share_a_place_and_are_explained():

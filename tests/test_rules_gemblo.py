@@ -107,6 +107,15 @@ def test_edge_contact_same_colour():
     assert codes(problems) == ["edge_contact_same_colour"]
 
 
+def test_edge_contact_counts_a_cell_laid_on_its_own_colour():
+    """M4: "no cell of the piece shares an edge with a cell of its own colour", also a cell laid
+    on top of its own colour (M1 overlap) beside another cell of it."""
+    pos = lay(("C", "P02", [(0, 0), (0, 1)]))
+    _, problems = check_placement(R6, pos, "C", [(0, 1), (1, 1), (2, 1)])  # (0,1) on clear, beside clear (0,0)
+    assert codes(problems) == ["overlap", "edge_contact_same_colour"]
+    assert problems[-1].cells == ((0, 1), (1, 1))
+
+
 def test_off_board_outside_zone_overlap():
     r4 = gemblo.rules(Setup(variant="4p"))
     pos = lay(("C", "P01", [(-3, -9)]))
@@ -253,3 +262,36 @@ def test_parse_cells_refuses_two_keys_naming_one_cell():
     assert gemblo.parse_cells({"0, 0": "R", "0,1": "Y"}) == {(0, 0): "R", (0, 1): "Y"}
     with pytest.raises(ValueError, match="cells '0,0' and '0, 0' are one cell"):
         gemblo.parse_cells({"0,0": "R", "0, 0": "R"})
+
+
+@pytest.mark.parametrize("cost", ["x", True, None, [3]])
+def test_cost_table_must_hold_numbers(cost):
+    """S3 sums the costs of the remaining pieces: a table whose entry is not a number is a bad
+    setup (exit 1, ``bad_setup``), not an internal error while ranking nor ``true`` read as 1."""
+    from rules.records import InvalidInput, parse_record
+
+    costs = dict(gemblo.DEFAULT_COSTS, P07=cost)
+    with pytest.raises(ValueError, match="cost"):
+        Setup(costs=costs)
+    with pytest.raises(InvalidInput) as refused:
+        parse_record({"game": "gemblo", "settings": {"costs": costs}, "moves": []})
+    assert refused.value.code == "bad_setup"
+    assert Setup(costs=dict(gemblo.DEFAULT_COSTS, P07=2.5)).costs["P07"] == 2.5
+
+
+def test_a_player_without_colours_is_refused():
+    """Each player plays one colour (two in 2p-double); a player holding none would score 0 and win."""
+    seats = (("Ann", ("C",)), ("Bob", ("R",)), ("Cid", ("Y",)), ("Dee", ("G",)), ("Eve", ()))
+    with pytest.raises(ValueError, match="holds no colour"):
+        Setup(variant="4p", players=seats)
+
+
+def test_five_player_starts_off_the_board_are_refused():
+    """The 5-player starts are a setting (gemblo.md, Zones and starts); a start off the 463-cell
+    board is a bad setup (exit 1, ``bad_setup``), not an internal error."""
+    from rules.records import InvalidInput, parse_record
+
+    starts = [[30, 0], [1, 1], [2, 2], [3, 3], [4, 4]]
+    with pytest.raises(InvalidInput) as refused:
+        parse_record({"game": "gemblo", "variant": "5p", "settings": {"five_player_starts": starts}, "moves": []})
+    assert refused.value.code == "bad_setup" and "[30, 0]" in refused.value.message
