@@ -8,6 +8,8 @@ rule a placement breaks with the game's own reason codes. Everything here is pur
 """
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Iterable, Mapping, Sequence
@@ -317,6 +319,13 @@ class Move:
     passed: bool = False
 
 
+def rule_order(rule: str) -> tuple[int, str]:
+    """Where rule id ``rule`` stands in its rules file: B4 before B5, G6 before G6a before
+    G7; a turn rule without a number (Equilibrix's and Geometrius' ``turn``) comes last."""
+    match = re.fullmatch(r"[A-Z]+(\d+)([a-z]*)", rule)
+    return (int(match[1]), match[2]) if match else (sys.maxsize, rule)
+
+
 @dataclass(frozen=True)
 class Turn:
     """A judged move of any game: what was played and every rule it broke.
@@ -329,6 +338,11 @@ class Turn:
     move: Any
     piece: str | None
     violations: tuple[Violation, ...]
+
+    def __post_init__(self) -> None:
+        # Listed in the rules file's order, so a verdict reads the same whichever check ran
+        # first, and compares equal to any referee's that follows the rules file.
+        object.__setattr__(self, "violations", tuple(sorted(self.violations, key=lambda v: rule_order(v.rule))))
 
     @property
     def legal(self) -> bool:

@@ -96,7 +96,8 @@ def test_no_corner_contact():
 
 def test_edge_contact_same_colour():
     m = play(OPENING + [("B", [(0, 1), (0, 2)])])
-    assert codes(m.turns[-1]) == ["edge_contact_same_colour", "no_corner_contact"]
+    # Both rules broken, listed in the rules file's order: B4 before B5.
+    assert codes(m.turns[-1]) == ["no_corner_contact", "edge_contact_same_colour"]
     m = play(OPENING + [("B", [(1, 1), (1, 0), (2, 1)])])  # V3 touching at a corner and along an edge
     assert codes(m.turns[-1]) == ["edge_contact_same_colour"]
     assert m.turns[-1].violations[0].cells == ((1, 0),)
@@ -110,7 +111,7 @@ def test_edge_contact_counts_a_square_laid_on_its_own_colour():
     assert codes(m.turns[-1]) == ["overlap", "not_a_piece", "edge_contact_same_colour"]
     assert m.turns[-1].violations[-1].cells == ((0, 1),)
     m = play(opening + [("B", [(0, 1)])])
-    assert codes(m.turns[-1]) == ["overlap", "edge_contact_same_colour", "no_corner_contact"]
+    assert codes(m.turns[-1]) == ["overlap", "no_corner_contact", "edge_contact_same_colour"]
     m = play(OPENING + [("B", [(0, 0)])])  # the blue monomino alone: no other blue beside it
     assert codes(m.turns[-1]) == ["overlap", "piece_already_used", "no_corner_contact"]
 
@@ -136,6 +137,14 @@ def test_illegal_pass_is_a_warning():
     assert codes(m.turns[0]) == ["illegal_pass"]
     assert m.turns[0].violations[0].warning
     assert not m.turns[0].legal
+
+
+def test_reasons_are_listed_in_the_rules_file_s_order_whichever_check_finds_them():
+    """A verdict's reasons in rule-id order (B1 ... B7), as any referee following the rules
+    file would list them: yellow out of turn, off its corner, is B3 then B7."""
+    m = play([("Y", [(5, 5)])])
+    assert codes(m.turns[0]) == ["first_not_in_corner", "wrong_turn"]
+    assert [v.rule for v in m.turns[0].violations] == ["B3", "B7"]
 
 
 def test_skipping_a_colour_with_no_move_is_not_wrong_turn():
