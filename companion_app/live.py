@@ -8,8 +8,12 @@ frame that started the current still period; any change bigger than a fraction o
 motion and restarts the period. Only when the board has held still for ``steady_seconds`` of
 source time (seconds, not frames: a 4 fps recording and a 30 fps webcam must agree) is it
 read, once. A still hand resting over the board is caught before reading by the size of what
-differs from the last accepted board (a hand is far bigger than two pieces), and after
-reading by the number of cells the reader could not make out.
+differs from the last accepted board (a hand is far bigger than two pieces), and, while there
+is no accepted board to compare with, after reading by the number of cells the reader could
+not make out. Once there is one, that number says nothing of a hand: a reader may doubt many
+cells where nothing lies over the board (Gemblo's clear pieces on a light board, an empty
+board's every cell), and putting off such a read for a hand that is not there misses the
+move when the next player is quick.
 
 The loop knows no game: the game's reader (``vision.<game>``, imported when first used) is
 behind :class:`BoardVision`, and boards leave in the game's neutral form: ``{cell: colour}``
@@ -156,7 +160,7 @@ class Gate:
     motion_level: int = 24  # a pixel of the small image changed by more than this (any of B, G, R)
     motion_cells: float = 0.3  # this much changed area within a still period is motion
     hand_cells: float = 15.0  # a changed blob this big since the last accepted board is a hand
-    max_uncertain: int = 6  # a reading with more cells unreadable than this has something over it
+    max_uncertain: int = 6  # with no board accepted yet, a reading this unsure has something over it
     hand_patience_seconds: float = 4.0  # how long to wait for a hand to go before reading anyway
     relocate_seconds: float = 0.5  # how often to look for a board that is not found
     small_side: int = 160  # the board area's longer side on the motion image, in pixels
@@ -280,7 +284,7 @@ class LiveReferee:
             self._read_at, self._waited = t + gate.hand_patience_seconds, True
             return
         reading = self.vision.read(frame, self.pose)
-        if not self._waited and len(reading.uncertain) > gate.max_uncertain:
+        if not self._waited and self._reference is None and len(reading.uncertain) > gate.max_uncertain:
             self._read_at, self._waited = t + gate.hand_patience_seconds, True
             return
         self._read_at, self._reference = None, small

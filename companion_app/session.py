@@ -187,9 +187,14 @@ class Session:
                 self._publish()
 
     def correct(self, doc: dict) -> None:
-        """The user says what a misread cell, field or token really shows."""
+        """The user says what a misread cell, field or token really shows (a tap on a cell the
+        camera held a change back for may log that change: see the adapter's ``corrected``)."""
         with self._lock:
-            self._record([("correction", self.adapter.correction(self._derived, doc))])
+            items = self.adapter.corrected(self._derived, doc)
+            if items:
+                self._record(items)
+            else:
+                self._publish()
 
     def correct_cell(self, cell: Sequence[int] | str, colour: str) -> None:
         """The user says ``cell`` is really ``colour`` (``.`` for empty)."""

@@ -13,9 +13,11 @@ import pytest
 
 from companion_app import demo
 from companion_app.live import BoardVision, LiveReferee
+from companion_app.session import Session
 from companion_app.sources import CameraSource, FolderSource, SourceError, VideoSource
-from rules import blokus
-from rules.observe import Observed, observe, take_back
+from companion_app.store import Store
+from rules import blokus, gemblo
+from rules.observe import Observed, as_cell, observe, take_back
 
 
 def frame(value: int, size=(64, 48)) -> np.ndarray:
@@ -198,6 +200,78 @@ def test_a_filmed_game_gives_exactly_its_moves(runs):
     # Exactly one false move, the B5 mistake, and the rules say so with its reason code.
     assert flagged == [(STEPS[demo.ILLEGAL_AFTER].move, ["edge_contact_same_colour"])]
     assert all(not uncertain for _, uncertain, _ in runs[4.0].boards)
+
+
+# --- a filmed Gemblo game ----------------------------------------------------------------
+
+# Three players (clear, red, yellow); clear's second piece breaks M4 and is taken back. The
+# moves follow one another as quickly as in the demo, once the empty board has stood while
+# the players sat down.
+GEMBLO_STEPS = demo.demo_script(7, 3, gemblo.rules(gemblo.Setup("3p")), 4)
+
+
+@pytest.fixture(scope="module")
+def gemblo_run(tmp_path_factory):
+    """The boards the referee sends over the film, and the board the table holds at each."""
+    shots = demo.film(GEMBLO_STEPS, game=demo.GEMBLO, first=8.0, last=3.0)
+    boards = []
+    referee = LiveReferee(on_board=lambda board, unsure, t: boards.append((board, unsure, t)), game="gemblo")
+    source = demo.FilmSource(shots, demo.cameras(), cache=tmp_path_factory.mktemp("gemblo_film"), game=demo.GEMBLO)
+    for t, image in source.frames():
+        referee.process(t, image)
+    return boards, [dict(shot.board) for shot in shots if shot.hand_at is None]
+
+
+def test_every_still_gemblo_board_reaches_the_session_though_the_reader_doubts_many_hexes(gemblo_run):
+    """The reader doubts dozens of hexes of a sparse board (no clear piece to tell clear from
+    empty by) and a hex or two of a clear piece; no hand is over the board, and once a board
+    was accepted the motion check says so. Each still board is sent, right where it is sure
+    (a doubt taken for a hand put each read off past the next player's reach: three moves
+    came at once, more than a board change explains, and the game stalled)."""
+    boards, tables = gemblo_run
+    assert len(boards) == len(tables)  # the empty board, then one after each step
+    for (board, unsure, _), table in zip(boards, tables):
+        truth = {as_cell(k): colour for k, colour in table.items()}
+        assert {c: v for c, v in board.items() if c not in unsure} == {
+            c: v for c, v in truth.items() if c not in unsure}
+
+
+def hexes_around(cells: set) -> set:
+    """The hexes and those next to them, along an edge or across a bridge (as the page rings)."""
+    board = gemblo.board()
+    out = set(cells)
+    for cell in cells:
+        i = board.index[cell]
+        out.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
+    return out
+
+
+def test_taps_on_the_hexes_that_hold_a_gemblo_move_back_log_it(gemblo_run, tmp_path):
+    """A change beside a doubted hex waits; the page rings the hex; the player taps it to what
+    it is, and the move the camera saw is logged whole (a tap used to log the tapped hex as a
+    piece of its own and the rest of the piece never). Over the film the log is the game, the
+    M4 mistake flagged, from the camera's boards and the player's taps on ringed hexes alone."""
+    boards, tables = gemblo_run
+    session = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    flagged = []
+    for board, table in zip(boards, tables):
+        session.observe(*board)
+        tapped: set = set()
+        while session.snapshot()["cells"] != table:
+            snap = session.snapshot()
+            changed = {as_cell(k) for k in table.keys() | snap["cells"].keys() if table.get(k) != snap["cells"].get(k)}
+            near = hexes_around(changed)  # the rings at the new piece first, then the others
+            ringed = sorted((tuple(c) for c in snap["uncertain"]), key=lambda c: (c not in near, c))
+            cell = next((c for c in ringed if c not in tapped), None)
+            assert cell is not None, f"every ringed hex tapped, yet the log is not the table at t={board[2]}"
+            tapped.add(cell)
+            session.correct_cell(cell, table.get(f"{cell[0]},{cell[1]}", "."))
+        flagged += [a["code"] for a in session.snapshot()["alerts"]]
+    moves = [s.move for s in GEMBLO_STEPS if not s.take_back]
+    del moves[3]  # the M4 piece, taken back
+    history = [(h["colour"], sorted(map(tuple, h["cells"]))) for h in session.snapshot()["history"] if not h["auto"]]
+    assert history == [(m.colour, sorted(m.cells)) for m in moves]
+    assert "edge_contact_same_colour" in flagged
 
 
 def test_steadiness_is_in_seconds_not_frames(runs):

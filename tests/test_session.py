@@ -404,6 +404,29 @@ def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):
     assert len(s.snapshot()["history"]) == 2
 
 
+@pytest.mark.parametrize("camera_saw_the_hex", [True, False])
+def test_a_tap_on_the_doubted_hex_of_a_held_back_gemblo_piece_logs_the_whole_piece(tmp_path, camera_saw_the_hex):
+    """The camera sees a new piece but doubts one of its hexes (a clear piece shows mostly as
+    a rim), so the change waits and the page rings the hex. One tap saying what it is logs the
+    piece whole as the camera saw it: before, the tap logged the hex as a piece of its own and
+    the rest of the piece never (the camera's board, holding still, is not sent again)."""
+    first = gemblo_script()[0]
+    cell = first.cells[0]
+    seen = gemblo_boards([first])[-1]
+    if not camera_saw_the_hex:  # read as empty, in doubt
+        del seen[f"{cell[0]},{cell[1]}"]
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    s.observe(seen, [cell], 1.0)
+    assert s.snapshot()["history"] == [] and list(cell) in s.snapshot()["uncertain"]
+    s.correct_cell(cell, first.colour)
+    snap = s.snapshot()
+    logged = [(h["colour"], sorted(map(tuple, h["cells"])), h["legal"]) for h in snap["history"]]
+    assert logged == [(first.colour, sorted(first.cells), True)] and snap["uncertain"] == []
+    s.store.close()
+    again = Session.resume(Store.open(tmp_path)).snapshot()
+    assert again["history"] == snap["history"] and again["cells"] == snap["cells"]
+
+
 # --- what the data folder may hold (session 14 audit) -------------------------------------
 
 def test_a_database_file_that_cannot_be_opened_is_not_moved_aside_as_damaged(tmp_path):

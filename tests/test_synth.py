@@ -206,3 +206,23 @@ def test_frames_of_one_camera_share_geometry(state):
 def test_topdown_board():
     image = render_board_topdown(random_game_state(np.random.default_rng(9), 12), px_per_cell=32)
     assert image.shape == (688, 688, 3) and image.dtype == np.uint8
+
+
+def test_a_gemblo_frame_films_a_hand_bringing_a_piece_over_a_fixed_camera_s_board():
+    """A live Gemblo game's frames: the camera's geometry is the same in every frame, the
+    truth is the state turned as the photos' is, and a hand carrying a clear piece hides
+    the hexes under it and nothing else (the cells far from it look as without it)."""
+    from rules import gemblo as gemblo_rules
+    from rules.placement import random_playout
+    from vision.synth import gemblo as gemblo_synth
+
+    state = gemblo_rules.cells_json(random_playout(gemblo_rules.rules(gemblo_rules.Setup("3p")),
+                                                   np.random.default_rng(4), 6).position)
+    camera = CameraSetup.random(np.random.default_rng(8), CONDITIONS["clean"])
+    still = gemblo_synth.render_frame(state, camera, np.random.default_rng(1))
+    held = gemblo_synth.render_frame(state, camera, np.random.default_rng(1), hand_at=(4.0, -2.0), carrying="C")
+    assert still.image.shape == held.image.shape == (720, 1280, 3)
+    assert np.allclose(still.corners, held.corners) and still.cells == held.cells
+    assert len(still.cells) == len(state) and not still.occluded
+    assert 0 < len(held.occluded) < 120
+    assert np.abs(still.image[:100, :200].astype(int) - held.image[:100, :200].astype(int)).mean() < 3

@@ -90,6 +90,10 @@ class GameAdapter:
         """The payload of a correction the user asked for (``doc`` as the page posts it)."""
         raise NotImplementedError
 
+    def corrected(self, derived: Derived, doc: dict) -> list[Item]:
+        """The events a tap logs (``doc`` as the page posts it): its correction."""
+        return [("correction", self.correction(derived, doc))]
+
     def amendment(self, derived: Derived, doc: dict) -> dict:
         """The payload of a detail entered by tap about a logged move (a card, a tile)."""
         raise SessionError(f"{self.game} moves have nothing to enter by tap")

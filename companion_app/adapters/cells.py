@@ -82,6 +82,7 @@ class CellAdapter(GameAdapter):
     def __init__(self, setup: Any):
         super().__init__(setup)
         self.camera_board: dict[Cell, str] | None = None
+        self.camera_t = 0.0  # source time of the camera's last board
         self.overrides: dict[Cell, Override] = {}
 
     # --- what a game fills in ------------------------------------------------------------
@@ -161,12 +162,16 @@ class CellAdapter(GameAdapter):
 
     def observe(self, derived: Derived, board: Mapping, uncertain: Sequence, t: float) -> list[Item]:
         seen_now = self.occupied(board)
-        self.camera_board = seen_now
+        self.camera_board, self.camera_t = seen_now, t
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
         self.overrides = {cell: o for cell, o in self.overrides.items() if seen_now.get(cell, EMPTY) == o.misread}
         if self.unsure_change(derived):
             return []  # part of the change could not be read: wait for a clearer board
-        explained = self.explain(derived, self.with_overrides(seen_now))
+        return self.logged(derived, self.with_overrides(seen_now), t)
+
+    def logged(self, derived: Derived, seen: dict[Cell, str], t: float) -> list[Item]:
+        """The events that take the game to the board ``seen`` (none when it is not play)."""
+        explained = self.explain(derived, seen)
         if explained is None:
             return []
         taken_back, moves = explained
@@ -180,6 +185,26 @@ class CellAdapter(GameAdapter):
     def occupied(self, board: Mapping) -> dict[Cell, str]:
         """The camera's board as ``{cell: colour}`` of the occupied cells."""
         return {self.parse_cell(c): colour for c, colour in board.items() if colour != EMPTY}
+
+    def corrected(self, derived: Derived, doc: dict) -> list[Item]:
+        """A tap; on a cell at a change the camera holds back (``unsure_change``), it reads
+        that cell of the camera's board rather than edits the moves.
+
+        The held board is not sent again while it holds still, and a correction logged alone
+        would make the tapped cell of a new piece a piece of its own (``correct``) and leave
+        the rest unlogged. So the tap counts as the camera's reading of the cell; once no
+        unsure cell holds the change back, the moves the board shows are logged, then the
+        correction (which then changes no move). Until then nothing is logged: the tap stands
+        in memory, as the camera's board does.
+        """
+        held = self.differences(derived)
+        payload = self.correction(derived, doc)
+        if not held or self.parse_cell(corrected_cell(payload)) not in self.around(held):
+            return [("correction", payload)]
+        if self.unsure_change(derived):
+            return []
+        items = self.logged(derived, self.with_overrides(self.camera_board), self.camera_t)
+        return items + [("correction", payload)] if items else []
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
@@ -196,6 +221,7 @@ class CellAdapter(GameAdapter):
         self.overrides.pop(cell, None)
         if misread is not None and misread != colour:
             self.overrides[cell] = Override(misread, colour)
+        self.uncertain = tuple(c for c in self.uncertain if c != cell)  # the player has read it
         return {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
 
     def with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
@@ -220,13 +246,17 @@ class CellAdapter(GameAdapter):
         Such a change may be a piece seen in part; recording it would invent a wrong move or
         take back a piece that is still there. Cells the user corrected count as read.
         """
-        board = self.board
-        unsure = {c for c in self.uncertain if c not in self.overrides}
-        near = set(unsure)
-        for cell in unsure & board.index.keys():  # next to: along an edge or at a corner/bridge
-            i = board.index[cell]
-            near.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
+        near = self.around({c for c in self.uncertain if c not in self.overrides})
         return any(c in near for c in self.differences(derived))
+
+    def around(self, cells: set[Cell] | Sequence[Cell]) -> set[Cell]:
+        """The cells and those next to them: along an edge or at a corner (Gemblo: a bridge)."""
+        board = self.board
+        out = set(cells)
+        for cell in out & board.index.keys():
+            i = board.index[cell]
+            out.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
+        return out
 
     # --- output --------------------------------------------------------------------------
 

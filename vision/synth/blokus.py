@@ -13,7 +13,7 @@ upright photo and column 0 its left end, so the 20 x 20 array is turned by the m
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
@@ -400,8 +400,6 @@ def render_frame(state: list[str], camera: CameraSetup, rng: np.random.Generator
     view = camera.view(tuple(size), style.geometry, _stray_pieces(style))
     tex = board_texture(state, round(view.px_per_mm * CELL_MM), style)
     hand = _hand(view, style, rng, hand_at, carrying) if hand_at is not None else None
-    out = view.render(tex, rng, hand)
+    out, image, encoded = view.film(tex, rng, hand)
     truth_state, corners, occluded = _truth(codes, out, tex)
-    c = camera.conditions
-    image, encoded = save_photo(out.image, replace(c, exif_orientation=1))
-    return SyntheticPhoto(image, encoded, truth_state, corners, occluded, c)
+    return SyntheticPhoto(image, encoded, truth_state, corners, occluded, camera.conditions)

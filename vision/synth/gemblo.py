@@ -6,7 +6,8 @@ white) hexagonal plate, 463 recessed hexagonal cells between raised ridges, embo
 translucent pieces whose cells are parted by thin grooves. Pieces tint the board beneath
 them, so the ridges and marks show through every colour; a clear piece on a light board is
 nearly invisible except for a brighter rim and highlights. The scene module photographs the
-texture (camera, table, light, clutter, sensor, file).
+texture (camera, table, light, clutter, sensor, file); ``render_frame`` films a live game
+with a fixed camera, a hand bringing each piece in, as the Blokus module does.
 
 Orientation of the truth: the board is 6-fold symmetric, so, as the contract does for
 Blokus, "up" is the plate side nearest the top of the upright photo. The truth cells are
@@ -19,18 +20,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import cv2
 import numpy as np
 
-from rules.gemblo import CORNERS, FOUR_STARTS, THREE_STARTS, on_board, row2, screen
+from rules.gemblo import CORNERS, FOUR_STARTS, SHAPES, THREE_STARTS, on_board, row2, screen
+from rules.lattice import Cell
 
 from ..hexgrid import (CORNERS_CW, EXTENT, NEIGHBOURS, PLATE_RADIUS, SQRT3, axial_round, cells, edge_distance,
                        hexagon, key, turn)
 from .conditions import Conditions
 from .draw import smoothstep
-from .scene import BoardGeometry, BoardTexture, CameraSetup, SceneRender, View, save_photo, upright_size
+from .scene import (BoardGeometry, BoardTexture, CameraSetup, Hand, SceneRender, Sprite, View, save_photo,
+                    upright_size)
 
 CELL_MM = 6.7  # circumradius: 11.6 mm between cell centres, as on the original edition
 THICKNESS_MM = 5.0
@@ -248,6 +251,54 @@ def render_photo(state: Mapping[str, str], conditions: Conditions, rng: np.rando
     cells_turned, corners, occluded = _truth(state, out, tex)
     image, encoded = save_photo(out.image, conditions)
     return GembloPhoto(image, encoded, cells_turned, corners, occluded, conditions)
+
+
+def render_frame(state: Mapping[str, str], camera: CameraSetup, rng: np.random.Generator,
+                 hand_at: tuple[float, float] | None = None, size: tuple[int, int] = (1280, 720),
+                 carrying: str | None = None) -> GembloPhoto:
+    """One frame of a live game seen by a fixed camera (`CameraSetup.random` once per game).
+
+    `hand_at` is the cell (q, r) under the grip, fractional and maybe beside the plate;
+    `carrying` is the colour of a piece in that hand. Frames of one setup differ only by the
+    pieces, the hand and sensor noise.
+    """
+    style = _style_for(camera)
+    view = camera.view(tuple(size), style.geometry)
+    tex = board_texture(state, view.px_per_mm, style)
+    hand = _hand(view, style, rng, hand_at, carrying) if hand_at is not None else None
+    out, image, encoded = view.film(tex, rng, hand)
+    cells_turned, corners, occluded = _truth(state, out, tex)
+    return GembloPhoto(image, encoded, cells_turned, corners, occluded, camera.conditions)
+
+
+def _hand(view: View, style: GembloStyle, rng: np.random.Generator, at: tuple[float, float],
+          carrying: str | None) -> Hand:
+    """The session's hand over cell `at`, holding one of `carrying`'s pieces (the same one in
+    every frame of the setup, as a player's hand brings a piece in and leaves without it)."""
+    x, y = screen(at)
+    sprite = None
+    if carrying is not None:
+        pick = np.random.default_rng([view.setup.seed, ord(carrying)])
+        names = sorted(SHAPES)
+        sprite = piece_sprite(SHAPES[names[pick.integers(len(names))]], carrying, style, view.px_per_mm)
+    return view.hand_toward((x * CELL_MM, y * CELL_MM), rng, sprite)
+
+
+def piece_sprite(shape: Sequence[Cell], colour: str, style: GembloStyle, px_per_mm: float) -> Sprite:
+    """A loose piece (its cells) as a sprite: hexes of tinted plastic, glossy; the table shows
+    through a clear one far more than through a coloured one."""
+    centres = np.array([screen(c) for c in shape])
+    low = centres.min(axis=0) - 1.0
+    p = px_per_mm * CELL_MM  # sprite px per R
+    w, h = (int(math.ceil(v * p)) for v in centres.max(axis=0) + 1.0 - low)
+    cover = np.zeros((h, w), np.uint8)
+    for centre in centres:
+        pts = np.round(hexagon(0.97 * p, tuple((centre - low) * p - 0.5))).astype(np.int32)
+        cv2.fillConvexPoly(cover, pts, 255, cv2.LINE_AA)
+    alpha = cover.astype(np.float32) / 255 * (0.5 if colour == "C" else 0.9)
+    rgb = 0.1 + 0.8 * np.array(style.tints[COLOURS.index(colour)], np.float32)
+    layers = np.dstack([np.broadcast_to(rgb, (h, w, 3)), alpha, np.full((h, w), 0.9, np.float32)])
+    return Sprite(np.ascontiguousarray(layers, dtype=np.float32), (w / px_per_mm, h / px_per_mm))
 
 
 def render_board_topdown(state: Mapping[str, str], px_per_r: float = 24.0, seed: int = 0,

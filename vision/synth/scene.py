@@ -35,7 +35,7 @@ and sensor noise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import cv2
@@ -244,6 +244,15 @@ class View:
 
         image = _expose(radiance, self.setup.conditions, rng, self.noise_bank, self.scale)
         return SceneRender(image, (occluder > 0.5) | washout, self.H_board @ board.px_to_mm(), self.camera)
+
+    def film(self, board: BoardTexture, rng: np.random.Generator,
+             hand: Hand | None = None) -> tuple[SceneRender, np.ndarray, bytes | None]:
+        """One frame of a live game filmed by this fixed camera: the render, its image as the
+        conditions store it, and the encoded file if any. A camera films upright frames, so
+        no EXIF turn is ever applied, whatever the conditions say a phone would do."""
+        out = self.render(board, rng, hand)
+        image, encoded = save_photo(out.image, replace(self.setup.conditions, exif_orientation=1))
+        return out, image, encoded
 
     def _composite_board(self, radiance: np.ndarray, washout: np.ndarray, board: BoardTexture,
                          top: int, bottom: int) -> None:
