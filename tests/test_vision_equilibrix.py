@@ -692,6 +692,43 @@ def test_a_busy_table_without_a_round_board_is_still_refused(seed: int) -> None:
     assert refused.value.code == "no_board"
 
 
+@pytest.mark.parametrize("seed", [103, 139])
+def test_an_empty_gemblo_board_under_a_hard_shadow_is_no_equilibrix_board(seed: int) -> None:
+    """Its hexagons match the flower's drawing as a whole above MIN_MATCH (0.40-0.47), while 3
+    of its 49 pieces agree: the pose was taken, every field read in doubt. No printed circle
+    lies where such a pose puts it, and an Equilibrix board always shows one: refused."""
+    from vision.synth.gemblo import render_photo as render_gemblo
+
+    rng = np.random.default_rng(seed)
+    image = render_gemblo({}, sample_conditions("shadow", rng), rng, SIZE).image
+    with pytest.raises(ReadError) as refused:
+        read_equilibrix(image)
+    assert refused.value.code == "no_board"
+
+
+def _steep_photo(seed: int, tilt_deg: float) -> EquilibrixPhoto:
+    rng = np.random.default_rng(seed)
+    conditions = replace(CONDITIONS["clean"], tilt_deg=tilt_deg, board_fill=0.6)
+    return render_photo(rng, conditions, (1280, 960))
+
+
+@pytest.mark.parametrize("seed, tilt_deg", [(1, 66.0), (4, 70.0), (1, 75.0)])
+def test_a_board_seen_too_steeply_is_refused_as_such(seed: int, tilt_deg: float) -> None:
+    """Seen more than 65 degrees from straight above (:data:`vision.pose.MAX_VIEW_ANGLE_DEG`),
+    as Blokus refuses it: a board found there (66: seen 68 degrees, 70: its pose few pieces
+    confirm) or one whose outline is too flat to be looked inside (75) says
+    `impossible_angle`, not `no_board` and not a reading."""
+    with pytest.raises(ReadError) as refused:
+        read_equilibrix(upright(_steep_photo(seed, tilt_deg)))
+    assert refused.value.code == "impossible_angle"
+
+
+def test_a_board_seen_steeply_within_the_limit_is_still_read() -> None:
+    p = _steep_photo(1, 55.0)
+    reading = read_equilibrix(upright(p))
+    assert reading.pose.view_angle_deg() < 65.0 and silent_errors(p, reading) == []
+
+
 def _circle_arc(centre, radius, start_deg, end_deg, n=120) -> np.ndarray:
     t = np.radians(np.linspace(start_deg, end_deg, n))
     return np.column_stack([centre[0] + radius * np.cos(t), centre[1] + radius * np.sin(t)])

@@ -356,6 +356,33 @@ def test_photo_without_tokens_is_refused() -> None:
     assert err.value.code == "no_board"
 
 
+
+@pytest.mark.parametrize("seed, tilt_deg", [(1, 70.0), (2, 75.0)])
+def test_a_field_seen_too_steeply_is_refused_as_such(seed: int, tilt_deg: float) -> None:
+    """Seen more than 65 degrees from straight above (:data:`vision.pose.MAX_VIEW_ANGLE_DEG`),
+    the token frames are too flat to count as square ones and no token is read: the photo says
+    `impossible_angle`, as Blokus does, not `no_board` (whose advice, to put the field in the
+    photo, would not help)."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(seed)
+    conditions = replace(CONDITIONS["clean"], tilt_deg=tilt_deg, board_fill=0.6)
+    with pytest.raises(ReadError) as err:
+        read_geometrius(upright(render_photo(rng, conditions, (1280, 960))))
+    assert err.value.code == "impossible_angle"
+
+
+def test_another_games_board_is_still_no_geometrius_field() -> None:
+    """Rows of an empty Gemblo board's cells between a hard shadow's edges are flat four-sided
+    regions with lines inside, but strips, not tokens seen steeply: still `no_board`."""
+    from vision.synth.gemblo import render_photo as render_gemblo
+
+    rng = np.random.default_rng(145)
+    image = render_gemblo({}, sample_conditions("shadow", rng), rng, (960, 720)).image
+    with pytest.raises(ReadError) as err:
+        read_geometrius(image)
+    assert err.value.code == "no_board"
+
 def test_live_api_locates_verifies_and_reads_at_a_pose() -> None:
     p = photo("clean", 11)
     pose = locate_board(p.image)

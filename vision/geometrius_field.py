@@ -48,13 +48,15 @@ from .geometrius_lines import median, robust_line
 from .geometrius_token import (FRAME_EDGES_MM, FRAME_MM, FRAME_SHIFT_MM, INNER_MM, PITCH_MM, Pos, homography, square,
                                view_to_photo, warp)
 from .matching import sample_at
-from .pose import BoardPose, apply_h
+from .pose import BoardPose, apply_h, check_angle, make_pose
 
 
 MAX_TOKENS = 40  # the game has 40 tokens
 SURE_FIELD = 12  # a grid growing to this many tokens is taken without trying others
 FIELD_REACH = 8  # no token lies farther than this many places from another (lines hold 5 at most)
 INK_INSIDE = (0.01, 0.22)  # share of a token's middle that is drawing
+FLATTEST_FRAME = 0.5  # a token frame's shortest side over its longest, below which it is no square frame
+SLIVER = 0.2  # ... and below which it is no token at all, however steeply seen (about 78 degrees)
 FRAME_SHOWS = 0.65  # share of a frame that must show for a token found by the grid alone
 FRAME_PART = 0.3  # ... and that shows in part where a token may lie hidden (blur, a hand, the dark)
 FRAME_HINT = 0.15  # ... through the pose's grid beyond it, where the own frame may show it in part (round 15)
@@ -125,6 +127,39 @@ def _frame_quads(gray: np.ndarray, offset: int = 12) -> list[np.ndarray]:
     """Four-sided light regions enclosed by dark lines: token frames' insides (photo pixels,
     clockwise on screen from the top-left corner). A frame notched by a chip or a hand is
     left out here: the grid finds it again."""
+    return [q for q, foreshortened in _four_sided(gray, offset) if foreshortened >= FLATTEST_FRAME]
+
+
+def _flat_frames(gray: np.ndarray) -> list[np.ndarray]:
+    """Token frames too flat for :func:`_frame_quads` (their short side under FLATTEST_FRAME
+    of their long one, but not under SLIVER): four-sided light regions enclosed by dark lines
+    with a token's drawing inside. A square token seen more than about 60 degrees from straight
+    above is that flat; asked when no square frame shows, to say why (:func:`_too_steep`).
+    Flatter ones are strips, not tokens: an empty Gemblo board's rows of cells between a hard
+    shadow's edges, a wooden table's grain (0.10-0.19 on 122 photos of other games' boards)."""
+    dark = dark_mask(gray, max(15, gray.shape[1] // 60))
+    return [q for q, foreshortened in _four_sided(gray) if SLIVER <= foreshortened < FLATTEST_FRAME
+            and _token_like(gray, dark, q) > 0]
+
+
+def _too_steep(gray: np.ndarray) -> None:
+    """ReadError("impossible_angle") when token frames show, but all too flat to read: the
+    middle one of the flat frames with a drawing inside, as the pose of one token, is seen
+    beyond :data:`vision.pose.MAX_VIEW_ANGLE_DEG` (:func:`vision.pose.check_angle`). Frames
+    seen just under it stay "no_board" (no token is read)."""
+    flat = _flat_frames(gray)
+    if not flat:
+        return
+    unit = square(0.5) + 0.5  # the token as the unit square, its middle at (0.5, 0.5)
+    views = sorted((make_pose(homography(unit, q), gray.shape[::-1], 1.0, 0.0) for q in flat),
+                   key=lambda pose: pose.view_angle_deg())
+    check_angle(views[len(views) // 2])
+
+
+def _four_sided(gray: np.ndarray, offset: int = 12) -> list[tuple[np.ndarray, float]]:
+    """Four-sided convex light regions enclosed by dark lines, of a token's size or larger
+    (photo pixels, clockwise on screen from the top-left corner), each with its shortest side
+    over its longest (how foreshortened it is)."""
     h, w = gray.shape
     light = cv2.bitwise_not(dark_mask(gray, max(15, w // 60), offset))
     light = cv2.morphologyEx(light, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
@@ -142,9 +177,7 @@ def _frame_quads(gray: np.ndarray, offset: int = 12) -> list[np.ndarray]:
         if abs(cv2.contourArea(np.float32(q)) - area) > 0.04 * area:
             continue
         sides = np.linalg.norm(q - np.roll(q, -1, 0), axis=1)
-        if sides.min() < 0.5 * sides.max():
-            continue
-        quads.append(_clockwise(q))
+        quads.append((_clockwise(q), float(sides.min() / sides.max())))
     return quads
 
 
@@ -555,6 +588,7 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
     if not quads:  # a blurred photo: the thin frames only just stand out
         quads = _frame_quads(gray, 5)
     if not quads:
+        _too_steep(gray)
         raise ReadError("no_board", "no Geometrius tokens were found in the photo (no square token frames)")
     if len(quads) > 10 * MAX_TOKENS:
         raise ReadError("no_board", f"{len(quads)} squares show in the photo: that is not a Geometrius field")
