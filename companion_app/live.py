@@ -8,12 +8,12 @@ frame that started the current still period; any change bigger than a fraction o
 motion and restarts the period. Only when the board has held still for ``steady_seconds`` of
 source time (seconds, not frames: a 4 fps recording and a 30 fps webcam must agree) is it
 read, once. A still hand resting over the board is caught before reading by the size of what
-differs from the last accepted board (a hand is far bigger than two pieces), and, while there
-is no accepted board to compare with, after reading by the number of cells the reader could
-not make out. Once there is one, that number says nothing of a hand: a reader may doubt many
-cells where nothing lies over the board (Gemblo's clear pieces on a light board, an empty
-board's every cell), and putting off such a read for a hand that is not there misses the
-move when the next player is quick.
+differs from the last accepted board (a hand is far bigger than two pieces), and, before any
+board was accepted, after reading by the number of cells the reader could not make out. Once
+there is one, that number says nothing of a hand: a reader may doubt many cells where nothing
+lies over the board (Gemblo's clear pieces on a light board, an empty board's every cell),
+and putting off such a read for a hand that is not there misses the move when the next
+player is quick; the session holds back any change beside a doubted cell instead.
 
 The loop knows no game: the game's reader (``vision.<game>``, imported when first used) is
 behind :class:`BoardVision`, and boards leave in the game's neutral form: ``{cell: colour}``
@@ -277,14 +277,16 @@ class LiveReferee:
             return
         if self._read_at is None or t < self._read_at - 1e-6:
             return
-        # Something over the board (a big blob since the last board, or many cells the reader
-        # cannot make out) gets hand_patience_seconds to go away; then the board is read as
-        # it is: a change of light or a lasting glare must not blind the referee.
+        # Something over the board (a big blob since the last board seen at this pose, or,
+        # before any board was accepted, many cells the reader cannot make out) gets
+        # hand_patience_seconds to go away; then the board is read as it is: a change of light
+        # or a lasting glare must not blind the referee. Once a board was accepted, a reading's
+        # doubts are left to the session, which holds back any change beside a doubted cell.
         if not self._waited and self._reference is not None and self._hand_over_board(small):
             self._read_at, self._waited = t + gate.hand_patience_seconds, True
             return
         reading = self.vision.read(frame, self.pose)
-        if not self._waited and self._reference is None and len(reading.uncertain) > gate.max_uncertain:
+        if not self._waited and self.board is None and len(reading.uncertain) > gate.max_uncertain:
             self._read_at, self._waited = t + gate.hand_patience_seconds, True
             return
         self._read_at, self._reference = None, small
@@ -318,8 +320,10 @@ class LiveReferee:
             try:
                 require_colour(frame)
                 self._colourless = None
-            except ReadError as e:
-                self._colourless = refusal(frame, e)
+            except ReadError:
+                grey = ReadError("no_colour", "the camera gives black-and-white pictures (a webcam's night mode "
+                                 "in a dim room): light the board or turn the camera's night mode off")
+                self._colourless = refusal(frame, grey)
         if self._colourless is not None:
             self._report(self._colourless.code, self._colourless.message)
             return False

@@ -190,11 +190,7 @@ class Session:
         """The user says what a misread cell, field or token really shows (a tap on a cell the
         camera held a change back for may log that change: see the adapter's ``corrected``)."""
         with self._lock:
-            items = self.adapter.corrected(self._derived, doc)
-            if items:
-                self._record(items)
-            else:
-                self._publish()
+            self._record(self.adapter.corrected(self._derived, doc))
 
     def correct_cell(self, cell: Sequence[int] | str, colour: str) -> None:
         """The user says ``cell`` is really ``colour`` (``.`` for empty)."""

@@ -194,7 +194,7 @@ class Game:
     def mini_turns(self, colour: str) -> int:
         return len(MINI) - len(self.minis[colour])
 
-    @property
+    @cached_property  # a search for a legal move: asked by over and score, several times a snapshot
     def defeated(self) -> str | None:
         """ZDRŽOVAČKA's loser: the first colour that could not make a legal move, whether it
         passed for want of one or the record stops at its turn with none left (the rule

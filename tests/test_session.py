@@ -427,6 +427,59 @@ def test_a_tap_on_the_doubted_hex_of_a_held_back_gemblo_piece_logs_the_whole_pie
     assert again["history"] == snap["history"] and again["cells"] == snap["cells"]
 
 
+def test_a_correction_of_a_logged_move_is_logged_while_a_new_piece_is_held_back(tmp_path):
+    """Blue's next domino waits on a doubted square; meanwhile the player says a square of
+    blue's logged first piece is really empty. That edits a logged move: it is logged at once,
+    and the held piece once read clearly (it was swallowed, and the game stalled)."""
+    s = new_session(tmp_path)
+    play(s, boards()[:4])
+    board = [list(r) for r in boards()[3]]
+    for r, c in ((2, 2), (3, 2)):
+        board[r][c] = "B"
+    board = ["".join(r) for r in board]
+    s.observe(board, [(3, 2)], 10.0)
+    s.correct_cell((1, 1), ".")
+    assert [e.kind for e in s._events][-1] == "correction"
+    s.observe(board, [], 12.0)  # read clearly now
+    history = s.snapshot()["history"]
+    assert len(history) == 5 and history[0]["cells"] == [[0, 0], [1, 0]]
+    assert sorted(map(tuple, history[-1]["cells"])) == [(2, 2), (3, 2)]
+
+
+def test_a_tap_beside_a_piece_taken_back_leaves_the_take_back_standing(tmp_path):
+    """Yellow's piece is taken back by tap while it still lies on the table: a tap on an empty
+    square beside it is a correction, not the camera's reading of a held change (it re-logged
+    the piece taken back)."""
+    s = new_session(tmp_path)
+    play(s, boards()[:3])
+    s.take_back(1)
+    s.correct_cell((1, 17), ".")
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "R"]
+    assert [e.kind for e in s._events][-2:] == ["take_back", "correction"]
+
+
+def test_a_tap_on_a_held_back_piece_is_logged_and_stands_after_a_restart(tmp_path):
+    """Yellow's piece waits on two doubted squares; the player taps one (the camera read it
+    as empty: it is yellow). The tap is in the log at once (held: it edits no move), and after
+    a restart it still stands against the camera: with the other square read, the piece is
+    logged whole. Nothing the player tapped is lost."""
+    s = new_session(tmp_path)
+    play(s, boards()[:1])
+    board = [list(r) for r in boards()[1]]
+    board[0][16] = "."
+    board = ["".join(r) for r in board]
+    s.observe(board, [(0, 16), (0, 17)], 1.0)
+    s.correct_cell((0, 16), "Y")
+    assert [(e.kind, e.payload.get("held")) for e in s._events] == [("move", None), ("correction", True)]
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    s.store.close()
+    again = Session.resume(Store.open(tmp_path))
+    again.observe(board, [], 2.0)  # the camera still misses (0, 16), reads (0, 17) clearly
+    history = again.snapshot()["history"]
+    assert [h["colour"] for h in history] == ["B", "Y"]
+    assert sorted(map(tuple, history[-1]["cells"])) == [(0, 16), (0, 17), (0, 18), (0, 19)]
+
+
 # --- what the data folder may hold (session 14 audit) -------------------------------------
 
 def test_a_database_file_that_cannot_be_opened_is_not_moved_aside_as_damaged(tmp_path):

@@ -129,7 +129,7 @@ class CellAdapter(GameAdapter):
             elif event.kind == "take_back":
                 gone = set(p["events"])
                 entries = [e for e in entries if e.event_id not in gone]
-            elif event.kind == "correction":
+            elif event.kind == "correction" and not p.get("held"):  # a held tap edits no move
                 entries = correct(entries, self.parse_cell(corrected_cell(p)), p["colour"], event.id, self.near)
             elif event.kind == "amend":
                 entries = self.amend(entries, p)
@@ -146,17 +146,19 @@ class CellAdapter(GameAdapter):
         return set(board.cells_of(board.edge[board.index[cell]])) if cell in board.index else set()
 
     def restore(self, events: Sequence[EventRow], derived: Derived) -> None:
-        """Corrections still standing after a restart: the latest per cell, if the game agrees."""
+        """Corrections still standing after a restart: the latest per cell, if the game agrees
+        (a held tap, whose change was not logged yet, if the game has laid nothing there)."""
         laid = self.laid(derived.game)
-        out: dict[Cell, Override] = {}
+        out: dict[Cell, tuple[Override, bool]] = {}
         for event in events:
             if event.kind == "correction":
                 p = event.payload
                 cell = self.parse_cell(corrected_cell(p))
                 out.pop(cell, None)
                 if p.get("misread") not in (None, p["colour"]):
-                    out[cell] = Override(p["misread"], p["colour"])
-        self.overrides = {cell: o for cell, o in out.items() if laid.get(cell, EMPTY) == o.colour}
+                    out[cell] = Override(p["misread"], p["colour"]), bool(p.get("held"))
+        self.overrides = {cell: o for cell, (o, held) in out.items()
+                          if laid.get(cell, EMPTY) == o.colour or (held and cell not in laid)}
 
     # --- input ---------------------------------------------------------------------------
 
@@ -194,17 +196,23 @@ class CellAdapter(GameAdapter):
         would make the tapped cell of a new piece a piece of its own (``correct``) and leave
         the rest unlogged. So the tap counts as the camera's reading of the cell; once no
         unsure cell holds the change back, the moves the board shows are logged, then the
-        correction (which then changes no move). Until then nothing is logged: the tap stands
-        in memory, as the camera's board does.
+        correction (which then changes no move). Until then the tap is logged as ``held``: it
+        edits no move on replay, and a restart stands it against the camera again
+        (:meth:`restore`), so nothing the player tapped is lost. A tap that edits a logged
+        move (a cell the game holds in another colour) is a plain correction whatever is
+        held, as is any tap while no change is held back (a taken-back piece still on the
+        table is not held back: the take-back stands).
         """
-        held = self.differences(derived)
+        held = self.differences(derived) if self.unsure_change(derived) else ()
         payload = self.correction(derived, doc)
-        if not held or self.parse_cell(corrected_cell(payload)) not in self.around(held):
+        cell = self.parse_cell(corrected_cell(payload))
+        edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
+        if not held or cell not in self.around(held) or edits_a_move:
             return [("correction", payload)]
         if self.unsure_change(derived):
-            return []
+            return [("correction", {**payload, "held": True})]
         items = self.logged(derived, self.with_overrides(self.camera_board), self.camera_t)
-        return items + [("correction", payload)] if items else []
+        return items + [("correction", payload)] if items else [("correction", {**payload, "held": True})]
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
