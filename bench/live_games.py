@@ -86,16 +86,6 @@ def logged(session: Session) -> list[tuple[str, frozenset]]:
             if not h["auto"] and h["cells"]]
 
 
-def beside(cells) -> set[Cell]:
-    """The cells of a piece and those touching it (edge or bridge): where its rings show."""
-    b = gemblo.board()
-    out = set(cells)
-    for c in cells:
-        i = b.index[c]
-        out.update(b.cells_of(b.edge[i] | b.contact_mask[i]))
-    return out
-
-
 def outcome(now, expected, before) -> str:
     """``camera``: the log is the game so far; ``waiting``: it is the game before this step,
     or further behind (moves missing, none wrong); ``wrong``: it holds a move not played."""
@@ -130,7 +120,7 @@ def run(cache: Path | None = None, steps=None, camera_seed: int = demo.DEMO_SEED
             before = expected[number - 1] if number else []
             verb = "takes back" if step.take_back else f"lays {len(step.move.cells)}"
             row = Step(number, f"{step.move.colour} {verb}", outcome(logged(plain), expected[number], before))
-            row.unsure = sorted(c for c in plain.adapter.uncertain if c in beside(step.move.cells))
+            row.unsure = sorted(gemblo.board().around(step.move.cells).intersection(plain.adapter.uncertain))
             row.taps, row.after_taps = tap(tapped, steps[:number + 1], step, expected[number], before)
             snap = tapped.snapshot()
             if snap["history"] and not step.take_back and row.after_taps == "camera":
@@ -154,7 +144,7 @@ def tap(session: Session, done, step, expected, before) -> tuple[int, str]:
             else:
                 truth[c] = s.move.colour
     centre = np.mean([gemblo.screen(c) for c in step.move.cells], axis=0)
-    near = beside(step.move.cells)
+    near = gemblo.board().around(step.move.cells)
     cells = sorted((tuple(c) for c in session.snapshot()["uncertain"]),
                    key=lambda c: (c not in near, float(np.hypot(*(np.array(gemblo.screen(c)) - centre)))))
     for taps, cell in enumerate(cells, start=1):

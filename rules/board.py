@@ -82,6 +82,12 @@ class Board:
             out |= relation[i]
         return out
 
+    def around(self, cells: Iterable[Cell]) -> set[Cell]:
+        """The cells on the board among ``cells`` and every cell touching one of them, along an
+        edge or at a corner (Gemblo: across a bridge): where a change beside a cell can lie."""
+        mask = self.mask(c for c in cells if c in self.index)
+        return set(self.cells_of(mask | self.grow(mask, self.edge) | self.grow(mask, self.contact_mask)))
+
     def components(self, mask: int, relation: tuple[int, ...] | None = None) -> list[int]:
         """Connected parts of a cell set, each as a mask, in cell order: through ``relation``
         (``edge``, the default, or ``contact_mask``)."""

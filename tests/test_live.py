@@ -236,16 +236,6 @@ def test_every_still_gemblo_board_reaches_the_session_though_the_reader_doubts_m
             c: v for c, v in truth.items() if c not in unsure}
 
 
-def hexes_around(cells: set) -> set:
-    """The hexes and those next to them, along an edge or across a bridge (as the page rings)."""
-    board = gemblo.board()
-    out = set(cells)
-    for cell in cells:
-        i = board.index[cell]
-        out.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
-    return out
-
-
 def test_taps_on_the_hexes_that_hold_a_gemblo_move_back_log_it(gemblo_run, tmp_path):
     """A change beside a doubted hex waits; the page rings the hex; the player taps it to what
     it is, and the move the camera saw is logged whole (a tap used to log the tapped hex as a
@@ -260,7 +250,7 @@ def test_taps_on_the_hexes_that_hold_a_gemblo_move_back_log_it(gemblo_run, tmp_p
         while session.snapshot()["cells"] != table:
             snap = session.snapshot()
             changed = {as_cell(k) for k in table.keys() | snap["cells"].keys() if table.get(k) != snap["cells"].get(k)}
-            near = hexes_around(changed)  # the rings at the new piece first, then the others
+            near = gemblo.board().around(changed)  # the rings at the new piece first, then the others
             ringed = sorted((tuple(c) for c in snap["uncertain"]), key=lambda c: (c not in near, c))
             cell = next((c for c in ringed if c not in tapped), None)
             assert cell is not None, f"every ringed hex tapped, yet the log is not the table at t={board[2]}"

@@ -207,7 +207,7 @@ class CellAdapter(GameAdapter):
         payload = self.correction(derived, doc)
         cell = self.parse_cell(corrected_cell(payload))
         edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
-        if not held or cell not in self.around(held) or edits_a_move:
+        if not held or cell not in self.board.around(held) or edits_a_move:
             return [("correction", payload)]
         if self.unsure_change(derived):
             return [("correction", {**payload, "held": True})]
@@ -254,17 +254,8 @@ class CellAdapter(GameAdapter):
         Such a change may be a piece seen in part; recording it would invent a wrong move or
         take back a piece that is still there. Cells the user corrected count as read.
         """
-        near = self.around({c for c in self.uncertain if c not in self.overrides})
+        near = self.board.around({c for c in self.uncertain if c not in self.overrides})
         return any(c in near for c in self.differences(derived))
-
-    def around(self, cells: set[Cell] | Sequence[Cell]) -> set[Cell]:
-        """The cells and those next to them: along an edge or at a corner (Gemblo: a bridge)."""
-        board = self.board
-        out = set(cells)
-        for cell in out & board.index.keys():
-            i = board.index[cell]
-            out.update(board.cells_of(board.edge[i] | board.contact_mask[i]))
-        return out
 
     # --- output --------------------------------------------------------------------------
 
