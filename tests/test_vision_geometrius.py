@@ -383,6 +383,27 @@ def test_another_games_board_is_still_no_geometrius_field() -> None:
         read_geometrius(image)
     assert err.value.code == "no_board"
 
+
+@pytest.mark.parametrize("game, condition, seed", [("gemblo", "patterned_table", 108), ("blokus", "shadow", 208)])
+def test_frames_without_a_catalogue_polygon_are_no_geometrius_field(game: str, condition: str, seed: int) -> None:
+    """A tablecloth's dark blots beside an empty Gemblo board, and an empty Blokus board's
+    cells, pass for token frames, with a stray quad inside one or three of them that is no
+    catalogue shape (every token in doubt): not a field, `no_board`, for the user who picked
+    the wrong game."""
+    from vision.synth.blokus import render_photo as render_blokus
+    from vision.synth.gemblo import render_photo as render_gemblo
+
+    rng = np.random.default_rng(seed)
+    conditions = sample_conditions(condition, rng)
+    if game == "gemblo":
+        image = render_gemblo({}, conditions, rng, (960, 720)).image
+    else:
+        image = render_blokus(["." * 20] * 20, conditions, rng, (960, 720)).image
+    with pytest.raises(ReadError) as err:
+        read_geometrius(image)
+    assert err.value.code == "no_board"
+
+
 def test_live_api_locates_verifies_and_reads_at_a_pose() -> None:
     p = photo("clean", 11)
     pose = locate_board(p.image)

@@ -298,7 +298,11 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     """Photo (upright BGR) -> Geometrius reading. A calibration pose is not used: pushes move
     the tokens, so the field is found afresh in every photo. ReadError("no_board") when no
     token shows, ("underexposed") when a photo too dark to read (brightened by ``exposed``)
-    leaves every token's shape in doubt."""
+    leaves every token's shape in doubt, and ("no_board") when a photo in good light does:
+    every token carries a catalogue polygon and a field holds 16 tokens, so a real field
+    shows one drawn clearly at least (a photo of each bench condition, two seeds: 11 or
+    more), while another game's board cells or a tablecloth's blots, taken for frames, hold
+    at most a stray quad that is no catalogue shape (3 of 122 such photos were read)."""
     start = time.perf_counter()
     photo = as_bgr(image)
     image = exposed(photo)
@@ -306,10 +310,13 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     reading = _read_field(image, locate_field(image, gray), start, gray)
     if not any(t.vertices for t in reading.read):
         raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but none shows a polygon)")
-    if image is not photo and all("shape" in t.uncertain for t in reading.read):
-        # Brightened, the photo's noise spoils every polygon; it may have hidden whole tokens
-        # too (a field found as one or two of them, numbered from there): nothing to go on.
-        raise too_dark(brightest(photo), "brightened, its noise leaves no token's polygon readable")
+    if all("shape" in t.uncertain for t in reading.read):
+        if image is not photo:
+            # Brightened, the photo's noise spoils every polygon; it may have hidden whole tokens
+            # too (a field found as one or two of them, numbered from there): nothing to go on.
+            raise too_dark(brightest(photo), "brightened, its noise leaves no token's polygon readable")
+        raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but no polygon in "
+                                    "them is a catalogue shape)")
     return reading
 
 
