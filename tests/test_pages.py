@@ -16,7 +16,7 @@ from werkzeug.serving import make_server
 
 from companion_app.server import MAX_UPLOAD_MB, create_app
 from companion_app.store import FILENAME, ReviewRow
-from tests.test_session import MISSED, boards, gemblo_boards, gemblo_script
+from tests.test_session import MISSED, boards, gemblo_boards, gemblo_held_back, gemblo_script
 from vision.synth import CONDITIONS, render_photo
 
 CHROMIUM = "/usr/bin/chromium"
@@ -297,6 +297,52 @@ def test_gemblo_setup_live_alert_correction(server, browser):
     assert page.locator(f'.cell[data-cell="{q},{r}"]').get_attribute("data-colour") == "."
     record = page.request.get(base + "/export/record.json").json()
     assert record["game"] == "gemblo" and record["variant"] == "3p" and len(record["moves"]) == len(moves) - 1
+    page.close()
+
+
+def test_the_live_page_rings_strongly_only_the_doubts_a_move_waits_on(server, browser):
+    """The filmed sparse Gemblo board: a piece held back by one doubted hex beside it, and 40
+    doubted hexes far away that change nothing. The piece's hexes and the doubt beside it are
+    ringed strongly and counted on the status line; the others faintly (no "?"); the picker
+    opens on a faint ring too, and a tap on the doubt beside the piece logs it."""
+    page = setup_page(browser, server.base, "gemblo")
+    page.select_option("#variant", "3p")
+    start_game(page)
+    first, seen, beside, far, doubts = gemblo_held_back(server.session.setup)
+    server.session.set_camera("ok", "camera 0: watching the board")
+    server.session.observe(seen, doubts, 1.0)
+    hint = page.locator("#holding-hint")
+    hint.wait_for()
+    holding = sorted(f"{q},{r}" for q, r in [*first.cells, beside])
+    strong = page.locator("#marks .unsure.holding")
+    assert sorted(strong.evaluate_all("ns => ns.map((n) => n.dataset.of)")) == holding
+    faint = page.locator("#marks .unsure.faint")
+    assert sorted(faint.evaluate_all("ns => ns.map((n) => n.dataset.of)")) == sorted(f"{q},{r}" for q, r in far)
+    assert page.locator("#marks .unsure-text").count() == len(holding)
+    assert hint.inner_text() == "A move waits on the strong rings: tap a doubtful one to say what it holds"
+    assert hint.get_attribute("data-count") == str(len(holding))
+    assert page.locator("#live-legend .unsure.faint").is_visible()  # the legend names both rings
+    shot(page, "gemblo-live-holding")
+    for screen, viewport in SCREENS.items():  # the line fits every screen the live page does
+        other = browser.new_page(viewport=viewport)
+        other.goto(server.base + "/live")
+        other.locator("#holding-hint").wait_for()
+        box = other.locator("#holding-hint").bounding_box()
+        assert other.evaluate(SIDEWAYS) <= 0 and box["x"] + box["width"] <= viewport["width"], screen
+        other.close()
+
+    q, r = far[0]
+    page.click(f'.cell[data-cell="{q},{r}"]')  # a faint ring still opens the picker
+    page.wait_for_selector("#picker[open]")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#picker[open]", state="detached")
+    q, r = beside
+    page.click(f'.cell[data-cell="{q},{r}"]')
+    page.wait_for_selector("#picker[open]")
+    page.click('#picker .choice[data-colour="."]')
+    page.wait_for_selector("#history li[data-index='0']")
+    hint.wait_for(state="hidden")
+    assert strong.count() == 0 and faint.count() == len(far)
     page.close()
 
 

@@ -404,6 +404,36 @@ def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):
     assert len(s.snapshot()["history"]) == 2
 
 
+def gemblo_held_back(setup: gemblo.Setup = GEMBLO_3P):
+    """The filmed sparse board in small: the first piece seen whole but held back by a doubted
+    empty hex beside it, and 40 doubted hexes far from it that hold nothing back (the reader
+    cannot tell clear plastic from the bare board). Returns (piece, camera board, the hex
+    beside, the far hexes, every doubt)."""
+    first = gemblo_script(setup)[0]
+    board = gemblo.rules(setup).board
+    near = board.around(first.cells)
+    beside = next(c for c in board.cells_of(board.edge[board.index[first.cells[0]]]) if c not in first.cells)
+    far = [c for c in board.cells if c not in board.around(near)][::5][:40]
+    return first, gemblo_boards([first])[-1], beside, far, [beside, *far]
+
+
+def test_the_snapshot_names_the_few_doubts_a_held_back_move_waits_on(tmp_path):
+    """Of dozens of doubted hexes only those beside the change hold it back: the snapshot
+    lists them with the change (``holding``), the page rings them strongly; ``uncertain``
+    still lists every doubt. A tap on the doubt beside the piece logs it and holds nothing."""
+    first, seen, beside, far, doubts = gemblo_held_back()
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    s.observe(seen, doubts, 1.0)
+    snap = s.snapshot()
+    assert snap["history"] == []
+    assert sorted(map(tuple, snap["holding"])) == sorted([*first.cells, beside])
+    assert sorted(map(tuple, snap["uncertain"])) == sorted({*first.cells, *doubts})
+    s.correct_cell(beside, ".")
+    snap = s.snapshot()
+    assert [h["colour"] for h in snap["history"]] == [first.colour] and snap["holding"] == []
+    assert sorted(map(tuple, snap["uncertain"])) == sorted(far)  # idle doubts, still shown
+
+
 @pytest.mark.parametrize("camera_saw_the_hex", [True, False])
 def test_a_tap_on_the_doubted_hex_of_a_held_back_gemblo_piece_logs_the_whole_piece(tmp_path, camera_saw_the_hex):
     """The camera sees a new piece but doubts one of its hexes (a clear piece shows mostly as

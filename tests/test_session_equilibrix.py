@@ -174,3 +174,17 @@ def test_a_move_number_must_be_a_number(tmp_path):
     with pytest.raises(SessionError):
         s.take_back(True)  # JSON true is not move 1
     assert len(history(s)) == 2
+
+
+def test_the_fields_a_held_back_tile_waits_on_are_named_apart_from_idle_doubts(tmp_path):
+    """Equilibrix shares the cell boards' ``holding``: the new field and the doubted field
+    beside it, not a doubted field far from the change (the page rings that one faintly)."""
+    s = start(tmp_path)
+    see(s, DUO)
+    board = s.adapter.board
+    near = board.around(board.around([s.adapter.parse_cell("P 2 0 0")]))
+    far = next(flower.field_id(f) for f in board.cells if f not in near)
+    s.observe({"P 2 0 0": "W", **DUO}, ["P 2 0 2", far], 1.0)
+    snap = s.snapshot()
+    assert len(history(s)) == 1 and sorted(snap["holding"]) == ["P 2 0 0", "P 2 0 2"]
+    assert far in snap["uncertain"] and far not in snap["holding"]

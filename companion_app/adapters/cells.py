@@ -248,14 +248,28 @@ class CellAdapter(GameAdapter):
         game = self.laid(derived.game)
         return tuple(sorted(c for c in seen.keys() | game.keys() if seen.get(c) != game.get(c)))
 
+    def doubts_holding(self, derived: Derived) -> set[Cell]:
+        """The cells the camera could not read that lie on or next to a cell that changed
+        (cells the user corrected count as read): each one holds the change back."""
+        near = self.board.around(self.differences(derived))
+        return {c for c in self.uncertain if c in near and c not in self.overrides}
+
     def unsure_change(self, derived: Derived) -> bool:
         """Whether a cell that changed lies on or next to one the camera could not read.
 
         Such a change may be a piece seen in part; recording it would invent a wrong move or
-        take back a piece that is still there. Cells the user corrected count as read.
+        take back a piece that is still there.
         """
-        near = self.board.around({c for c in self.uncertain if c not in self.overrides})
-        return any(c in near for c in self.differences(derived))
+        return bool(self.doubts_holding(derived))
+
+    def holding(self, derived: Derived) -> tuple[Cell, ...]:
+        """The rings a tap settles: the cells that changed and the doubted cells beside them.
+
+        On a sparse board the camera doubts dozens of cells that change nothing (Gemblo's
+        reader cannot tell clear plastic from the bare board); the page draws these few
+        strongly and the rest faintly, so the player finds the ones a move waits on.
+        """
+        return tuple(sorted(set(self.differences(derived)) | self.doubts_holding(derived)))
 
     # --- output --------------------------------------------------------------------------
 
@@ -269,6 +283,8 @@ class CellAdapter(GameAdapter):
             "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | set(self.differences(derived)))],
             # the user's corrections standing against what the camera reads (the page rings them)
             "corrected": [self.cell_json(c) for c in sorted(self.overrides)],
+            # of the ``uncertain`` cells, those a change waits on (the page rings them strongly)
+            "holding": [self.cell_json(c) for c in self.holding(derived)],
         }
 
     def key(self, cell: Cell) -> str:

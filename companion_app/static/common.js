@@ -205,10 +205,13 @@ function drawBoard(s) {
   for (const [k, node] of cellNodes) node.dataset.colour = s.cells[k] || ".";
   const marks = document.getElementById("marks");
   marks.replaceChildren();
+  const ringClass = unsureClasses(s);
   for (const [a, b] of s.uncertain) {
     const centre = centres.get(key(a, b));
     if (!centre) continue;
-    marks.append(svg("polygon", { points: points(...centre, 0.8), class: "unsure" }));
+    const kind = ringClass(key(a, b));
+    marks.append(svg("polygon", { points: points(...centre, 0.8), class: kind, "data-of": key(a, b) }));
+    if (kind.includes("faint")) continue;  // a "?" on each of dozens of idle doubts is noise
     const q = svg("text", { x: centre[0], y: centre[1] + 0.06, class: "unsure-text" });
     q.textContent = "?";
     marks.append(q);
@@ -225,6 +228,17 @@ function drawBoard(s) {
     const d = outline(alert.piece_cells);
     marks.append(svg("path", { d, class: "illegal-halo" }), svg("path", { d, class: "illegal" }));
   }
+}
+
+/* The class of an unsure cell's ring, by its key: on the live page (whose snapshot lists the
+   cells ``holding`` a change back) those rings are drawn strongly and the camera's other doubts
+   faintly, since a sparse Gemblo board has dozens of doubts and only one or two a move waits
+   on; the review page (no ``holding``) draws every doubt as one that needs a look. Every ring
+   still sits on a cell the picker opens on (the marks take no taps). */
+function unsureClasses(s) {
+  if (!s.holding) return () => "unsure";
+  const holding = new Set(s.holding.map(cellKey));
+  return (k) => (holding.has(k) ? "unsure holding" : "unsure faint");
 }
 
 /* Ring the cells the user set themselves (``keys`` in the snapshot's cell forms): the review's

@@ -40,8 +40,9 @@
     for (const [id, node] of fields) node.dataset.colour = s.cells[id] || ".";
     const marks = document.getElementById("marks");
     marks.replaceChildren();
+    const ringClass = unsureClasses(s);
     for (const id of s.uncertain) {
-      if (paths.has(id)) marks.append(svg("path", { d: paths.get(id), class: "unsure" }));
+      if (paths.has(id)) marks.append(svg("path", { d: paths.get(id), class: ringClass(id), "data-of": id }));
     }
     if (s.last) {
       for (const id of s.last.cells) if (paths.has(id)) marks.append(svg("path", { d: paths.get(id), class: "last field-last" }));

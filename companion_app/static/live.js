@@ -50,6 +50,18 @@ function drawTurn(s) {
   const cam = document.getElementById("camera");
   cam.dataset.status = s.camera.status;
   cam.querySelector(".text").textContent = s.camera.message;
+  drawHoldingHint(s);
+}
+
+/* Whether a move waits on rings (the strong ones, common.js unsureClasses): among dozens of
+   faint doubts the player is pointed at the few a tap settles. No count: the strong rings are
+   the new piece and the doubts beside it, and a tap or two on the doubts is often enough. */
+function drawHoldingHint(s) {
+  const hint = document.getElementById("holding-hint");
+  const n = (s.holding || []).length;
+  hint.hidden = n === 0;
+  hint.dataset.count = n;
+  hint.textContent = "A move waits on the strong rings: tap a doubtful one to say what it holds";
 }
 
 function drawHistory(s) {
