@@ -15,6 +15,10 @@ A second session gets the same boards and, where a step ends waiting, the player
 the page's unsure cells, those at the new piece first, each said to be what it really is (the
 session's correction API) until the log is right; ``taps`` counts them, ``after taps`` says
 what the log then holds and ``flagged`` the rule codes the page then shows for the move.
+A third session models a player who taps late: where a step ends waiting they do not tap
+then, but two moves later (the game goes on at the table meanwhile), the same way; ``late``
+says what its log holds at each step's end (``camera`` once caught up) and ``late taps``
+counts the taps.
 Rendered frames are kept in ``$BENCH_FILM_CACHE`` when set (a film renders in about 30 s).
 """
 from __future__ import annotations
@@ -70,6 +74,8 @@ class Step:
     flagged: list[str] = field(default_factory=list)  # the newest move's violation codes
     taps: int = 0
     after_taps: str = ""
+    late: str = ""  # the late tapper's log at the step's end
+    late_taps: int = 0
 
 
 def expected_logs(steps) -> list[list[tuple[str, frozenset]]]:
@@ -107,14 +113,16 @@ def run(cache: Path | None = None, steps=None, camera_seed: int = demo.DEMO_SEED
     referee = LiveReferee(on_board=lambda board, unsure, t: boards.append((board, unsure, t)), game="gemblo")
     for t, image in source(shots, cache, camera_seed).frames():
         referee.process(t, image)
-    with tempfile.TemporaryDirectory() as plain_dir, tempfile.TemporaryDirectory() as tapped_dir:
+    with tempfile.TemporaryDirectory() as plain_dir, tempfile.TemporaryDirectory() as tapped_dir, \
+            tempfile.TemporaryDirectory() as late_dir:
         plain = Session.start(Store.open(Path(plain_dir)), SETUP, game="gemblo")
         tapped = Session.start(Store.open(Path(tapped_dir)), SETUP, game="gemblo")
+        late = Session.start(Store.open(Path(late_dir)), SETUP, game="gemblo")
         expected = expected_logs(steps)
-        out, fed = [], 0
+        out, fed, pending = [], 0, None  # pending: the first step the late tapper's log waits on
         for number, (step, end) in enumerate(zip(steps, ends)):
             while fed < len(boards) and boards[fed][2] <= end:
-                for session in (plain, tapped):
+                for session in (plain, tapped, late):
                     session.observe(*boards[fed])
                 fed += 1
             before = expected[number - 1] if number else []
@@ -125,9 +133,17 @@ def run(cache: Path | None = None, steps=None, camera_seed: int = demo.DEMO_SEED
             snap = tapped.snapshot()
             if snap["history"] and not step.take_back and row.after_taps == "camera":
                 row.flagged = [a["code"] for a in snap["alerts"] if a["index"] == snap["history"][-1]["index"]]
+            if logged(late) == expected[number]:
+                pending = None
+            else:
+                pending = number if pending is None else pending
+                if number - pending >= 2:  # two moves later: the player taps now
+                    row.late_taps = tap_late(late, steps[:number + 1], expected[number])
+            row.late = outcome(logged(late), expected[number], before)
             out.append(row)
         plain.store.close()
         tapped.store.close()
+        late.store.close()
     return out
 
 
@@ -154,23 +170,56 @@ def tap(session: Session, done, step, expected, before) -> tuple[int, str]:
     return len(cells), outcome(logged(session), expected, before)
 
 
+def truth_after(done) -> dict[Cell, str]:
+    """What the table holds after the steps ``done``."""
+    truth: dict[Cell, str] = {}
+    for s in done:
+        for c in s.move.cells:
+            if s.take_back:
+                truth.pop(c, None)
+            else:
+                truth[c] = s.move.colour
+    return truth
+
+
+def tap_late(session: Session, done, expected) -> int:
+    """The late player taps the cells the page rings strongly (``holding``: what the log waits
+    on), each to what it really is, the page looked at again after each tap, then any other
+    unsure cell, until the log is right (or every one is tapped); returns the taps."""
+    truth, tapped = truth_after(done), set()
+    while logged(session) != expected:
+        snap = session.snapshot()
+        ring = [tuple(c) for c in snap["holding"] if tuple(c) not in tapped]
+        cells = ring or [tuple(c) for c in snap["uncertain"] if tuple(c) not in tapped]
+        if not cells:
+            break
+        tapped.add(cells[0])
+        session.correct_cell(cells[0], truth.get(cells[0], "."))
+    return len(tapped)
+
+
 def main() -> None:
     cache = os.environ.get("BENCH_FILM_CACHE")
     seed, camera_seed = (int(v) for v in os.environ.get("LIVE_GAMES_SEED", f"{SEED},{demo.DEMO_SEED}").split(","))
     print(f"game seed {seed}, camera seed {camera_seed}")
     for pace, hold in PACES.items():
         rows = run(Path(cache) if cache else None, script(hold, seed), camera_seed)
-        print(f"\n| {pace}: step | move | camera alone | unsure cells at the piece | flagged | taps | after taps |\n"
-              "|---|---|---|---|---|---|---|")
+        print(f"\n| {pace}: step | move | camera alone | unsure cells at the piece | flagged | taps | after taps "
+              "| late tapper | late taps |\n|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             unsure = " ".join(f"{q},{c}" for q, c in r.unsure) or "-"
             print(f"| {r.number + 1} | {r.what} | {r.outcome} | {unsure} | {', '.join(r.flagged) or '-'} | "
-                  f"{r.taps} | {r.after_taps} |")
+                  f"{r.taps} | {r.after_taps} | {r.late} | {r.late_taps} |")
         counts = {k: sum(r.outcome == k for r in rows) for k in ("camera", "waiting", "wrong")}
         print(f"\n{pace}: steps {len(rows)}: by the camera alone {counts['camera']}, waiting {counts['waiting']}, "
               f"wrong {counts['wrong']}; with taps: logged with none {sum(r.after_taps == 'camera' and not r.taps for r in rows)}, "
               f"right after taps {sum(r.after_taps == 'camera' and r.taps > 0 for r in rows)}, "
               f"not right {sum(r.after_taps != 'camera' for r in rows)}; taps {sum(r.taps for r in rows)}", flush=True)
+        late = {k: sum(r.late == k for r in rows) for k in ("camera", "waiting", "wrong")}
+        print(f"{pace}: late taps (two moves after a step waits): log right at the step's end {late['camera']}, "
+              f"waiting {late['waiting']}, wrong {late['wrong']}; right at the end "
+              f"{'yes' if rows and rows[-1].late == 'camera' else 'no'}; taps {sum(r.late_taps for r in rows)}",
+              flush=True)
 
 
 if __name__ == "__main__":

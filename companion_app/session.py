@@ -183,6 +183,7 @@ class Session:
             items = self.adapter.observe(self._derived, board, uncertain, t)
             if items:
                 self._record(items)
+                self._catch_up()
             else:
                 self._publish()
 
@@ -191,6 +192,7 @@ class Session:
         camera held a change back for may log that change: see the adapter's ``corrected``)."""
         with self._lock:
             self._record(self.adapter.corrected(self._derived, doc))
+            self._catch_up()
 
     def correct_cell(self, cell: Sequence[int] | str, colour: str) -> None:
         """The user says ``cell`` is really ``colour`` (``.`` for empty)."""
@@ -220,6 +222,7 @@ class Session:
                                    "take back a placement instead")
             events = self.adapter.turn_events(self._derived, index)
             self._record([("take_back", {"events": events, "source": "user"})])
+            self.adapter.drop_kept()
 
     def declare_pass(self, seen: Any = None) -> None:
         """The colour to move says it passes (or, in Geometrius, makes a turn that changes nothing).
@@ -293,6 +296,13 @@ class Session:
         self._events.extend(rows)
         self._rederive(rows)
         self._publish()
+
+    def _catch_up(self) -> None:
+        """Log, one after another, the camera boards kept while a change was held back that
+        now explain (the adapter's ``catch_up``): each is explained against the log as the
+        one before left it, so no board explains more than ``MOST_PER_STEP`` placements."""
+        while items := self.adapter.catch_up(self._derived):
+            self._record(items)
 
     def _rederive(self, new: list[EventRow] | None = None) -> None:
         """Replay the log (the adapter may just play new moves on: the common case, kept fast)."""

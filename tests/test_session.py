@@ -563,3 +563,108 @@ def test_a_double_tap_on_pass_or_take_back_acts_once(tmp_path):
     assert [h["colour"] for h in s.snapshot()["history"]][:1] == ["Y"]
     again = Session.resume(Store.open(tmp_path)).snapshot()
     assert again["history"] == s.snapshot()["history"]
+
+
+# --- catching up after a hold (session 15) ---------------------------------------------------
+
+# After yellow's piece (SCRIPT[1]), red, green and blue lay legal pieces.
+LATER = (SCRIPT[2], SCRIPT[3], Move("B", ((2, 2), (3, 2))))
+
+
+def moves_logged(snapshot) -> list[tuple[str, list, bool]]:
+    return [(h["colour"], sorted(map(tuple, h["cells"])), h["legal"]) for h in snapshot["history"]]
+
+
+@pytest.mark.parametrize("release", ["tap", "clearer board"])
+def test_boards_sent_while_a_change_is_held_are_caught_up_on_release(tmp_path, release):
+    """Yellow's piece waits on a doubted square; the game goes on: red, green and blue lay
+    clearly read pieces, each board held too (yellow's piece is still on it). When the doubt
+    is settled (a tap, or a board reading it clearly) the latest board is four placements
+    ahead of the log, more than one board explains: before, the game stalled there for good.
+    Each kept board is explained in turn from the log: all four moves logged, in order."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    play(s, seen[:1])
+    for t, board in enumerate(seen[1:], start=1):
+        s.observe(board, [MISSED], float(t))
+        assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    assert list(MISSED) in s.snapshot()["holding"]
+    if release == "tap":
+        s.correct_cell(MISSED, ".")
+    else:
+        s.observe(seen[-1], [], 9.0)
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["alerts"] == [] and snap["holding"] == [] and rows(snap) == seen[-1]
+    assert [e.kind for e in s._events].count("move") == len(moves)
+    s.observe(seen[-1], [], 10.0)  # the same board again: nothing more
+    assert len(s.snapshot()["history"]) == len(moves)
+
+
+def test_a_kept_board_showing_a_piece_later_taken_away_logs_nothing_wrong(tmp_path):
+    """While yellow's piece waits on a doubt, red, green and blue lay pieces, then red's is
+    lifted off the table before the tap. The boards showing red's piece are stale: they are
+    skipped, not logged (logging red's move would put in the log a piece the table no longer
+    has, and taking it back under two later pieces is more than one board may explain)."""
+    s = new_session(tmp_path)
+    red = LATER[0]
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    without_red = boards((SCRIPT[0], SCRIPT[1], LATER[1], LATER[2]))[-1]
+    play(s, seen[:1])
+    for t, board in enumerate([*seen[1:], without_red], start=1):
+        s.observe(board, [MISSED], float(t))
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    # green then moved out of turn (red's turn was lifted): flagged, as the table played it
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in (SCRIPT[0], SCRIPT[1], *LATER[1:])]
+    assert all(e.payload.get("colour") != red.colour for e in s._events if e.kind == "move")
+    assert "take_back" not in [e.kind for e in s._events] and rows(snap) == without_red
+
+
+def test_boards_kept_for_a_change_taken_away_are_dropped(tmp_path):
+    """Yellow's piece waits on a doubt while red lays; then yellow's piece is lifted: the
+    kept boards no longer hold the change and are dropped, and the table's board is read
+    against the log afresh (red's piece logged, yellow's never)."""
+    s = new_session(tmp_path)
+    seen = boards((SCRIPT[0], SCRIPT[1], SCRIPT[2]))
+    play(s, seen[:1])
+    s.observe(seen[1], [MISSED], 1.0)
+    s.observe(seen[2], [MISSED], 2.0)
+    assert len(s.adapter.kept) == 2
+    s.observe(boards((SCRIPT[0], SCRIPT[2]))[-1], [MISSED], 3.0)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "R"] and s.adapter.kept == []
+
+
+def test_a_take_back_drops_the_boards_kept_for_a_held_change(tmp_path):
+    """While yellow's piece waits, the player takes blue's first piece back (still on the
+    table): the boards kept show it, and catching up through them would log it again."""
+    s = new_session(tmp_path)
+    seen = boards((SCRIPT[0], SCRIPT[1], SCRIPT[2]))
+    play(s, seen[:1])
+    s.observe(seen[1], [MISSED], 1.0)
+    s.observe(seen[2], [MISSED], 2.0)
+    s.take_back(0)
+    assert s.adapter.kept == []
+    s.correct_cell(MISSED, ".")  # three placements ahead of the log now: the table is asked
+    assert s.snapshot()["history"] == [] and [e.kind for e in s._events].count("move") == 1
+
+
+def test_gemblo_boards_sent_while_a_piece_is_held_are_caught_up_on_a_tap(tmp_path):
+    """The filmed case in small: the first Gemblo piece waits on a doubted hex beside it (and
+    forty idle doubts far off); three more pieces are laid before the player taps the hex."""
+    first, seen, beside, far, doubts = gemblo_held_back()
+    moves = gemblo_script()[:4]
+    assert moves[0] == first and all(beside not in m.cells for m in moves)
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    board = gemblo.rules(GEMBLO_3P).board
+    idle = [c for c in far if c not in board.around(board.around([c for m in moves for c in m.cells]))]
+    assert len(idle) > 10  # idle doubts, far from every piece
+    for t, board in enumerate(gemblo_boards(moves), start=1):
+        s.observe(board, [beside, *idle], float(t))
+    assert s.snapshot()["history"] == []
+    s.correct_cell(beside, ".")
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["holding"] == []

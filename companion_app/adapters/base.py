@@ -86,6 +86,14 @@ class GameAdapter:
         """Events for a newly stable camera board (none: nothing new, or wait for a clearer one)."""
         raise NotImplementedError
 
+    def catch_up(self, derived: Derived) -> list[Item]:
+        """Events of a camera board kept while a change was held back, now explained (the
+        session logs them and asks again until none come); none by default."""
+        return []
+
+    def drop_kept(self) -> None:
+        """The player took a move back: forget the boards kept for a held change, if any."""
+
     def correction(self, derived: Derived, doc: dict) -> dict:
         """The payload of a correction the user asked for (``doc`` as the page posts it)."""
         raise NotImplementedError

@@ -46,6 +46,16 @@ class Override:
     colour: str
 
 
+@dataclass
+class Kept:
+    """A stable board the camera sent while a change was held back, with the cells it could
+    not read then (camera data: kept in memory like the camera's latest board, never logged)."""
+
+    board: dict[Cell, str]
+    uncertain: tuple[Cell, ...]
+    t: float
+
+
 def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int,
             near: Callable[[Cell], set[Cell]]) -> list[Entry]:
     """The moves after saying "``cell`` is really ``colour``" (``.`` for empty); ``near``
@@ -84,6 +94,8 @@ class CellAdapter(GameAdapter):
         self.camera_board: dict[Cell, str] | None = None
         self.camera_t = 0.0  # source time of the camera's last board
         self.overrides: dict[Cell, Override] = {}
+        # The boards sent since a change was held back, oldest first, the latest last (see catch_up).
+        self.kept: list[Kept] = []
 
     # --- what a game fills in ------------------------------------------------------------
 
@@ -163,19 +175,104 @@ class CellAdapter(GameAdapter):
     # --- input ---------------------------------------------------------------------------
 
     def observe(self, derived: Derived, board: Mapping, uncertain: Sequence, t: float) -> list[Item]:
+        """The events for a newly stable board: those the board shows, or, while a change is
+        held back, the first step of catching up (:meth:`catch_up`; the session asks for the
+        rest)."""
         seen_now = self.occupied(board)
         self.camera_board, self.camera_t = seen_now, t
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
         self.overrides = {cell: o for cell, o in self.overrides.items() if seen_now.get(cell, EMPTY) == o.misread}
-        if self.unsure_change(derived):
-            return []  # part of the change could not be read: wait for a clearer board
+        if self.kept and not self.holds_first_change(derived, seen_now):
+            self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
+        if self.kept or self.unsure_change(derived):
+            # part of the change could not be read: keep the board (the game goes on at the
+            # table meanwhile) and log what the boards kept so far explain, if anything
+            self.keep(seen_now, self.uncertain, t)
+            return self.catch_up(derived)
         return self.logged(derived, self.with_overrides(seen_now), t)
+
+    def keep(self, seen: dict[Cell, str], uncertain: tuple[Cell, ...], t: float) -> None:
+        """Keep a board sent while a change is held back.
+
+        A doubt of an earlier kept board is settled when this board reads the cell clearly
+        and the same way (the camera has now read what it doubted); a clear reading that
+        differs settles nothing, as a piece may have been laid there since. A board the same
+        as the last kept one replaces it (nothing was played in between).
+        """
+        for k in self.kept:
+            k.uncertain = tuple(c for c in k.uncertain if c in uncertain or seen.get(c, EMPTY) != k.board.get(c, EMPTY))
+        if self.kept and self.kept[-1].board == seen:
+            self.kept.pop()
+        self.kept.append(Kept(dict(seen), uncertain, t))
+
+    def holds_first_change(self, derived: Derived, seen: dict[Cell, str]) -> bool:
+        """Whether the board ``seen`` still shows the change the first kept board holds back
+        (every cell of it read the same, the player's corrections standing)."""
+        first = self.kept[0]
+        then, now = self.with_overrides(first.board), self.with_overrides(seen)
+        return all(then.get(c) == now.get(c) for c in self.differences(derived, first.board))
+
+    def stale(self, kept: Kept, latest: Kept) -> bool:
+        """Whether a kept board shows a piece the latest board no longer has (a cell it shows
+        occupied that the latest board reads clearly as empty or another colour).
+
+        Such a board is skipped, not explained: the piece was taken away before the hold was
+        released (a piece laid wrong and lifted, a hand or shadow read as a piece), so logging
+        it would put a move in the log the table no longer has, and taking it back again from
+        the latest board would need more take-backs than one board may explain once others
+        were laid on top: the game would stall with a move wrongly logged. Skipping it, the
+        pieces laid meanwhile are still seen on the later boards.
+        """
+        then, now = self.with_overrides(kept.board), self.with_overrides(latest.board)
+        return any(now.get(c, EMPTY) != colour and c not in latest.uncertain for c, colour in then.items())
+
+    def catch_up(self, derived: Derived) -> list[Item]:
+        """The events of the next kept board that explains, from the log's state ``derived``.
+
+        While a change is held back by a doubt the game goes on at the table, and each board
+        the camera sends is held too (the change is still on it). Once the hold is released
+        (a tap, or a board that reads the doubt clearly), the latest board may be several
+        placements ahead of the log, more than one board may explain (``MOST_PER_STEP``). So
+        the boards are kept and explained one after another, each as :meth:`observe` would
+        (against the log as it then is, the player's corrections standing): this returns the
+        events of the first that changes the game (the session logs them and asks again),
+        none when the next is still held by a doubt (it waits, with those after it), or when
+        it is not play (the boards are dropped: the table is asked, as for any board). A
+        stale board (:meth:`stale`) is skipped; a board that changes nothing is passed over.
+        """
+        latest = self.kept[-1] if self.kept else None
+        while self.kept:
+            k = self.kept[0]
+            if k is not latest and self.stale(k, latest):
+                self.kept.pop(0)
+                continue
+            if self.doubts_holding(derived, k.board, k.uncertain):
+                return []
+            explained = self.explain(derived, self.with_overrides(k.board))
+            if explained is None:
+                self.kept = []
+                return []
+            self.kept.pop(0)
+            items = self.logged_as(derived, explained, k.t)
+            if items:
+                return items
+        return []
+
+    def drop_kept(self) -> None:
+        """The player took a move back: the kept boards may still show it (it is lifted after
+        the tap, or stays on the table), and catching up through them would log it again.
+        The next board from the camera is read against the log afresh."""
+        self.kept = []
 
     def logged(self, derived: Derived, seen: dict[Cell, str], t: float) -> list[Item]:
         """The events that take the game to the board ``seen`` (none when it is not play)."""
         explained = self.explain(derived, seen)
         if explained is None:
             return []
+        return self.logged_as(derived, explained, t)
+
+    def logged_as(self, derived: Derived, explained: tuple[int, list[dict]], t: float) -> list[Item]:
+        """The events of an explained board change (see :meth:`explain`)."""
         taken_back, moves = explained
         items: list[Item] = []
         if taken_back:
@@ -202,17 +299,27 @@ class CellAdapter(GameAdapter):
         move (a cell the game holds in another colour) is a plain correction whatever is
         held, as is any tap while no change is held back (a taken-back piece still on the
         table is not held back: the take-back stands).
+
+        The boards the camera sent while the change was held are caught up on
+        (:meth:`catch_up`): those before the latest are logged first, after the tap (logged
+        as ``held``, as it reads the latest board, and a cell it names may only be laid by a
+        later board's move). A tap that edits a logged move drops the older kept boards: they
+        were read against a past the player has just said is wrong.
         """
-        held = self.differences(derived) if self.unsure_change(derived) else ()
+        if not self.kept and self.camera_board is not None and self.unsure_change(derived):
+            self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]  # e.g. after a take-back
+        held = self.differences(derived) if self.kept else ()
         payload = self.correction(derived, doc)
         cell = self.parse_cell(corrected_cell(payload))
         edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
+        if edits_a_move:
+            self.kept = self.kept[-1:]
         if not held or cell not in self.board.around(held) or edits_a_move:
             return [("correction", payload)]
-        if self.unsure_change(derived):
+        items = self.catch_up(derived)
+        if not items:
             return [("correction", {**payload, "held": True})]
-        items = self.logged(derived, self.with_overrides(self.camera_board), self.camera_t)
-        return items + [("correction", payload)] if items else [("correction", {**payload, "held": True})]
+        return [("correction", {**payload, "held": True})] + items if self.kept else items + [("correction", payload)]
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
@@ -230,6 +337,8 @@ class CellAdapter(GameAdapter):
         if misread is not None and misread != colour:
             self.overrides[cell] = Override(misread, colour)
         self.uncertain = tuple(c for c in self.uncertain if c != cell)  # the player has read it
+        for k in self.kept:
+            k.uncertain = tuple(c for c in k.uncertain if c != cell)
         return {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
 
     def with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
@@ -239,20 +348,30 @@ class CellAdapter(GameAdapter):
                 out[cell] = o.colour
         return {c: colour for c, colour in out.items() if colour != EMPTY}
 
-    def differences(self, derived: Derived) -> tuple[Cell, ...]:
-        """Cells where the camera's last board and the game disagree (shown as unsure):
-        those the change could not explain, or a piece taken back that is still there."""
-        if self.camera_board is None:
+    def differences(self, derived: Derived, board: dict[Cell, str] | None = None) -> tuple[Cell, ...]:
+        """Cells where the camera's last board (or a kept ``board``) and the game disagree
+        (shown as unsure): those the change could not explain, or a piece taken back that is
+        still there."""
+        board = self.camera_board if board is None else board
+        if board is None:
             return ()
-        seen = self.with_overrides(self.camera_board)
+        seen = self.with_overrides(board)
         game = self.laid(derived.game)
         return tuple(sorted(c for c in seen.keys() | game.keys() if seen.get(c) != game.get(c)))
 
-    def doubts_holding(self, derived: Derived) -> set[Cell]:
+    def doubts_holding(self, derived: Derived, board: dict[Cell, str] | None = None,
+                       uncertain: Sequence[Cell] | None = None) -> set[Cell]:
         """The cells the camera could not read that lie on or next to a cell that changed
-        (cells the user corrected count as read): each one holds the change back."""
-        near = self.board.around(self.differences(derived))
-        return {c for c in self.uncertain if c in near and c not in self.overrides}
+        (cells the user corrected count as read): each one holds the change back. Of the
+        camera's last board, or of a kept ``board`` with its ``uncertain`` cells."""
+        near = self.board.around(self.differences(derived, board))
+        uncertain = self.uncertain if uncertain is None else uncertain
+        return {c for c in uncertain if c in near and c not in self.overrides}
+
+    def kept_doubts(self, derived: Derived) -> set[Cell]:
+        """The doubts holding back the first kept board (the page shows them with the
+        latest board's, so the player finds the tap the log waits on)."""
+        return self.doubts_holding(derived, self.kept[0].board, self.kept[0].uncertain) if self.kept else set()
 
     def unsure_change(self, derived: Derived) -> bool:
         """Whether a cell that changed lies on or next to one the camera could not read.
@@ -269,7 +388,7 @@ class CellAdapter(GameAdapter):
         reader cannot tell clear plastic from the bare board); the page draws these few
         strongly and the rest faintly, so the player finds the ones a move waits on.
         """
-        return tuple(sorted(set(self.differences(derived)) | self.doubts_holding(derived)))
+        return tuple(sorted(set(self.differences(derived)) | self.doubts_holding(derived) | self.kept_doubts(derived)))
 
     # --- output --------------------------------------------------------------------------
 
@@ -280,7 +399,8 @@ class CellAdapter(GameAdapter):
             "cells": {self.key(c): colour for c, colour in self.laid(game).items()},
             "last": {"index": last.index, "colour": last.move.colour,
                      "cells": [self.cell_json(c) for c in self.move_cells(last.move)]} if last else None,
-            "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | set(self.differences(derived)))],
+            "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | set(self.differences(derived))
+                                                            | self.kept_doubts(derived))],
             # the user's corrections standing against what the camera reads (the page rings them)
             "corrected": [self.cell_json(c) for c in sorted(self.overrides)],
             # of the ``uncertain`` cells, those a change waits on (the page rings them strongly)
