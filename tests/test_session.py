@@ -668,3 +668,53 @@ def test_gemblo_boards_sent_while_a_piece_is_held_are_caught_up_on_a_tap(tmp_pat
     snap = s.snapshot()
     assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
     assert snap["holding"] == []
+
+
+def _put(rows_: list[str], cells, colour: str) -> list[str]:
+    grid = [list(r) for r in rows_]
+    for r, c in cells:
+        grid[r][c] = colour
+    return ["".join(r) for r in grid]
+
+
+def test_a_doubt_the_next_board_reads_clearly_the_other_way_releases_the_piece(tmp_path):
+    """Yellow's I5 is seen as four squares with the fifth doubted (read empty); the next board
+    reads the fifth clearly as yellow. That board alone explains the table: the I5 is logged
+    whole at once (the catch-up waited for a tap here, then logged the piece split in two)."""
+    s = new_session(tmp_path)
+    play(s, boards()[:1])
+    whole = _put(boards()[1], [MISSED], "Y")
+    s.observe(boards()[1], [MISSED], 1.0)
+    s.observe(whole, [], 2.0)
+    assert moves_logged(s.snapshot()) == [("B", sorted(SCRIPT[0].cells), True),
+                                          ("Y", sorted(SCRIPT[1].cells + (MISSED,)), True)]
+    assert s.adapter.kept == []
+
+
+def test_a_correction_of_a_logged_move_keeps_the_boards_a_held_change_waits_with(tmp_path):
+    """While yellow waits on a doubt and red, green and blue play on, the player corrects a
+    square of blue's logged first piece: the pieces laid meanwhile are still caught up once
+    the doubt is tapped (the correction dropped the kept boards and they were never logged)."""
+    s = new_session(tmp_path)
+    seen = boards((SCRIPT[0], SCRIPT[1], *LATER))
+    play(s, seen[:1])
+    for t, board in enumerate(seen[1:], start=1):
+        s.observe(board, [MISSED], float(t))
+    s.correct_cell((1, 1), ".")
+    s.correct_cell(MISSED, ".")
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R", "G", "B"]
+
+
+def test_one_board_misreading_a_logged_piece_does_not_make_the_kept_boards_stale(tmp_path):
+    """Glare hides a square of blue's logged piece on one board while yellow waits: the logged
+    piece is no piece lifted, so the boards kept before it are still caught up (they were all
+    skipped as stale and four placements lost)."""
+    s = new_session(tmp_path)
+    seen = boards((SCRIPT[0], SCRIPT[1], *LATER))
+    play(s, seen[:1])
+    for t, board in enumerate(seen[1:], start=1):
+        s.observe(board, [MISSED], float(t))
+    s.observe(_put(seen[-1], [(0, 0)], "."), [MISSED], 10.0)
+    s.observe(seen[-1], [MISSED], 11.0)
+    s.correct_cell(MISSED, ".")
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R", "G", "B"]

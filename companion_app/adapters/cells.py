@@ -88,6 +88,10 @@ class CellAdapter(GameAdapter):
     """A game on a :class:`rules.board.Board` whose moves lay coloured cells."""
 
     colours: tuple[str, ...] = ()  # what a cell can be corrected to (besides empty)
+    # Whether the boards sent while a change is held back are kept and caught up on (catch_up):
+    # a board that is cells alone; a game whose camera reads more with each board (Equilibrix's
+    # ring) would explain a kept board with the latest of those readings, so it waits instead.
+    catches_up: bool = True
 
     def __init__(self, setup: Any):
         super().__init__(setup)
@@ -184,12 +188,20 @@ class CellAdapter(GameAdapter):
         self.overrides = {cell: o for cell, o in self.overrides.items() if seen_now.get(cell, EMPTY) == o.misread}
         if self.kept and not self.holds_first_change(derived, seen_now):
             self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
-        if self.kept or self.unsure_change(derived):
-            # part of the change could not be read: keep the board (the game goes on at the
-            # table meanwhile) and log what the boards kept so far explain, if anything
-            self.keep(seen_now, self.uncertain, t)
-            return self.catch_up(derived)
-        return self.logged(derived, self.with_overrides(seen_now), t)
+        if not self.unsure_change(derived):
+            # this board alone explains the table (the common release: the doubt read clearly,
+            # whichever way): the boards kept before it add nothing
+            explained = self.explain(derived, self.with_overrides(seen_now))
+            if explained is not None or not self.kept:
+                self.kept = []
+                return self.logged_as(derived, explained, t) if explained is not None else []
+        if not self.catches_up:
+            return []  # part of the change could not be read: wait for a clearer board
+        # part of the change could not be read, or the table is too far ahead of the log for
+        # one board: keep the board (the game goes on at the table meanwhile) and log what the
+        # boards kept so far explain, if anything
+        self.keep(seen_now, self.uncertain, t)
+        return self.catch_up(derived)
 
     def keep(self, seen: dict[Cell, str], uncertain: tuple[Cell, ...], t: float) -> None:
         """Keep a board sent while a change is held back.
@@ -212,7 +224,7 @@ class CellAdapter(GameAdapter):
         then, now = self.with_overrides(first.board), self.with_overrides(seen)
         return all(then.get(c) == now.get(c) for c in self.differences(derived, first.board))
 
-    def stale(self, kept: Kept, latest: Kept) -> bool:
+    def stale(self, kept: Kept, latest: Kept, derived: Derived) -> bool:
         """Whether a kept board shows a piece the latest board no longer has (a cell it shows
         occupied that the latest board reads clearly as empty or another colour).
 
@@ -224,7 +236,9 @@ class CellAdapter(GameAdapter):
         pieces laid meanwhile are still seen on the later boards.
         """
         then, now = self.with_overrides(kept.board), self.with_overrides(latest.board)
-        return any(now.get(c, EMPTY) != colour and c not in latest.uncertain for c, colour in then.items())
+        laid = self.laid(derived.game)  # a logged piece the latest board misreads (glare) is no lifted one
+        return any(now.get(c, EMPTY) != colour and c not in latest.uncertain
+                   for c, colour in then.items() if laid.get(c) != colour)
 
     def catch_up(self, derived: Derived) -> list[Item]:
         """The events of the next kept board that explains, from the log's state ``derived``.
@@ -243,7 +257,7 @@ class CellAdapter(GameAdapter):
         latest = self.kept[-1] if self.kept else None
         while self.kept:
             k = self.kept[0]
-            if k is not latest and self.stale(k, latest):
+            if k is not latest and self.stale(k, latest, derived):
                 self.kept.pop(0)
                 continue
             if self.doubts_holding(derived, k.board, k.uncertain):
@@ -300,22 +314,24 @@ class CellAdapter(GameAdapter):
         held, as is any tap while no change is held back (a taken-back piece still on the
         table is not held back: the take-back stands).
 
-        The boards the camera sent while the change was held are caught up on
-        (:meth:`catch_up`): those before the latest are logged first, after the tap (logged
-        as ``held``, as it reads the latest board, and a cell it names may only be laid by a
-        later board's move). A tap that edits a logged move drops the older kept boards: they
-        were read against a past the player has just said is wrong.
+        The latest board is tried alone first (as any board: it may explain the table in one
+        step); only when it is too far ahead are the boards the camera sent while the change
+        was held caught up on (:meth:`catch_up`), after the tap (logged as ``held``, as it
+        reads the latest board, and a cell it names may only be laid by a later board's move).
         """
-        if not self.kept and self.camera_board is not None and self.unsure_change(derived):
+        held = self.differences(derived) if self.kept or self.unsure_change(derived) else ()
+        if held and not self.kept and self.catches_up:
             self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]  # e.g. after a take-back
-        held = self.differences(derived) if self.kept else ()
         payload = self.correction(derived, doc)
         cell = self.parse_cell(corrected_cell(payload))
         edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
-        if edits_a_move:
-            self.kept = self.kept[-1:]
         if not held or cell not in self.board.around(held) or edits_a_move:
             return [("correction", payload)]
+        if not self.unsure_change(derived):
+            explained = self.explain(derived, self.with_overrides(self.camera_board))
+            if explained is not None:  # the latest board explains alone: the kept ones add nothing
+                self.kept = []
+                return self.logged_as(derived, explained, self.camera_t) + [("correction", payload)]
         items = self.catch_up(derived)
         if not items:
             return [("correction", {**payload, "held": True})]

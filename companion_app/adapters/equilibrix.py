@@ -52,6 +52,7 @@ def kombo_series(doc: Mapping) -> list[dict] | None:
 class EquilibrixAdapter(CellAdapter):
     game = "equilibrix"
     colours = equilibrix.COLOURS
+    catches_up = False  # a tile's ring slot is read with its board: a kept board would take the latest ring's
 
     def __init__(self, setup: equilibrix.Setup, kombo: list | None = None):
         super().__init__(setup)
