@@ -152,13 +152,7 @@ def tap(session: Session, done, step, expected, before) -> tuple[int, str]:
     the nearest, each to what it really is, until the log is right (or every one is tapped)."""
     if logged(session) == expected:
         return 0, "camera"
-    truth: dict[Cell, str] = {}
-    for s in done:
-        for c in s.move.cells:
-            if s.take_back:
-                truth.pop(c, None)
-            else:
-                truth[c] = s.move.colour
+    truth = truth_after(done)
     centre = np.mean([gemblo.screen(c) for c in step.move.cells], axis=0)
     near = gemblo.board().around(step.move.cells)
     cells = sorted((tuple(c) for c in session.snapshot()["uncertain"]),
