@@ -188,13 +188,11 @@ class CellAdapter(GameAdapter):
         self.overrides = {cell: o for cell, o in self.overrides.items() if seen_now.get(cell, EMPTY) == o.misread}
         if self.kept and not self.holds_first_change(derived, seen_now):
             self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
-        if not self.unsure_change(derived):
-            # this board alone explains the table (the common release: the doubt read clearly,
-            # whichever way): the boards kept before it add nothing
-            explained = self.explain(derived, self.with_overrides(seen_now))
-            if explained is not None or not self.kept:
-                self.kept = []
-                return self.logged_as(derived, explained, t) if explained is not None else []
+        items = self.explained_alone(derived)
+        if items is not None:
+            return items
+        if not self.kept and not self.unsure_change(derived):
+            return []  # not play: the table is asked
         if not self.catches_up:
             return []  # part of the change could not be read: wait for a clearer board
         # part of the change could not be read, or the table is too far ahead of the log for
@@ -278,12 +276,17 @@ class CellAdapter(GameAdapter):
         The next board from the camera is read against the log afresh."""
         self.kept = []
 
-    def logged(self, derived: Derived, seen: dict[Cell, str], t: float) -> list[Item]:
-        """The events that take the game to the board ``seen`` (none when it is not play)."""
-        explained = self.explain(derived, seen)
+    def explained_alone(self, derived: Derived) -> list[Item] | None:
+        """The events of the camera's latest board alone, when no doubt holds it back and it
+        explains the table (the common release: the doubt read clearly, whichever way, or
+        tapped); the boards kept before it then add nothing and are dropped. None otherwise."""
+        if self.camera_board is None or self.unsure_change(derived):
+            return None
+        explained = self.explain(derived, self.with_overrides(self.camera_board))
         if explained is None:
-            return []
-        return self.logged_as(derived, explained, t)
+            return None
+        self.kept = []
+        return self.logged_as(derived, explained, self.camera_t)
 
     def logged_as(self, derived: Derived, explained: tuple[int, list[dict]], t: float) -> list[Item]:
         """The events of an explained board change (see :meth:`explain`)."""
@@ -327,11 +330,9 @@ class CellAdapter(GameAdapter):
         edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
         if not held or cell not in self.board.around(held) or edits_a_move:
             return [("correction", payload)]
-        if not self.unsure_change(derived):
-            explained = self.explain(derived, self.with_overrides(self.camera_board))
-            if explained is not None:  # the latest board explains alone: the kept ones add nothing
-                self.kept = []
-                return self.logged_as(derived, explained, self.camera_t) + [("correction", payload)]
+        items = self.explained_alone(derived)
+        if items is not None:
+            return items + [("correction", payload)]
         items = self.catch_up(derived)
         if not items:
             return [("correction", {**payload, "held": True})]
