@@ -15,11 +15,11 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-import cv2
 import numpy as np
 
+from companion_app.sources import quiet_capture
 from rules.blokus import COLOUR_NAMES, COLOURS
 from vision.blokus import locate_board, verify_pose
 from vision.image_io import load_image, require_colour
@@ -36,8 +36,10 @@ DEFAULT_TIMEOUT_S = 180.0
 WARMUP_FRAMES = 15  # a webcam's first frames are dark while its exposure settles
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``calibrate`` and its three commands to the ``tableref`` parser."""
+def add_parser(subparsers: argparse._SubParsersAction,
+               camera_number: Callable[[str], int] = int) -> argparse.ArgumentParser:
+    """Add ``calibrate`` and its three commands to the ``tableref`` parser; ``camera_number``
+    parses ``--camera N`` as ``tableref serve`` does, so both refuse the same numbers."""
     text = "measure this table's camera, board pose or colours into a calibration file"
     p = subparsers.add_parser("calibrate", help=text, description=text)
     p.set_defaults(run=run)
@@ -53,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("images", nargs="*", metavar="IMAGE", help="photos of the target from this camera")
     c.add_argument("--write-board", metavar="FILE", help="write the printable target (.pdf or .png) and stop "
                                                          "unless images or --camera are given")
-    c.add_argument("--camera", type=int, metavar="N", help="grab the views from webcam N instead")
+    c.add_argument("--camera", type=camera_number, metavar="N", help="grab the views from webcam N instead")
     c.add_argument("--shots", type=int, default=DEFAULT_SHOTS, help=f"views to grab (default {DEFAULT_SHOTS})")
     c.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop grabbing after this long (default {DEFAULT_TIMEOUT_S:g})")
@@ -63,7 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         c = command(name, help_)
         source = c.add_mutually_exclusive_group(required=True)
         source.add_argument("image", nargs="?", metavar="IMAGE")
-        source.add_argument("--camera", type=int, metavar="N", help="take the shot from webcam N")
+        source.add_argument("--camera", type=camera_number, metavar="N", help="take the shot from webcam N")
         if name == "board":
             c.add_argument("--corners", type=_corners, metavar="x1,y1,x2,y2,x3,y3,x4,y4",
                            help="the grid's four outer corners in the shot's pixels, when the board is not found")
@@ -73,7 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--json", action="store_true", help="print one JSON object")
     source = c.add_mutually_exclusive_group(required=True)
     source.add_argument("image", nargs="?", metavar="IMAGE")
-    source.add_argument("--camera", type=int, metavar="N", help="take the shot from webcam N")
+    source.add_argument("--camera", type=camera_number, metavar="N", help="take the shot from webcam N")
     c.add_argument("--id", required=True, dest="token_id", metavar="ID", help="the new token's id, e.g. T41")
     c.add_argument("--catalogue", required=True, metavar="FILE",
                    help="catalogue to extend (a copy of the default is started when it does not exist)")
@@ -243,7 +245,7 @@ def _shot(args: argparse.Namespace) -> np.ndarray:
 
 
 def _camera_frames(index: int) -> Iterator[np.ndarray]:
-    capture = cv2.VideoCapture(index)
+    capture = quiet_capture(index)  # its own one-line reason, not OpenCV's log lines
     try:
         if not capture.isOpened():
             raise CalibrationError("no_camera", f"camera {index} could not be opened: is it plugged in and not "

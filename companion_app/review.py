@@ -437,9 +437,6 @@ def score_upload(data: bytes, game: str, variant: str | None) -> tuple[dict, dic
         raise ReviewError("bad_request", e.message) from None
     except ImportError:
         raise ReviewError("bad_request", f"reading {game} photos is not available in this installation yet") from None
-    except ValueError as e:  # the reading does not fit the variant chosen (a colour not in play)
-        raise ReviewError("bad_request", f"the photo does not fit {game} {variant or ''}: {e}".replace("  ", " ")) \
-            from None
     return result.to_json(), dict(result.debug_images)
 
 

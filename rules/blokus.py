@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 from .board import Board
 from .lattice import SQUARE, Cell
 from .pieces import PieceSet
-from .placement import Decomposition, Match, PlacementRules, Position, Reason
+from .placement import Decomposition, Match, PlacementRules, Position, Reason, shared_start
 from .placement import decompose as placement_decompose
 from .scoring import ColourScore, Flag, ScoreSheet, Undecided, rank_players
 
@@ -88,6 +88,9 @@ class Setup:
         for colour, corner in self.starts.items():
             if colour not in COLOURS or tuple(corner) not in CORNERS:
                 raise ValueError(f"start {colour}: {list(corner)} is not a colour and a board corner")
+        if shared := shared_start(self.starts):
+            raise ValueError("starts {} and {} are both pinned to corner {}: a corner takes one colour's "
+                             "first piece (B3)".format(*shared))
         if self.players:
             seatless = [n for n, cs in self.players if not cs]
             if seatless:  # with nothing to lose it would score 0 and win

@@ -98,7 +98,8 @@ class Setup(OneColourEach):
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown Equilibrix variant {self.variant!r} (one of {', '.join(VARIANTS)})")
-        if sorted(c for _, cs in self.player_list for c in cs) != sorted(COLOURS):
+        if sorted(c for _, cs in self.player_list for c in cs) != sorted(COLOURS) or \
+                any(len(cs) != 1 for _, cs in self.player_list):  # one seat with both would move alone
             raise ValueError("Equilibrix is played by black (B) and white (W), one colour each")
         unknown = [t for t in self.ring if tile_shape(t) not in self.shapes]
         if unknown:

@@ -32,19 +32,36 @@ class InputError(Exception):
         return {"error": {"code": self.code, "message": self.message}}
 
 
+class _NameTwice(ValueError):
+    """A JSON object naming one key twice (the key is the message)."""
+
+
+def _distinct_names(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object as a dict; ``json.loads`` alone keeps the last of two equal names without
+    a word, so a state naming a cell twice would be scored with one of its colours guessed."""
+    doc = dict(pairs)
+    if len(doc) < len(pairs):
+        seen: set[str] = set()
+        raise _NameTwice(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return doc
+
+
 def parse_json(text: str | bytes, name: str) -> Any:
     """``text`` parsed as JSON, or a one-line ValueError naming ``name`` and the fault.
 
     Every document a user hands over (state, record, calibration, token catalogue, a tablet's
     request) and every saved row goes through here, so one nested thousands of levels deep is
     refused as bad JSON like any other malformed one instead of surfacing as Python's recursion
-    limit ("internal error").
+    limit ("internal error"), and so is an object that names one key twice.
     """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_distinct_names)
     except json.JSONDecodeError as e:
         raise ValueError(f"{name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     except RecursionError:
         raise ValueError(f"{name} nests its lists or objects too deeply to be read") from None
+    except _NameTwice as e:
+        raise ValueError(f"{name} names {str(e)!r} twice in one object: which one is meant would be a guess") \
+            from None
     except ValueError:  # Python's own limit on an integer's digits (over 4300)
         raise ValueError(f"{name} holds a number too long to read") from None

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 from .board import Board
 from .lattice import HEX, Cell
 from .pieces import PieceSet
-from .placement import Decomposition, Match, PlacementRules, Position, Reason
+from .placement import Decomposition, Match, PlacementRules, Position, Reason, shared_start
 from .placement import decompose as placement_decompose
 from .scoring import ColourScore, Flag, ScoreSheet, Tiebreak, rank_players
 
@@ -92,6 +92,12 @@ def zone_cells(variant: str, rotated_4p: bool = False) -> list[Cell]:
     return [c for c in cells if abs(c[1]) <= 9 and abs(2 * c[0] + c[1]) <= 15]
 
 
+@lru_cache(maxsize=None)
+def zone_set(variant: str, rotated_4p: bool = False) -> frozenset[Cell]:
+    """:func:`zone_cells` as a set, to ask of one cell whether it is in play."""
+    return frozenset(zone_cells(variant, rotated_4p))
+
+
 def screen(cell: Cell) -> tuple[float, float]:
     """Cell centre in units of the circumradius, y pointing down."""
     return 1.5 * cell[0], math.sqrt(3) / 2 * row2(cell)
@@ -153,9 +159,20 @@ class Setup:
         for colour, cell in self.starts.items():
             if colour not in COLOURS or not on_board(tuple(cell)):
                 raise ValueError(f"start {colour}: {list(cell)} is not a colour and a board cell")
+            if colour not in self.turn_order:  # a slip for another colour, not a start to drop
+                raise ValueError(f"start {colour}: {COLOUR_NAMES[colour]} does not play in {self.variant} "
+                                 f"(playing: {' '.join(self.turn_order)})")
+            if tuple(cell) not in zone_set(self.variant, self.rotated_4p):  # M3 could never be met
+                raise ValueError(f"start {colour}: {list(cell)} lies outside the {self.variant} playing area")
+        if shared := shared_start(self.starts):
+            raise ValueError("starts {} and {} are both pinned to {}: a start cell takes one colour's "
+                             "first piece (M3)".format(*shared))
         for cell in self.five_player_starts or ():
             if not on_board(tuple(cell)):
                 raise ValueError(f"five-player start {list(cell)} is not a board cell")
+        if shared := shared_start({str(i + 1): cell for i, cell in enumerate(self.five_player_starts or ())}):
+            raise ValueError("five-player starts {} and {} are both {}: each colour needs a start of its own "
+                             "(M3)".format(*shared))
         if set(self.costs) != set(SHAPES):
             raise ValueError("the cost table must give a cost for each of P01..P18")
         odd = [pid for pid, cost in self.costs.items() if type(cost) not in (int, float) or not math.isfinite(cost)]

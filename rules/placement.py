@@ -113,6 +113,18 @@ class PlacementRules:
         return Violation(r.code, r.rule, r.text.format(**fmt), tuple(cells), warning)
 
 
+def shared_start(starts: Mapping[str, Sequence[int]]) -> tuple[str, str, list[int]] | None:
+    """Two starts the table put on one cell, as (first, second, cell), else None. The first
+    piece placed there takes the cell, so the other colour's first piece could never cover its
+    start and all its moves would be flagged: such a table is a typing slip, not a game."""
+    seen: dict[tuple[int, ...], str] = {}
+    for name, cell in starts.items():
+        first = seen.setdefault(tuple(cell), name)
+        if first != name:
+            return first, name, list(cell)
+    return None
+
+
 @dataclass(frozen=True)
 class Placed:
     colour: str

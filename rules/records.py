@@ -123,6 +123,8 @@ def _equilibrix_setup(doc: dict, options: dict, settings: dict) -> Any:
                                                                for m in settings["markers"]),
                 "bad_format", "'markers' must list [q, s, colour] triples")
         options["markers"] = {(m[0], m[1]): m[2] for m in settings["markers"]}
+        _expect(len(options["markers"]) == len(settings["markers"]), "bad_setup",
+                "'markers' names a node twice: which colour its marker has would be a guess")
     if "territory" in settings:
         options["territory"] = settings["territory"]
     if "shapes" in settings:

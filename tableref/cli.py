@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", metavar="FILE")
     p.add_argument("--debug-dir", metavar="DIR")
 
-    calibrate_cli.add_parser(sub)
+    calibrate_cli.add_parser(sub, camera_number=_whole(0, None, "a camera's number"))
 
     p = add("serve", cmd_serve, "live referee and the tablet page")
     source = p.add_mutually_exclusive_group()
@@ -217,10 +217,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(args: argparse.Namespace, code: str, message: str) -> int:
+    """Report a refusal in the contract's form: exit 2 for flags that do not go together (bad
+    usage, as argparse's own refusals), 1 for input that is unreadable or invalid."""
     print(f"tableref: {message}", file=sys.stderr)
     if getattr(args, "json", False):
         _emit(json.dumps({"error": {"code": code, "message": message}}))
-    return 1
+    return 2 if code == "bad_usage" else 1
 
 
 def _emit(text: str) -> None:

@@ -221,6 +221,9 @@ def test_score_photo_matches_scoring_its_state(capsys, board_photo):
     (["score", "{grey}", "--game", "equilibrix", "--json"], "no_colour"),
     (["score", "{photo}", "--game", "equilibrix", "--last-piece", "B=1", "--json"], "bad_usage"),
     (["read", "{photo}", "--game", "blokus", "--json", "--debug-dir", "/proc/none/x"], "unwritable_debug_dir"),
+    # a calibration the user names is wanted: one that cannot be used is refused, not skipped
+    (["read", "{photo}", "--game", "blokus", "--calibration", "{text}.cal", "--json"], "calibration_missing"),
+    (["score", "{photo}", "--game", "blokus", "--calibration", "{text}", "--json"], "calibration_corrupt"),
 ])
 def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
     import cv2
@@ -241,7 +244,7 @@ def test_photo_refusals_are_one_line(capsys, board_photo, tmp_path, argv, code):
              "grey": str(grey), "black": str(black)}
     status, out, err = run(capsys, *[a.format(**names) for a in argv])
     error = json.loads(out)["error"]
-    assert status == 1 and error["code"] == code
+    assert status == (2 if code == "bad_usage" else 1) and error["code"] == code  # the contract's exit codes
     assert ("too dark" in error["message"]) == (code == "underexposed")
     assert err.startswith("tableref: ") and err.count("\n") == 1
 
@@ -342,7 +345,7 @@ def test_state_file_details(tmp_path, capsys):
     code, out, _ = run(capsys, "score", gemblo_state, "--json")  # no --game: the file says
     assert code == 0 and len(json.loads(out)["players"]) == 6
     code, out, err = run(capsys, "score", gemblo_state, "--last-piece", "R=1", "--json")
-    assert code == 1 and json.loads(out)["error"]["code"] == "bad_usage" and "Blokus" in err
+    assert code == 2 and json.loads(out)["error"]["code"] == "bad_usage" and "Blokus" in err
 
 
 def test_deeply_nested_files_are_bad_json(tmp_path):
@@ -367,3 +370,77 @@ def test_a_reader_that_stops_listening_gets_no_traceback(tmp_path, played):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait() == 0 and err == ""
+
+
+def test_python_dash_m_tableref_is_the_command(tmp_path, played):
+    """``python -m tableref`` runs the installed ``tableref`` command (a checkout without its script)."""
+    usage = subprocess.run([sys.executable, "-m", "tableref", "check"], capture_output=True, text=True)
+    assert usage.returncode == 2 and usage.stderr.startswith("usage: tableref check")
+    record = write(tmp_path, "g.json", record_json(played, blokus.Setup()))
+    proc = subprocess.run([sys.executable, "-m", "tableref", "check", record, "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)["moves"]) == len(played.turns)
+
+
+def test_a_photo_the_variant_cannot_hold_is_a_bad_state(tmp_path, capsys):
+    """Six colours read from a Gemblo photo scored as a two-player game: exit 1 with ``bad_state``,
+    as its state file scored with that variant is, never an "internal error"."""
+    import cv2
+
+    photo = tmp_path / "gemblo.jpg"
+    cv2.imwrite(str(photo), _game_photo("gemblo", np.random.default_rng(6)), [cv2.IMWRITE_JPEG_QUALITY, 92])
+    status, out, err = run(capsys, "score", str(photo), "--game", "gemblo", "--variant", "2p", "--json")
+    error = json.loads(out)["error"]
+    assert status == 1 and error["code"] == "bad_state" and "not in play in 2p" in error["message"]
+    assert err.startswith("tableref: the photo does not fit gemblo 2p") and err.count("\n") == 1
+    _, out, _ = run(capsys, "read", str(photo), "--game", "gemblo", "--json")
+    state = write(tmp_path, "s.json", json.loads(out)["state"])
+    status, out, _ = run(capsys, "score", state, "--variant", "2p", "--json")
+    assert status == 1 and json.loads(out)["error"]["code"] == "bad_state"
+
+
+@pytest.mark.parametrize("rec, words", [
+    ({"game": "blokus", "starts": {"B": [0, 0], "Y": [0, 0]}, "moves": []}, "B and Y are both pinned to corner [0, 0]"),
+    ({"game": "gemblo", "variant": "2p", "starts": {"C": [3, 3], "R": [3, 3]}, "moves": []}, "both pinned to [3, 3]"),
+    ({"game": "gemblo", "variant": "3p", "starts": {"P": [0, 0]}, "moves": []}, "Purple does not play in 3p"),
+    ({"game": "gemblo", "variant": "4p", "starts": {"C": [-14, 7]}, "moves": []}, "outside the 4p playing area"),
+    ({"game": "gemblo", "variant": "5p", "settings": {"five_player_starts": [[0, 0]] * 5}, "moves": []},
+     "five-player starts 1 and 2 are both [0, 0]"),
+    ({"game": "equilibrix", "players": [{"name": "Ann", "colours": ["B", "W"]}], "moves": []}, "one colour each"),
+    ({"game": "equilibrix", "settings": {"markers": [[3, 0, "B"], [3, 0, "W"]]}, "moves": []}, "names a node twice"),
+])
+def test_a_table_the_rules_make_impossible_is_a_bad_setup(tmp_path, capsys, rec, words):
+    """A setup no game can be played on (two colours on one start, a start no piece of the
+    variant reaches or for a colour not playing, one seat moving both Equilibrix colours, a
+    marker given two colours) is refused in one line, not judged move by move or half ignored."""
+    status, out, err = run(capsys, "check", write(tmp_path, "r.json", rec), "--json")
+    error = json.loads(out)["error"]
+    assert status == 1 and error["code"] == "bad_setup" and words in error["message"]
+    assert err.startswith("tableref: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command, text, name", [
+    ("score", '{"game": "gemblo", "cells": {"0,0": "R", "0,0": "Y"}}', "0,0"),
+    ("score", '{"game": "equilibrix", "fields": {"P 0 0 0": "B", "P 0 0 0": "W"}}', "P 0 0 0"),
+    ("check", '{"game": "blokus", "variant": "team", "variant": "classic", "moves": []}', "variant"),
+])
+def test_a_name_given_twice_in_a_file_is_bad_json(tmp_path, capsys, command, text, name):
+    """JSON keeps the last of two equal keys without a word: which colour lies on a cell named
+    twice, or which variant is meant, would be a guess."""
+    status, out, err = run(capsys, command, write(tmp_path, "twice.json", text), "--json")
+    error = json.loads(out)["error"]
+    assert status == 1 and error["code"] == "bad_json" and f"names {name!r} twice" in error["message"]
+    assert err.count("\n") == 1
+
+
+def test_calibrate_takes_camera_numbers_as_serve_does(tmp_path, capfd):
+    """``--camera -1`` is a usage error (exit 2) for ``calibrate`` as for ``serve``; a camera
+    that is not there is one line on stderr, without OpenCV's own log lines."""
+    for argv in (["serve", "--camera", "-1"], ["calibrate", "board", "--camera", "-1"]):
+        with pytest.raises(SystemExit) as usage:
+            main(argv)
+        assert usage.value.code == 2
+    capfd.readouterr()
+    status = main(["calibrate", "board", "--camera", "63", "--json", "--out", str(tmp_path / "c.json")])
+    out, err = capfd.readouterr()
+    assert status == 1 and json.loads(out)["error"]["code"] == "no_camera"
+    assert err.startswith("tableref: camera 63 could not be opened") and err.count("\n") == 1

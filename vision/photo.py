@@ -6,7 +6,6 @@ load (EXIF-upright, validated) → read → optional debug images → decompose 
 from __future__ import annotations
 
 import importlib
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -14,7 +13,7 @@ from typing import Mapping
 import cv2
 import numpy as np
 
-from rules.records import GAME_RULES, setup_of
+from rules.records import GAME_RULES, InvalidInput, setup_of
 from rules.scoring import ScoreSheet
 
 from .errors import ReadError
@@ -51,8 +50,13 @@ def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = No
 
 def _read(read, source: str | Path | bytes, calibration: str | None):
     """Load (a black-and-white photo is refused: :func:`vision.image_io.require_colour`),
-    undistort with the calibration (a broken one is reported and ignored), read; a board not
-    found in a very dark photo is refused as such (:func:`vision.exposure.refusal`).
+    undistort with the calibration, read; a board not found in a very dark photo is refused as
+    such (:func:`vision.exposure.refusal`).
+
+    A calibration file named on the command line that cannot be used is refused with its
+    :class:`calibration.CalibrationError` (exit 1, as the contract has it for invalid input):
+    the user asked for it, so reading without it would pass an uncalibrated reading off as a
+    calibrated one. (The live referee, whose calibration is the table's own, carries on.)
 
     A calibration with a colour profile hands it to the reader as the colours' prior.
     """
@@ -62,15 +66,12 @@ def _read(read, source: str | Path | bytes, calibration: str | None):
     except ReadError as e:
         raise refusal(image, e) from None
     if calibration is not None:
-        from calibration import CalibrationError, load_calibration
+        from calibration import load_calibration
 
-        try:
-            cal = load_calibration(calibration)
-            image, pose = cal.undistort(image), cal.pose
-            if cal.colours is not None:
-                extra["profile"] = cal.colours
-        except CalibrationError as e:
-            print(f"tableref: calibration ignored: {e.message}", file=sys.stderr)
+        cal = load_calibration(calibration)
+        image, pose = cal.undistort(image), cal.pose
+        if cal.colours is not None:
+            extra["profile"] = cal.colours
     try:
         return read(image, calibration=pose, **extra)
     except ReadError as e:
@@ -106,7 +107,9 @@ def score_photo(source: str | Path | bytes, game: str, variant: str | None = Non
     """Read a photo of a finished board and score it.
 
     Cells the reader could not read with confidence are scored as read but named in
-    ``undecided``, since the remaining pieces (and so the score) may change with them.
+    ``undecided``, since the remaining pieces (and so the score) may change with them. A board
+    the variant cannot hold (a colour not in play) is refused as ``bad_state``, as a state
+    file scored with that variant is.
     """
     setup = setup_of(game, {}, variant)  # a bad variant is refused before the photo is read
     read, debug = _reader(game)
@@ -114,6 +117,9 @@ def score_photo(source: str | Path | bytes, game: str, variant: str | None = Non
     images = debug(reading)
     if debug_dir:
         write_debug(images, debug_dir)
-    sheet = GAME_RULES[game].score_state(reading.to_state_json()["state"], setup, last_piece)
+    try:
+        sheet = GAME_RULES[game].score_state(reading.to_state_json()["state"], setup, last_piece)
+    except ValueError as e:  # the board read does not fit the variant asked for (a colour not in play)
+        raise InvalidInput("bad_state", f"the photo does not fit {game} {setup.variant}: {e}") from None
     sheet = sheet.with_unread(list(reading.uncertain), "on the overlay")
     return PhotoScore(reading, sheet, images)
