@@ -221,8 +221,7 @@ class Session:
                 raise SessionError("that pass follows from the board (no legal placement was left); "
                                    "take back a placement instead")
             events = self.adapter.turn_events(self._derived, index)
-            self._record([("take_back", {"events": events, "source": "user"})])
-            self.adapter.drop_kept()
+            self._record([("take_back", self.adapter.taken_back_by_tap(self._derived, events))])
 
     def declare_pass(self, seen: Any = None) -> None:
         """The colour to move says it passes (or, in Geometrius, makes a turn that changes nothing).

@@ -16,7 +16,7 @@ from werkzeug.serving import make_server
 
 from companion_app.server import MAX_UPLOAD_MB, create_app
 from companion_app.store import FILENAME, ReviewRow
-from tests.test_session import MISSED, boards, gemblo_boards, gemblo_held_back, gemblo_script
+from tests.test_session import MISSED, _put, boards, gemblo_boards, gemblo_held_back, gemblo_script
 from vision.synth import CONDITIONS, render_photo
 
 CHROMIUM = "/usr/bin/chromium"
@@ -346,6 +346,28 @@ def test_the_live_page_rings_strongly_only_the_doubts_a_move_waits_on(server, br
     page.close()
 
 
+def test_the_hint_says_a_move_waits_on_a_doubt_only_when_one_holds_it(server, browser):
+    """A square of blue's logged piece read clearly as red is no move and no doubt: the change
+    is ringed strongly, and the hint said "A move waits on the strong rings: tap a doubtful
+    one", with no doubtful one to tap. It now says what is true; with yellow's next piece held
+    by a doubted square beside it, the hint points at the doubt again."""
+    page = setup_page(browser, server.base, "blokus")
+    start_game(page)
+    session = server.session
+    session.observe(boards()[0], [], 0.0)
+    page.wait_for_selector("#history li[data-index='0']")
+    hint = page.locator("#holding-hint")
+    session.observe(_put(boards()[0], [(1, 1)], "R"), [], 1.0)
+    hint.wait_for()
+    assert page.locator("#marks .unsure.holding").evaluate_all("ns => ns.map((n) => n.dataset.of)") == ["1,1"]
+    no_move = "The ringed change is no move the camera can log: tap a ring to say what it holds, or set the pieces right"
+    assert hint.inner_text() == no_move
+    session.observe(boards()[1], [MISSED], 2.0)
+    page.wait_for_function("document.getElementById('holding-hint').textContent.startsWith('A move waits')")
+    assert hint.inner_text() == "A move waits on the strong rings: tap a doubtful one to say what it holds"
+    page.close()
+
+
 def test_live_page_reconnects_to_a_restarted_server(server, browser):
     page = browser.new_page(viewport=LANDSCAPE)
     page.set_default_timeout(8000)
@@ -634,6 +656,34 @@ def test_equilibrix_setup_flower_board_alert_correction_and_tile_sheet(server, b
     page.click("#amend-apply")
     page.wait_for_function("document.querySelector(\"#history li[data-index='0'] .what\").textContent.includes('duo-2')")
     assert session.snapshot()["history"][0]["reasons"] == ["tile_not_offered"]
+    page.close()
+
+
+def test_equilibrix_doubts_a_move_waits_on_carry_a_question_mark_as_on_the_cell_boards(server, browser):
+    """Black's first tile held back by a doubted field beside it, and a doubted field far off:
+    the strong rings (the tile's fields and the doubt beside) carry a "?" as Blokus' and
+    Gemblo's do (the flower's had none), the faint one none, each inside its field."""
+    from rules import flower
+    from tests.test_session_equilibrix import DUO
+
+    page = setup_page(browser, server.base, "equilibrix")
+    start_game(page)
+    b = flower.board()
+    tile = [flower.parse_field(f) for f in DUO]
+    beside = next(flower.field_id(c) for c in sorted(b.around(tile)) if flower.field_id(c) not in DUO)
+    far = next(flower.field_id(c) for c in b.cells if c not in b.around(b.around(tile)))
+    server.session.observe(dict(DUO), [beside, far], 1.0)
+    page.locator("#holding-hint").wait_for()
+    holding = sorted([*DUO, beside])
+    assert sorted(page.locator("#marks .unsure.holding").evaluate_all("ns => ns.map((n) => n.dataset.of)")) == holding
+    marks = page.locator("#marks .unsure-text")
+    assert marks.evaluate_all("ns => ns.map((n) => n.textContent)") == ["?"] * len(holding)
+    inside = """([x, y]) => [...document.querySelectorAll('#board .field')].find((f) =>
+        f.isPointInFill(new DOMPoint(x, y)))?.dataset.cell"""
+    at = sorted(page.evaluate(inside, [float(m.get_attribute("x")), float(m.get_attribute("y"))])
+                for m in marks.all())
+    assert at == holding
+    shot(page, "equilibrix-live-doubts")
     page.close()
 
 

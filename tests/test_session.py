@@ -202,10 +202,11 @@ def test_take_back_by_tap_and_by_camera(tmp_path):
     s.take_back(4)  # the illegal blue domino
     snap = s.snapshot()
     assert len(snap["history"]) == 4 and snap["alerts"] == [] and snap["to_move"] == "B"
-    # the piece is still on the table until lifted: its squares show as unsure
-    assert sorted(snap["uncertain"]) == [[2, 1], [2, 2]]
+    # the piece is still on the table until lifted: its squares show as corrected by the
+    # player (the camera reads them otherwise), not as doubts a move waits on
+    assert sorted(snap["corrected"]) == [[2, 1], [2, 2]] and snap["uncertain"] == snap["holding"] == []
     s.observe(boards()[3], [], 20.0)  # lifted
-    assert s.snapshot()["uncertain"] == []
+    assert s.snapshot()["uncertain"] == s.snapshot()["corrected"] == []
     # the camera sees green's piece lifted off
     s.observe(boards()[2], [], 21.0)
     assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R"]
@@ -639,7 +640,10 @@ def test_boards_kept_for_a_change_taken_away_are_dropped(tmp_path):
 
 def test_a_take_back_drops_the_boards_kept_for_a_held_change(tmp_path):
     """While yellow's piece waits, the player takes blue's first piece back (still on the
-    table): the boards kept show it, and catching up through them would log it again."""
+    table): the boards kept show it, and catching up through them would log it again.
+    Blue's piece, no move as the player said, reads empty while it lies there: the tap then
+    logs yellow's and red's pieces alone (yellow out of turn, as the table now stands), as
+    the camera would once blue's piece is lifted."""
     s = new_session(tmp_path)
     seen = boards((SCRIPT[0], SCRIPT[1], SCRIPT[2]))
     play(s, seen[:1])
@@ -647,8 +651,12 @@ def test_a_take_back_drops_the_boards_kept_for_a_held_change(tmp_path):
     s.observe(seen[2], [MISSED], 2.0)
     s.take_back(0)
     assert s.adapter.kept == []
-    s.correct_cell(MISSED, ".")  # three placements ahead of the log now: the table is asked
-    assert s.snapshot()["history"] == [] and [e.kind for e in s._events].count("move") == 1
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in (SCRIPT[1], SCRIPT[2])]
+    assert snap["history"][0]["details"][0]["code"] == "wrong_turn"
+    assert [e.kind for e in s._events].count("move") == 3  # blue's first, yellow's, red's: blue's never again
+    assert sorted(map(tuple, snap["corrected"])) == sorted(SCRIPT[0].cells)
 
 
 def test_gemblo_boards_sent_while_a_piece_is_held_are_caught_up_on_a_tap(tmp_path):
@@ -718,3 +726,100 @@ def test_one_board_misreading_a_logged_piece_does_not_make_the_kept_boards_stale
     s.observe(seen[-1], [MISSED], 11.0)
     s.correct_cell(MISSED, ".")
     assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R", "G", "B"]
+
+
+# --- corrections that end with their piece (session 16) --------------------------------------
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_missed_square_tapped_in_ends_when_its_piece_is_lifted(tmp_path, restart):
+    """The camera misses yellow's fifth square; the tap says it is yellow. While the piece
+    lies there, the next board (still missing it) keeps the I5. Once the piece is lifted the
+    camera reads the square empty as before, which was the corrected reading: the tap kept
+    applying, and the camera's take-back left a yellow monomino that is on no table."""
+    s = new_session(tmp_path)
+    play(s, boards()[:2])
+    s.correct_cell(MISSED, "Y")
+    s.observe(boards()[1], [], 5.0)  # the square still missed: the correction stands
+    assert moves_logged(s.snapshot())[-1] == ("Y", sorted(SCRIPT[1].cells + (MISSED,)), True)
+    if restart:
+        s.store.close()
+        s = Session.resume(Store.open(tmp_path))
+    s.observe(boards()[0], [], 6.0)  # yellow's piece lifted
+    snap = s.snapshot()
+    assert moves_logged(snap) == [("B", sorted(SCRIPT[0].cells), True)] and snap["corrected"] == []
+    assert [e.kind for e in s._events][-1] == "take_back"
+
+
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("logged", [True, False])
+def test_a_tapped_hex_of_a_held_gemblo_piece_ends_when_the_piece_is_lifted(tmp_path, logged, restart):
+    """A held-back Gemblo piece with a hex read empty in doubt; the tap says the hex is the
+    piece's colour (the piece is logged whole, or, with another doubt left, not yet). Then the
+    piece is lifted (after a restart, too: the tap's piece is in the log): before, the tapped
+    hex stayed coloured and was logged as a monohex."""
+    first = gemblo_script()[0]
+    cell, other = first.cells[0], first.cells[-1]
+    seen = gemblo_boards([first])[-1]
+    del seen[f"{cell[0]},{cell[1]}"]
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    s.observe(seen, [cell] if logged else [cell, other], 1.0)
+    s.correct_cell(cell, first.colour)
+    assert len(s.snapshot()["history"]) == (1 if logged else 0)
+    if restart:
+        s.store.close()
+        s = Session.resume(Store.open(tmp_path))
+    s.observe({}, [], 2.0)
+    snap = s.snapshot()
+    assert snap["history"] == [] and snap["cells"] == {} and snap["corrected"] == []
+
+
+def test_a_missed_monomino_tapped_in_stands_until_taken_back_by_tap(tmp_path):
+    """A piece the camera sees no square of (a monomino it misses) has nothing the camera
+    reads to end its correction by: it stands on the boards that follow, until the player
+    takes the move back (the correction outlived the take-back, and the next board logged
+    the monomino again)."""
+    s = new_session(tmp_path)
+    play(s, boards()[:2])
+    s.correct_cell((5, 5), "R")
+    s.observe(boards()[1], [], 5.0)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R"]
+    s.take_back(2)
+    s.observe(boards()[1], [], 6.0)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y"] and s.snapshot()["corrected"] == []
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_piece_taken_back_by_tap_and_left_on_the_table_is_not_logged_again_until_laid_again(tmp_path, restart):
+    """Yellow's piece is taken back by tap and stays on the table. A tap on a doubted square
+    beside it, and green's next piece, each logged it again (the player said it is no move).
+    Its squares now read empty while it lies there unmoved (shown as corrected); lifted and
+    laid again, the camera logs it."""
+    s = new_session(tmp_path)
+    play(s, boards()[:3])
+    s.take_back(1)
+    if restart:
+        s.store.close()
+        s = Session.resume(Store.open(tmp_path))
+    s.observe(boards()[2], [(1, 17)], 5.0)  # the same table, a doubt beside yellow's piece
+    snap = s.snapshot()
+    assert snap["holding"] == [] and sorted(map(tuple, snap["corrected"])) == sorted(SCRIPT[1].cells)
+    s.correct_cell((1, 17), ".")
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "R"]
+    s.observe(boards()[3], [], 6.0)  # green lays its piece
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "R", "G"]
+    assert [e.payload.get("colour") for e in s._events if e.kind == "move"].count("Y") == 1
+    s.observe(boards((SCRIPT[0], SCRIPT[2], SCRIPT[3]))[-1], [], 7.0)  # yellow's piece lifted
+    s.observe(boards()[3], [], 8.0)  # and laid again
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "R", "G", "Y"]
+
+
+def test_a_piece_taken_back_by_tap_then_moved_is_logged_whole_where_it_lies(tmp_path):
+    """Yellow's I4, taken back by tap, is slid one square along the edge: some of its squares
+    still read yellow. The piece moved, so none of it reads empty any more: logged whole where
+    it lies (a part of it would have been logged as a piece of three)."""
+    s = new_session(tmp_path)
+    play(s, boards()[:2])
+    s.take_back(1)
+    moved = Move("Y", ((0, 18), (0, 17), (0, 16), (0, 15)))
+    s.observe(boards((SCRIPT[0], moved))[-1], [], 5.0)
+    assert moves_logged(s.snapshot())[-1] == ("Y", sorted(moved.cells), False)  # not in its corner

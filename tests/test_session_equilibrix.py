@@ -188,3 +188,30 @@ def test_the_fields_a_held_back_tile_waits_on_are_named_apart_from_idle_doubts(t
     snap = s.snapshot()
     assert len(history(s)) == 1 and sorted(snap["holding"]) == ["P 2 0 0", "P 2 0 2"]
     assert far in snap["uncertain"] and far not in snap["holding"]
+
+
+def test_a_tile_taken_back_by_tap_and_left_on_the_flower_is_not_logged_again(tmp_path):
+    """Black's tile is taken back by tap and stays on the board; White lays a mini-tile: only
+    White's is logged (Black's tile was logged again with it). Lifted and laid again, Black's
+    tile is logged."""
+    s = start(tmp_path)
+    see(s, DUO)
+    s.take_back(0)
+    s.observe({**DUO, "P 2 0 0": "W"}, [], 5.0)
+    assert [(c, p) for c, p, _ in history(s)] == [("W", "mini:petal")]
+    assert sorted(s.snapshot()["corrected"]) == sorted(DUO)
+    s.observe({"P 2 0 0": "W"}, [], 6.0)  # Black's tile lifted
+    s.observe({**DUO, "P 2 0 0": "W"}, [], 7.0)  # and laid again
+    assert [c for c, _, _ in history(s)] == ["W", "B"]
+
+
+def test_a_field_tapped_into_a_tile_ends_when_the_tile_is_lifted(tmp_path):
+    """The camera misses the triangle of Black's duo; the tap says it is black (the tile is
+    the duo). When the tile is lifted, the triangle reads empty as it did: it was left behind
+    as a black mini-tile."""
+    s = start(tmp_path)
+    see(s, {"P 0 0 0": "B"})
+    s.correct_cell("T 0 0 +", "B")
+    assert history(s) == [("B", "duo-1", [])]
+    s.observe({}, [], 5.0)
+    assert history(s) == [] and s.snapshot()["cells"] == {}

@@ -91,8 +91,10 @@ class GameAdapter:
         session logs them and asks again until none come); none by default."""
         return []
 
-    def drop_kept(self) -> None:
-        """The player took a move back: forget the boards kept for a held change, if any."""
+    def taken_back_by_tap(self, derived: Derived, events: list[int]) -> dict:
+        """The payload of the take-back the player tapped (the moves of ``events``); an
+        adapter that keeps what the camera read forgets here what that held of those moves."""
+        return {"events": events, "source": "user"}
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         """The payload of a correction the user asked for (``doc`` as the page posts it)."""

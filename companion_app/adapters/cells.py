@@ -40,10 +40,26 @@ class Override:
 
     Without it the next camera board would bring the misread straight back. Once the camera
     reads anything else there the table changed, and the camera is believed again.
+
+    A cell that reads the same whether the piece is there or not cannot show that: a missed
+    cell of a piece reads empty, and so does the bare board once the piece is lifted (a
+    one-cell move would be left behind); a piece taken back by tap that still lies there reads
+    its colour, and so does the same piece laid again (it would never be logged). Such a
+    correction also stands on its ``piece``: the piece's other cells, read in its colour when
+    the correction was made. Once the camera reads one of them clearly otherwise, the piece
+    was lifted or moved, and the correction ends with it.
     """
 
     misread: str
     colour: str
+    piece: frozenset[Cell] = frozenset()
+
+    def stands(self, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
+        """Whether the camera's board ``seen`` (occupied cells; ``doubted``: those it could not
+        read) still shows what the correction was made against."""
+        shown = self.colour if self.misread == EMPTY else self.misread  # the piece's colour
+        return seen.get(cell, EMPTY) == self.misread and all(
+            seen.get(c, EMPTY) == shown or c in doubted for c in self.piece)
 
 
 @dataclass
@@ -54,6 +70,13 @@ class Kept:
     board: dict[Cell, str]
     uncertain: tuple[Cell, ...]
     t: float
+
+
+def left_on_table(on_table: Mapping[Cell, str]) -> dict[Cell, Override]:
+    """The corrections of a piece taken back by tap that still lies on the table (``{cell:
+    colour}`` of the cells the camera reads it on): it is no move, said the player, so its
+    cells read empty while it lies there unmoved."""
+    return {c: Override(colour, EMPTY, frozenset(on_table) - {c}) for c, colour in on_table.items()}
 
 
 def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int,
@@ -167,12 +190,16 @@ class CellAdapter(GameAdapter):
         laid = self.laid(derived.game)
         out: dict[Cell, tuple[Override, bool]] = {}
         for event in events:
+            p = event.payload
             if event.kind == "correction":
-                p = event.payload
                 cell = self.parse_cell(corrected_cell(p))
                 out.pop(cell, None)
                 if p.get("misread") not in (None, p["colour"]):
-                    out[cell] = Override(p["misread"], p["colour"]), bool(p.get("held"))
+                    piece = frozenset(self.parse_cell(c) for c in p.get("piece", ()))
+                    out[cell] = Override(p["misread"], p["colour"], piece), bool(p.get("held"))
+            elif event.kind == "take_back" and "on_table" in p:
+                on_table = {self.parse_cell(c["cell"]): c["colour"] for c in p["on_table"]}
+                out.update((cell, (o, False)) for cell, o in left_on_table(on_table).items())
         self.overrides = {cell: o for cell, (o, held) in out.items()
                           if laid.get(cell, EMPTY) == o.colour or (held and cell not in laid)}
 
@@ -185,7 +212,7 @@ class CellAdapter(GameAdapter):
         seen_now = self.occupied(board)
         self.camera_board, self.camera_t = seen_now, t
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
-        self.overrides = {cell: o for cell, o in self.overrides.items() if seen_now.get(cell, EMPTY) == o.misread}
+        self.overrides = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
         if self.kept and not self.holds_first_change(derived, seen_now):
             self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
         items = self.explained_alone(derived)
@@ -270,11 +297,27 @@ class CellAdapter(GameAdapter):
                 return items
         return []
 
-    def drop_kept(self) -> None:
-        """The player took a move back: the kept boards may still show it (it is lifted after
-        the tap, or stays on the table), and catching up through them would log it again.
-        The next board from the camera is read against the log afresh."""
+    def taken_back_by_tap(self, derived: Derived, events: list[int]) -> dict:
+        """The player took the moves of ``events`` back.
+
+        The kept boards may still show them (lifted after the tap, or left on the table), and
+        catching up through them would log them again: they are dropped, and the next board
+        from the camera is read against the log afresh. The corrections of their cells end
+        with them. What the camera still reads of them on the table is no move, said the
+        player: those cells read empty while the piece lies there unmoved (:func:`left_on_table`),
+        so neither a tap beside it nor the next piece laid logs it again, and lifted and laid
+        again it is logged. The payload names those cells (``on_table``): a restart keeps them.
+        """
         self.kept = []
+        gone = [e.move for e in derived.entries if e.event_id in events]
+        cells = {c for m in gone for c in m.cells}
+        seen = self.camera_board or {}
+        on_table = {c: m.colour for m in gone for c in m.cells if seen.get(c) == m.colour}
+        self.overrides = {c: o for c, o in self.overrides.items() if c not in cells} | left_on_table(on_table)
+        payload = super().taken_back_by_tap(derived, events)
+        if on_table:
+            payload["on_table"] = [{"cell": self.cell_json(c), "colour": colour} for c, colour in sorted(on_table.items())]
+        return payload
 
     def explained_alone(self, derived: Derived) -> list[Item] | None:
         """The events of the camera's latest board alone, when no doubt holds it back and it
@@ -351,12 +394,26 @@ class CellAdapter(GameAdapter):
             raise SessionError(f"cell {doc.get('cell')!r} is not on the {self.game} board")
         misread = self.camera_board.get(cell, EMPTY) if self.camera_board is not None else None
         self.overrides.pop(cell, None)
+        payload = {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
         if misread is not None and misread != colour:
-            self.overrides[cell] = Override(misread, colour)
+            piece = self.piece_read(cell, colour) if misread == EMPTY else frozenset()
+            self.overrides[cell] = Override(misread, colour, piece)
+            if piece:
+                payload["piece"] = [self.cell_json(c) for c in sorted(piece)]
         self.uncertain = tuple(c for c in self.uncertain if c != cell)  # the player has read it
         for k in self.kept:
             k.uncertain = tuple(c for c in k.uncertain if c != cell)
-        return {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
+        return payload
+
+    def piece_read(self, cell: Cell, colour: str) -> frozenset[Cell]:
+        """The cells the camera reads ``colour`` of the piece that ``cell``, said to be
+        ``colour``, belongs to: joined to it along edges through cells of that colour (the
+        player's corrections standing). Empty for a piece the camera sees nothing of."""
+        b = self.board
+        board = {**self.with_overrides(self.camera_board), cell: colour}
+        part = next(m for m in b.components(b.mask(c for c, col in board.items() if col == colour and c in b.index))
+                    if m >> b.index[cell] & 1)
+        return frozenset(c for c in b.cells_of(part) if self.camera_board.get(c) == colour)
 
     def with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
         out = dict(seen)
@@ -405,7 +462,12 @@ class CellAdapter(GameAdapter):
         reader cannot tell clear plastic from the bare board); the page draws these few
         strongly and the rest faintly, so the player finds the ones a move waits on.
         """
-        return tuple(sorted(set(self.differences(derived)) | self.doubts_holding(derived) | self.kept_doubts(derived)))
+        return tuple(sorted(set(self.differences(derived)) | self.doubts_waited_on(derived)))
+
+    def doubts_waited_on(self, derived: Derived) -> set[Cell]:
+        """The camera's doubts among the rings a tap settles (:meth:`holding`): none when the
+        change is read clearly and held back as no play at all (the page says which)."""
+        return self.doubts_holding(derived) | self.kept_doubts(derived)
 
     # --- output --------------------------------------------------------------------------
 
@@ -422,6 +484,8 @@ class CellAdapter(GameAdapter):
             "corrected": [self.cell_json(c) for c in sorted(self.overrides)],
             # of the ``uncertain`` cells, those a change waits on (the page rings them strongly)
             "holding": [self.cell_json(c) for c in self.holding(derived)],
+            # of those, the camera's doubts (none: the change is held back as no play at all)
+            "holding_doubts": [self.cell_json(c) for c in sorted(self.doubts_waited_on(derived))],
         }
 
     def key(self, cell: Cell) -> str:

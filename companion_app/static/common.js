@@ -211,10 +211,7 @@ function drawBoard(s) {
     if (!centre) continue;
     const kind = ringClass(key(a, b));
     marks.append(svg("polygon", { points: points(...centre, 0.8), class: kind, "data-of": key(a, b) }));
-    if (kind.includes("faint")) continue;  // a "?" on each of dozens of idle doubts is noise
-    const q = svg("text", { x: centre[0], y: centre[1] + 0.06, class: "unsure-text" });
-    q.textContent = "?";
-    marks.append(q);
+    markDoubt(marks, kind, centre[0], centre[1] + 0.06, "unsure-text");
   }
   if (s.last && s.last.cells.length) {
     marks.append(svg("path", { d: outline(s.last.cells), class: "last" }));
@@ -228,6 +225,16 @@ function drawBoard(s) {
     const d = outline(alert.piece_cells);
     marks.append(svg("path", { d, class: "illegal-halo" }), svg("path", { d, class: "illegal" }));
   }
+}
+
+/* The "?" inside an unsure cell's ring of class ``kind`` (every board shape marks its doubts
+   alike), centred at (x, y); none inside a faint ring: a "?" on each of dozens of idle doubts
+   is noise. */
+function markDoubt(marks, kind, x, y, cls) {
+  if (kind.includes("faint")) return;
+  const q = svg("text", { x, y, class: cls });
+  q.textContent = "?";
+  marks.append(q);
 }
 
 /* The class of an unsure cell's ring, by its key: on the live page (whose snapshot lists the

@@ -6,6 +6,7 @@
 (function () {
   let fields = new Map();   // field id -> its path
   let paths = new Map();    // field id -> the path's d
+  let centres = new Map();  // field id -> its centroid [x, y]
   let lay = null;
 
   function build(l) {
@@ -18,14 +19,14 @@
     const defs = hatchDefs(0.25);
     const back = svg("circle", { cx: 0, cy: 0, r: l.radius + 0.55, class: "flower-back" });
     const cells = svg("g", { class: "cells" });
-    fields = new Map(); paths = new Map();
-    for (const [id, d] of l.fields) {
+    fields = new Map(); paths = new Map(); centres = new Map();
+    for (const [id, d, x, y] of l.fields) {
       const node = svg("path", { d, class: "cell field", "data-cell": id, "data-colour": "." });
       const title = svg("title");
       title.textContent = `field ${id}`;
       node.append(title);
       cells.append(node);
-      fields.set(id, node); paths.set(id, d);
+      fields.set(id, node); paths.set(id, d); centres.set(id, [x, y]);
     }
     const dots = svg("g", { class: "nodes" });
     for (const [, , x, y] of l.nodes) dots.append(svg("circle", { cx: x, cy: y, r: 0.07, class: "node" }));
@@ -42,7 +43,10 @@
     marks.replaceChildren();
     const ringClass = unsureClasses(s);
     for (const id of s.uncertain) {
-      if (paths.has(id)) marks.append(svg("path", { d: paths.get(id), class: ringClass(id), "data-of": id }));
+      if (!paths.has(id)) continue;
+      const kind = ringClass(id);
+      marks.append(svg("path", { d: paths.get(id), class: kind, "data-of": id }));
+      markDoubt(marks, kind, ...centres.get(id), "unsure-text field-text");
     }
     if (s.last) {
       for (const id of s.last.cells) if (paths.has(id)) marks.append(svg("path", { d: paths.get(id), class: "last field-last" }));

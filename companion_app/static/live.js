@@ -53,15 +53,20 @@ function drawTurn(s) {
   drawHoldingHint(s);
 }
 
-/* Whether a move waits on rings (the strong ones, common.js unsureClasses): among dozens of
+/* Whether a change waits on rings (the strong ones, common.js unsureClasses): among dozens of
    faint doubts the player is pointed at the few a tap settles. No count: the strong rings are
-   the new piece and the doubts beside it, and a tap or two on the doubts is often enough. */
+   the new piece and the doubts beside it, and a tap or two on the doubts is often enough.
+   With no doubt among them (``holding_doubts``) nothing waits to be read: the camera reads
+   the change clearly and it is no move (a piece turned another colour, more pieces at once
+   than a turn lays), so the table is asked to set it right. */
 function drawHoldingHint(s) {
   const hint = document.getElementById("holding-hint");
   const n = (s.holding || []).length;
   hint.hidden = n === 0;
   hint.dataset.count = n;
-  hint.textContent = "A move waits on the strong rings: tap a doubtful one to say what it holds";
+  hint.textContent = (s.holding_doubts || []).length
+    ? "A move waits on the strong rings: tap a doubtful one to say what it holds"
+    : "The ringed change is no move the camera can log: tap a ring to say what it holds, or set the pieces right";
 }
 
 function drawHistory(s) {
