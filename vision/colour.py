@@ -115,7 +115,15 @@ def _lab(bgr: np.ndarray) -> np.ndarray:
 
 def _initial_neutral(med: np.ndarray, clipped: np.ndarray) -> np.ndarray:
     """The board's grey: the least saturated quarter of the unclipped cells, of middling
-    brightness (glare-whitened pieces are as unsaturated as the board, but brighter)."""
+    brightness (glare-whitened pieces are as unsaturated as the board, but brighter).
+
+    Under a coloured lamp the board is no longer the least saturated thing on it: a dark piece
+    may be as dull (a blue filter under an orange lamp; Gemblo's seed 5 `warm_light` #0: the
+    quarter held 86 of the board's cells and 72 of blue's, the middling ones taken for the grey
+    were mostly blue, and the bare board then read red, blue empty). So the quarter's darker and
+    lighter halves are grey candidates too, and the grey is whichever of the three most unclipped
+    cells agree with (:func:`_agreeing`; the middling one where they tie): the board is the one
+    grey every empty cell shows, a piece's colour only its own cells."""
     sat = (med.max(-1) - med.min(-1)) / (med.max(-1) + 0.02)
     ok = ~clipped.ravel()
     flat, bright = med.reshape(-1, 3)[ok], med.max(-1).ravel()[ok]
@@ -124,7 +132,17 @@ def _initial_neutral(med: np.ndarray, clipped: np.ndarray) -> np.ndarray:
     grey = np.argsort(sat.ravel()[ok])[:max(4, len(flat) // 4)]
     lo, hi = np.percentile(bright[grey], [20, 70])
     pick = grey[(bright[grey] >= lo) & (bright[grey] <= hi)]
-    return np.median(flat[pick if len(pick) else grey], axis=0)
+    cut = np.median(bright[grey])
+    halves = [grey[side] for side in (bright[grey] < cut, bright[grey] >= cut) if side.sum() >= 4]
+    candidates = [np.median(flat[part], axis=0) for part in (pick if len(pick) else grey, *halves)]
+    return max(candidates, key=lambda candidate: int(_agreeing(flat, candidate).sum()))
+
+
+def _agreeing(flat: np.ndarray, grey: np.ndarray) -> np.ndarray:
+    """(n,) which of the cells ``flat`` (n x 3 BGR) lie within PRIOR_GREY_TOLERANCE of ``grey`` in
+    every channel (log-ratio): the cells that support it as the board's grey."""
+    gap = np.abs(np.log(np.maximum(flat, 1e-3)) - np.log(np.maximum(grey, 1e-3))).max(-1)
+    return gap < PRIOR_GREY_TOLERANCE
 
 
 def _prior_neutral(med: np.ndarray, clipped: np.ndarray, own: np.ndarray, grey: np.ndarray) -> np.ndarray:
@@ -133,17 +151,11 @@ def _prior_neutral(med: np.ndarray, clipped: np.ndarray, own: np.ndarray, grey: 
     so the own guess may be a piece; a profile from another light is simply outvoted).
     The profile's grey, when chosen, is refined to the median of the cells that agree."""
     flat = med.reshape(-1, 3)[~clipped.ravel()]
-    logs = np.log(np.maximum(flat, 1e-3))
-
-    def support(candidate: np.ndarray) -> np.ndarray:
-        gap = np.abs(logs - np.log(np.maximum(candidate, 1e-3))).max(-1)
-        return gap < PRIOR_GREY_TOLERANCE
-
     grey = np.asarray(grey, np.float64)
     if not np.isfinite(grey).all() or len(flat) == 0:
         return own
-    near = support(grey)
-    if near.sum() < max(4, int(support(own).sum())):
+    near = _agreeing(flat, grey)
+    if near.sum() < max(4, int(_agreeing(flat, own).sum())):
         return own
     return np.median(flat[near], axis=0).astype(own.dtype)
 
