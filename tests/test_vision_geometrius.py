@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -370,6 +371,79 @@ def test_a_field_seen_too_steeply_is_refused_as_such(seed: int, tilt_deg: float)
     with pytest.raises(ReadError) as err:
         read_geometrius(upright(render_photo(rng, conditions, (1280, 960))))
     assert err.value.code == "impossible_angle"
+
+
+def steep_field(seed: int, tilt_deg: int, rotation_deg: int) -> GeometriusPhoto:
+    """A field in round 25's tilt sweep: the clean preset's everyday variation (the field near
+    the photo's middle), the camera tilted ``tilt_deg`` and the field turned ``rotation_deg``."""
+    base = sample_conditions("clean", np.random.default_rng([seed, tilt_deg, rotation_deg, 1625]))
+    conditions = replace(base, tilt_deg=float(tilt_deg), rotation_deg=float(rotation_deg), hand=False, cup=False,
+                         offset_x=0.3 * base.offset_x, offset_y=0.3 * base.offset_y)
+    return render_photo(np.random.default_rng([seed, tilt_deg, rotation_deg, 1626]), conditions, SIZE)
+
+
+@pytest.mark.parametrize("seed, tilt_deg, rotation_deg", [(1, 62, 25), (2, 65, 45)])
+def test_a_field_seen_beyond_the_limit_is_refused_not_misread(seed: int, tilt_deg: int, rotation_deg: int) -> None:
+    """A field whose square frames still show, seen 67-68 degrees from straight above at its
+    middle (beyond :data:`vision.pose.MAX_VIEW_ANGLE_DEG`): its far tokens' frames are a few
+    pixels deep, and the field was read with its far row missed, every token numbered a row
+    off (62 degrees of tilt), or with a token dropped unreported (65). Refused as too steep,
+    as a Blokus board is, not read with a silent error."""
+    p = steep_field(seed, tilt_deg, rotation_deg)
+    with pytest.raises(ReadError) as err:
+        read_geometrius(p.image)
+    assert err.value.code == "impossible_angle"
+
+
+def test_a_field_seen_steeply_within_the_limit_is_still_read() -> None:
+    """55 degrees of tilt, the field's middle seen 59 degrees from straight above: read, every
+    token found at its place, every shape right or in doubt."""
+    p = steep_field(1, 55, 0)
+    r = read_geometrius(p.image)
+    for truth, near in pairs(p, r):
+        assert (near.row, near.col) == (truth.row, truth.col)
+        assert near.shape == truth.shape or "shape" in near.uncertain or not truth.polygon_visible
+
+
+def test_a_polygon_measured_at_a_steep_view_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen 71 degrees from straight above, a polygon's sides fitted again on the photo crossed
+    each other, and that polygon went on to the catalogue match: a ValueError, a traceback
+    (such a photo is refused as too steep first; here the polygons are measured anyway).
+    A refit that crosses itself is dropped, as one that loses a corner is."""
+    import vision.geometrius_field as field_search
+
+    monkeypatch.setattr(field_search, "_field_too_steep", lambda *args: None)
+    conditions = replace(CONDITIONS["clean"], tilt_deg=70.0, rotation_deg=25.0, board_fill=0.6, tilt_azimuth_deg=30.0)
+    r = read_geometrius(upright(render_photo(np.random.default_rng(3), conditions, (1280, 960))))
+    assert r.read
+
+
+def test_sides_meeting_beyond_the_token_make_no_corner() -> None:
+    """A sliver of an outline whose shortest side joins two nearly parallel sides: dropped,
+    the two meet 11 cm off, beyond the token's frame, no corner of a polygon printed on it
+    (fitted again along sides that long, a field seen at 70 degrees took gigabytes)."""
+    from vision.geometrius_polygon import PolygonFit, shortest_side_dropped
+
+    sliver = np.array([[10, 10], [10, -10], [-10, -10], [-10, -9], [9, -8.81]], float)  # token mm, y up
+    red = np.full((400, 400), 200, np.uint8)
+    H = np.array([[8.0, 0, 200], [0, 8.0, 200], [0, 0, 1]])  # token mm -> pixels
+    assert shortest_side_dropped(PolygonFit(sliver), (red, H), None) is None
+
+
+def test_an_outline_cornered_beyond_the_token_is_no_polygon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sides of the outline fitted nearly parallel met 2.6 km off in a field seen at 70
+    degrees, and the photo's fit along them took gigabytes: an outline with a corner beyond
+    the token's frame (here its tip 20 cm off) is no polygon printed on it."""
+    import vision.geometrius_polygon as polygon_fit
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM, warp
+
+    half = POLY_RADIUS_MM + 2.0
+    red = np.full((400, 400), 200, np.uint8)
+    cv2.polylines(red, [np.array([[120, 270], [280, 270], [200, 120]], np.int32)], True, 40, 6)
+    H = np.array([[8.0, 0, 200], [0, 8.0, 200], [0, 0, 1]])  # token mm -> pixels
+    far = (np.array([[-10.0, 8.75], [10.0, 8.75], [0.0, -200.0]]) + half) * PPM - 0.5  # the view's pixels
+    monkeypatch.setattr(polygon_fit, "_refine", lambda ink, corners: far)
+    assert polygon_fit.measure_polygon(warp(red, H, half, PPM), half, (red, H)) is None
 
 
 def test_another_games_board_is_still_no_geometrius_field() -> None:

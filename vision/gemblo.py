@@ -102,7 +102,7 @@ from .gemblo_complete import complete_hidden, hex_ground
 from .hexgrid import EXTENT, NEIGHBOURS, cells, centres, edge_distance, key
 from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
-from .pose import BoardPose, rectify
+from .pose import BoardPose, check_angle, rectify
 from .reading import UNCERTAIN_BELOW
 from .sampling import PARTLY_HIDDEN, mug_cells
 
@@ -560,8 +560,28 @@ def _standardised(values: np.ndarray, ref: np.ndarray, lights: list[np.ndarray],
 
 
 def clear_score(z: np.ndarray) -> np.ndarray:
-    """The fitted logistic score (log-odds of clear) over :func:`clear_zscores`."""
+    """The fitted logistic score (log-odds of clear) over :func:`clear_zscores`.
+
+    The light's fitted term rises and then falls: a cell a little brighter than the bare ones is
+    lifted by a clear piece, a far brighter one was mostly a bare cell in a glare's patch among
+    the photos it was fitted on, and beyond :func:`light_says_nothing` spreads the term counts
+    against clear. But an evenly lit board's bare cells lie within a spread or two of each other,
+    and a clear piece lifts its cell further than that, as does one in a glare's patch: on the
+    bench's seed 2, of the 36 cells read empty by colour 8 or more spreads brighter than the bare
+    cells, 27 were clear, and the light's term called 22 of them empty (7 surely; seed 2 `clean`
+    #5, `perspective` #2 silently). So a cell brighter than that is counted there: its light
+    says nothing either way, and the other measures decide."""
+    z = z.copy()
+    level = CLEAR_FEATURES.index("level")
+    z[:, level] = np.minimum(z[:, level], light_says_nothing())
     return z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
+
+
+def light_says_nothing() -> float:
+    """The spreads of light above the bare cells' at which the fitted light term, w z + v z^2 /
+    CLIP_Z, is back to nothing: z = -w CLIP_Z / v (4.6 spreads; w > 0 and v < 0 as fitted)."""
+    level = CLEAR_FEATURES.index("level")
+    return float(-CLEAR_WEIGHTS[level] * CLIP_Z / CLEAR_WEIGHTS_SQ[level])
 
 
 def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: np.ndarray,
@@ -1429,12 +1449,15 @@ def _distinct_pieces(clear: list[int], elsewhere: set,
 # --- reading ----------------------------------------------------------------------------
 
 def locate_board(frame: np.ndarray) -> BoardPose:
-    """The board's pose in a frame (upright BGR); ReadError("no_board") when there is none.
+    """The board's pose in a frame (upright BGR); ReadError("no_board") when there is none,
+    ("impossible_angle") when it is seen beyond :data:`vision.pose.MAX_VIEW_ANGLE_DEG`, as a
+    Blokus board is: seen at 70 degrees a board was read with 294 cells silently wrong.
 
     The pose carries, in ``contrast``, how strongly the lattice's ridges show at it: later
     frames are checked against it by :func:`verify_pose`."""
     frame = as_bgr(frame)
     pose = locate(frame)
+    check_angle(pose)
     return replace(pose, contrast=ridge_contrast(frame, pose))
 
 

@@ -142,6 +142,13 @@ def _flat_frames(gray: np.ndarray) -> list[np.ndarray]:
             and _token_like(gray, dark, q) > 0]
 
 
+def _token_pose(quad: np.ndarray, size: tuple[int, int]) -> BoardPose:
+    """The pose of one token seen as ``quad`` (photo pixels, clockwise; ``size``: the photo's
+    width and height): how steeply the table is seen there (:meth:`BoardPose.view_angle_deg`)."""
+    unit = square(0.5) + 0.5  # the token as the unit square, its middle at (0.5, 0.5)
+    return make_pose(homography(unit, quad), size, 1.0, 0.0)
+
+
 def _too_steep(gray: np.ndarray) -> None:
     """ReadError("impossible_angle") when token frames show, but all too flat to read: the
     middle one of the flat frames with a drawing inside, as the pose of one token, is seen
@@ -150,10 +157,20 @@ def _too_steep(gray: np.ndarray) -> None:
     flat = _flat_frames(gray)
     if not flat:
         return
-    unit = square(0.5) + 0.5  # the token as the unit square, its middle at (0.5, 0.5)
-    views = sorted((make_pose(homography(unit, q), gray.shape[::-1], 1.0, 0.0) for q in flat),
-                   key=lambda pose: pose.view_angle_deg())
+    views = sorted((_token_pose(q, gray.shape[::-1]) for q in flat), key=lambda pose: pose.view_angle_deg())
     check_angle(views[len(views) // 2])
+
+
+def _field_too_steep(gray: np.ndarray, H: np.ndarray, places: Sequence[Pos]) -> None:
+    """ReadError("impossible_angle") when the field found (``H``: grid mm -> pixels of
+    ``gray``; its tokens at ``places``) is seen beyond :data:`vision.pose.MAX_VIEW_ANGLE_DEG`
+    at its middle, as Blokus's board is (:func:`vision.pose.check_angle`). Seen so steeply,
+    the far tokens' frames are a few pixels deep: a far row was missed and every token read
+    was numbered a row off, silently, or a token dropped unreported (fields seen at 66-80
+    degrees, 62-75 degrees of camera tilt). Nearer than that limit every field of the tilt
+    sweep read with no silent token (round 25)."""
+    middle = np.mean([[c * PITCH_MM, r * PITCH_MM] for r, c in places], axis=0)
+    check_angle(_token_pose(apply_h(H, square(INNER_MM) + middle), gray.shape[::-1]))
 
 
 def _four_sided(gray: np.ndarray, offset: int = 12) -> list[tuple[np.ndarray, float]]:
@@ -605,8 +622,10 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
                 break
     if not local:
         raise ReadError("no_board", "no Geometrius tokens were found in the photo")
+    grid = _field_homography(local)
+    _field_too_steep(gray, grid, list(local))
     up = np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
-    return Field(up @ _field_homography(local), tuple(sorted(local | doubtful)), {p: up @ H for p, H in local.items()},
+    return Field(up @ grid, tuple(sorted(local | doubtful)), {p: up @ H for p, H in local.items()},
                   frozenset(doubtful))
 
 

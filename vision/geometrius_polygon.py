@@ -38,7 +38,7 @@ from rules.geometrius import UNKNOWN_SHAPE
 from rules.polygon import CAMERA, Polygon, Shape
 
 from .geometrius_lines import parallel_edges, quantile, robust_line
-from .geometrius_token import ARC_MM, FRAME_SHIFT_MM, POLY_RADIUS_MM, PPM, warp
+from .geometrius_token import ARC_MM, FRAME_MM, FRAME_SHIFT_MM, POLY_RADIUS_MM, PPM, warp
 from .matching import sample_at
 
 
@@ -717,7 +717,16 @@ def measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, 
     fine = _refine(_InkPoints.of(fit_ink), found)
     if fine is None:
         return None
-    return _photo_fit((fine + 0.5) / PPM - half, photo, hide, blurred)
+    corners = (fine + 0.5) / PPM - half
+    return _photo_fit(corners, photo, hide, blurred) if _on_token(corners) else None
+
+
+def _on_token(corners: np.ndarray) -> bool:
+    """Whether every corner (token mm) lies on the token, inside its frame. Sides fitted
+    nearly parallel meet far off (a sliver of the outline, a field seen at 70 degrees: a
+    corner 2.6 km away); no polygon's corner lies there, and the photo's fit along sides
+    that long took gigabytes."""
+    return bool(np.abs(corners).max() <= FRAME_MM)
 
 
 def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.ndarray | None,
@@ -729,8 +738,10 @@ def _photo_fit(mm: np.ndarray, photo: tuple[np.ndarray, np.ndarray], hide: np.nd
     straight = 0.0
     for _ in range(2):  # the second time with the clear stretches the first fit shows
         again = _photo_sides(*photo, mm, hide, blurred)
-        if again is None or np.abs(again[0] - mm).max() > PHOTO_FIT_MOVE_MM or \
-                (np.abs(_interior_angles(again[0]) - 180) < STRAIGHT_DEG).any():
+        if again is None or np.abs(again[0] - mm).max() > PHOTO_FIT_MOVE_MM:
+            break
+        angles = _interior_angles(again[0])  # none when the refit crosses itself (a field seen at 70 degrees)
+        if len(angles) != len(mm) or (np.abs(angles - 180) < STRAIGHT_DEG).any():
             break
         moved = float(np.abs(again[0] - mm).max())
         mm, straight = again
@@ -757,7 +768,7 @@ def shortest_side_dropped(polygon: PolygonFit, photo: tuple[np.ndarray, np.ndarr
     i = int(np.argmin(np.linalg.norm(np.roll(v, -1, 0) - v, axis=1)))
     before, after = v[i] - v[i - 1], v[(i + 2) % n] - v[(i + 1) % n]
     corner = _meet(v[i], before, v[(i + 1) % n], after)
-    if corner is None:
+    if corner is None or not _on_token(corner):
         return None
     merged = np.delete(v, (i + 1) % n, axis=0)
     merged[i if i + 1 < n else i - 1] = corner
