@@ -39,10 +39,11 @@ class _NameTwice(ValueError):
 def _distinct_names(pairs: list[tuple[str, Any]]) -> dict:
     """A JSON object as a dict; ``json.loads`` alone keeps the last of two equal names without
     a word, so a state naming a cell twice would be scored with one of its colours guessed."""
-    doc = dict(pairs)
-    if len(doc) < len(pairs):
-        seen: set[str] = set()
-        raise _NameTwice(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    doc: dict = {}
+    for name, value in pairs:
+        if name in doc:
+            raise _NameTwice(name)
+        doc[name] = value
     return doc
 
 

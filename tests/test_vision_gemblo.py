@@ -660,13 +660,13 @@ def test_doubtful_cells_are_best_guessed_by_their_likeness_to_the_photos_own(con
 
 
 def test_light_far_above_the_bare_cells_counts_against_clear_no_further() -> None:
-    # The fitted light term rises, then falls below nothing at light_says_nothing() spreads (4.6):
+    # The fitted light term rises, then falls below nothing at LIGHT_SAYS_NOTHING spreads (4.6):
     # beyond, a brighter cell scores no less clear; light far beyond says nothing either way.
     level = reader.CLEAR_FEATURES.index("level")
     z = np.zeros((4, len(reader.CLEAR_FEATURES)))
-    z[:, level] = [0.0, reader.light_says_nothing(), 8.0, reader.CLIP_Z]
+    z[:, level] = [0.0, reader.LIGHT_SAYS_NOTHING, 8.0, reader.CLIP_Z]
     score = reader.clear_score(z)
-    assert 0 < reader.light_says_nothing() < reader.CLIP_Z
+    assert 0 < reader.LIGHT_SAYS_NOTHING < reader.CLIP_Z
     assert np.allclose(score, score[0])
 
 

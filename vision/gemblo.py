@@ -142,6 +142,11 @@ LEVEL_COLUMN = 7  # clear_features' column of the log middle light
 SHADE_SEPARATION = 5.0  # spreads between the bare cells' lights of a board a cast shadow crosses (_lights)
 PENUMBRA = 2.0  # spreads off its bare cells' median light within which a cell lies under one light
 CLIP_Z = 12.0  # a feature's z-score counts at most this much (one glint must not decide)
+# The spreads of light above the bare cells' at which the fitted light term, w z + v z^2 / CLIP_Z,
+# is back to nothing: z = -w CLIP_Z / v (4.6 spreads; w > 0 and v < 0 as fitted). Beyond it the
+# light says nothing either way (clear_score).
+LIGHT_SAYS_NOTHING = float(-CLEAR_WEIGHTS[CLEAR_FEATURES.index("level")] * CLIP_Z
+                           / CLEAR_WEIGHTS_SQ[CLEAR_FEATURES.index("level")])
 ODD_Z, ODD_MEASURES = 8.0, 4  # a cell this many spreads off the empty cells' in this many measures is no plain empty cell
 FADED_Z = 8.0  # a doubted cell whose hue lies this many spreads off the bare cells' has faded as under clear plastic (_clear)
 WALLS_HIDDEN = 0.3  # walls this much fainter than the board's typical: the cell is hidden
@@ -564,7 +569,7 @@ def clear_score(z: np.ndarray) -> np.ndarray:
 
     The light's fitted term rises and then falls: a cell a little brighter than the bare ones is
     lifted by a clear piece, a far brighter one was mostly a bare cell in a glare's patch among
-    the photos it was fitted on, and beyond :func:`light_says_nothing` spreads the term counts
+    the photos it was fitted on, and beyond :data:`LIGHT_SAYS_NOTHING` spreads the term counts
     against clear. But an evenly lit board's bare cells lie within a spread or two of each other,
     and a clear piece lifts its cell further than that, as does one in a glare's patch: on the
     bench's seed 2, of the 36 cells read empty by colour 8 or more spreads brighter than the bare
@@ -573,15 +578,8 @@ def clear_score(z: np.ndarray) -> np.ndarray:
     says nothing either way, and the other measures decide."""
     z = z.copy()
     level = CLEAR_FEATURES.index("level")
-    z[:, level] = np.minimum(z[:, level], light_says_nothing())
+    z[:, level] = np.minimum(z[:, level], LIGHT_SAYS_NOTHING)
     return z @ CLEAR_WEIGHTS + (np.clip(z, 0, None) ** 2 / CLIP_Z) @ CLEAR_WEIGHTS_SQ + CLEAR_BIAS
-
-
-def light_says_nothing() -> float:
-    """The spreads of light above the bare cells' at which the fitted light term, w z + v z^2 /
-    CLIP_Z, is back to nothing: z = -w CLIP_Z / v (4.6 spreads; w > 0 and v < 0 as fitted)."""
-    level = CLEAR_FEATURES.index("level")
-    return float(-CLEAR_WEIGHTS[level] * CLIP_Z / CLEAR_WEIGHTS_SQ[level])
 
 
 def _clear(features: np.ndarray, empty: np.ndarray, plain: np.ndarray, doubted: np.ndarray,

@@ -455,24 +455,16 @@ class CellAdapter(GameAdapter):
         """
         return bool(self.doubts_holding(derived))
 
-    def holding(self, derived: Derived) -> tuple[Cell, ...]:
-        """The rings a tap settles: the cells that changed and the doubted cells beside them.
-
-        On a sparse board the camera doubts dozens of cells that change nothing (Gemblo's
-        reader cannot tell clear plastic from the bare board); the page draws these few
-        strongly and the rest faintly, so the player finds the ones a move waits on.
-        """
-        return tuple(sorted(set(self.differences(derived)) | self.doubts_waited_on(derived)))
-
     def doubts_waited_on(self, derived: Derived) -> set[Cell]:
-        """The camera's doubts among the rings a tap settles (:meth:`holding`): none when the
-        change is read clearly and held back as no play at all (the page says which)."""
+        """The camera's doubts among the rings a tap settles (the snapshot's ``holding``): none
+        when the change is read clearly and held back as no play at all (the page says which)."""
         return self.doubts_holding(derived) | self.kept_doubts(derived)
 
     # --- output --------------------------------------------------------------------------
 
     def view(self, derived: Derived) -> dict:
         game = derived.game
+        waited_on = self.doubts_waited_on(derived)
         last = next((t for t in reversed(game.turns) if not t.move.passed), None)
         return {
             "cells": {self.key(c): colour for c, colour in self.laid(game).items()},
@@ -482,10 +474,13 @@ class CellAdapter(GameAdapter):
                                                             | self.kept_doubts(derived))],
             # the user's corrections standing against what the camera reads (the page rings them)
             "corrected": [self.cell_json(c) for c in sorted(self.overrides)],
-            # of the ``uncertain`` cells, those a change waits on (the page rings them strongly)
-            "holding": [self.cell_json(c) for c in self.holding(derived)],
+            # of the ``uncertain`` cells, the rings a tap settles: the cells that changed and the
+            # doubted cells beside them. On a sparse board the camera doubts dozens of cells that
+            # change nothing (Gemblo's reader cannot tell clear plastic from the bare board); the
+            # page draws these few strongly and the rest faintly, so the player finds them.
+            "holding": [self.cell_json(c) for c in sorted(set(self.differences(derived)) | waited_on)],
             # of those, the camera's doubts (none: the change is held back as no play at all)
-            "holding_doubts": [self.cell_json(c) for c in sorted(self.doubts_waited_on(derived))],
+            "holding_doubts": [self.cell_json(c) for c in sorted(waited_on)],
         }
 
     def key(self, cell: Cell) -> str:
