@@ -301,25 +301,41 @@ def _flag(rules: PlacementRules, step: str, cells, message: str) -> Flag:
 
 
 def _chain_flags(rules: PlacementRules, colour: str, parts: list[int], name: str) -> list[Flag]:
+    """A colour's pieces must form one chain grown from one start piece.
+
+    A colour starts once (B3, M3): two chains each covering a start (blue on two corners with no
+    corner contact between them, where corners are not fixed) prove one of them grew from a
+    second first piece. The largest started chain is taken as the colour's; the rest are loose."""
     board = rules.board
     if not parts:
         return []
-    reached = {i for i, m in enumerate(parts) if m & rules.starts[colour]}
-    if not reached:
+    chains = _chains(board, parts)
+    started = [chain for chain in chains if any(parts[j] & rules.starts[colour] for j in chain)]
+    if not started:
         every = [c for m in parts for c in board.cells_of(m)]
         return [_flag(rules, "first", every, f"no {name.lower()} piece covers its start")]
-    frontier = list(reached)
-    while frontier:
-        touch = board.grow(parts[frontier.pop()], board.contact_mask)
-        for j, m in enumerate(parts):
-            if j not in reached and touch & m:
-                reached.add(j)
-                frontier.append(j)
-    loose = [m for j, m in enumerate(parts) if j not in reached]
+    kept = max(started, key=lambda chain: sum(parts[j].bit_count() for j in chain))
+    loose = [m for j, m in enumerate(parts) if j not in kept]
     if not loose:
         return []
     return [_flag(rules, "connect", [c for m in loose for c in board.cells_of(m)],
                   f"{len(loose)} {name.lower()} piece(s) not connected to the colour's start piece")]
+
+
+def _chains(board: Board, parts: list[int]) -> list[set[int]]:
+    """``parts`` (indices) grouped by the contact a later piece needs (corner, or bridge)."""
+    left, chains = set(range(len(parts))), []
+    while left:
+        frontier = [min(left)]
+        chain = set(frontier)
+        while frontier:
+            touch = board.grow(parts[frontier.pop()], board.contact_mask)
+            joined = {j for j in left - chain if touch & parts[j]}
+            chain |= joined
+            frontier.extend(joined)
+        left -= chain
+        chains.append(chain)
+    return chains
 
 
 # --- turns -----------------------------------------------------------------------------

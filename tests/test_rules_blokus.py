@@ -376,6 +376,18 @@ def test_decompose_flags_colour_without_corner_piece():
     assert [(f.rule, f.code) for f in d.flags] == [("B3", "first_not_in_corner")]
 
 
+def test_decompose_flags_a_colour_started_twice():
+    # Corners are not fixed: each blue chain covers a corner, but a colour has one first piece
+    # (B3), so the smaller chain, touching the other at no corner, grew from a second one.
+    g = empty_rows()
+    g[0][0] = "B"
+    g[1][1] = g[1][2] = "B"  # a domino chained to the monomino
+    g[19][17] = g[19][18] = g[19][19] = "B"  # a tromino on the opposite corner
+    d = blokus.decompose(rows_of(g))
+    assert [(f.rule, f.code) for f in d.flags] == [("B4", "no_corner_contact")]
+    assert d.flags[0].cells == ((19, 17), (19, 18), (19, 19))
+
+
 @pytest.mark.parametrize("rows, message", [
     (["." * 20] * 19, "20 rows"),
     (["." * 19] * 20, "20 characters"),
