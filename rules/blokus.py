@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 from .board import Board
 from .lattice import SQUARE, Cell
 from .pieces import PieceSet
-from .placement import Decomposition, Match, PlacementRules, Position, Reason, shared_start
+from .placement import Decomposition, Match, PlacementRules, Position, Reason, shared_start, start_taken
 from .placement import decompose as placement_decompose
 from .scoring import ColourScore, Flag, ScoreSheet, Undecided, rank_players
 
@@ -91,6 +91,10 @@ class Setup:
         if shared := shared_start(self.starts):
             raise ValueError("starts {} and {} are both pinned to corner {}: a corner takes one colour's "
                              "first piece (B3)".format(*shared))
+        fixed = {c: tuple(self.starts.get(c, FIXED_CORNERS[c])) for c in COLOURS}
+        if self.fixed_corners and (taken := start_taken(self.starts, fixed)):
+            raise ValueError("start {}: {} is {}'s corner when corners are fixed; pin {} elsewhere too (a corner "
+                             "takes one colour's first piece, B3)".format(taken[0], taken[2], taken[1], taken[1]))
         if self.players:
             seatless = [n for n, cs in self.players if not cs]
             if seatless:  # with nothing to lose it would score 0 and win

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 from .board import Board
 from .lattice import HEX, Cell
 from .pieces import PieceSet
-from .placement import Decomposition, Match, PlacementRules, Position, Reason, shared_start
+from .placement import Decomposition, Match, PlacementRules, Position, Reason, shared_start, start_taken
 from .placement import decompose as placement_decompose
 from .scoring import ColourScore, Flag, ScoreSheet, Tiebreak, rank_players
 
@@ -173,6 +173,9 @@ class Setup:
         if shared := shared_start({str(i + 1): cell for i, cell in enumerate(self.five_player_starts or ())}):
             raise ValueError("five-player starts {} and {} are both {}: each colour needs a start of its own "
                              "(M3)".format(*shared))
+        if taken := start_taken(self.starts, self.start_cells):
+            raise ValueError("start {0}: {2} is {1}'s start in {3}; pin {1} elsewhere too (a start cell takes "
+                             "one colour's first piece, M3)".format(*taken, self.variant))
         if set(self.costs) != set(SHAPES):
             raise ValueError("the cost table must give a cost for each of P01..P18")
         odd = [pid for pid, cost in self.costs.items() if type(cost) not in (int, float) or not math.isfinite(cost)]
@@ -206,6 +209,13 @@ class Setup:
         return tuple(cs[j] for j in range(rounds) for _, cs in self.player_list if j < len(cs))
 
     @property
+    def start_cells(self) -> dict[str, Cell]:
+        """Each playing colour's start: the one pinned, else the variant's default in turn order."""
+        defaults = self.five_player_starts if self.variant == "5p" and self.five_player_starts else \
+            default_starts(self.variant, self.rotated_4p)
+        return {c: tuple(self.starts.get(c, defaults[i % len(defaults)])) for i, c in enumerate(self.turn_order)}
+
+    @property
     def obstacle_colour(self) -> str | None:
         """5 players: the unused colour's pieces lie round the rim as obstacles."""
         if self.variant != "5p":
@@ -215,11 +225,8 @@ class Setup:
 
 def rules(setup: Setup = Setup()) -> PlacementRules:
     b = board()
-    starts = setup.five_player_starts if setup.variant == "5p" and setup.five_player_starts else \
-        default_starts(setup.variant, setup.rotated_4p)
-    order = setup.turn_order
-    start_masks = {c: b.mask([tuple(setup.starts.get(c, starts[i % len(starts)]))]) for i, c in enumerate(order)}
-    colours = order + ((setup.obstacle_colour,) if setup.obstacle_colour else ())
+    start_masks = {c: b.mask([cell]) for c, cell in setup.start_cells.items()}
+    colours = setup.turn_order + ((setup.obstacle_colour,) if setup.obstacle_colour else ())
     if setup.obstacle_colour:
         start_masks[setup.obstacle_colour] = 0
     return _rules(colours, tuple(sorted(start_masks.items())), b.mask(zone_cells(setup.variant, setup.rotated_4p)),

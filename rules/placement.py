@@ -125,6 +125,17 @@ def shared_start(starts: Mapping[str, Sequence[int]]) -> tuple[str, str, list[in
     return None
 
 
+def start_taken(pinned: Mapping[str, Sequence[int]], starts: Mapping[str, Sequence[int]]
+                ) -> tuple[str, str, list[int]] | None:
+    """A start the table pinned on the cell another colour starts from by default, as (pinned,
+    other, cell), else None; ``starts`` holds every colour's start, pinned or default. Two
+    pinned on one cell are :func:`shared_start`'s to name."""
+    if (shared := shared_start(starts)) and {shared[0], shared[1]} & set(pinned):
+        first, second, cell = shared
+        return (first, second, cell) if first in pinned else (second, first, cell)
+    return None
+
+
 @dataclass(frozen=True)
 class Placed:
     colour: str

@@ -401,6 +401,9 @@ def test_a_photo_the_variant_cannot_hold_is_a_bad_state(tmp_path, capsys):
 @pytest.mark.parametrize("rec, words", [
     ({"game": "blokus", "starts": {"B": [0, 0], "Y": [0, 0]}, "moves": []}, "B and Y are both pinned to corner [0, 0]"),
     ({"game": "gemblo", "variant": "2p", "starts": {"C": [3, 3], "R": [3, 3]}, "moves": []}, "both pinned to [3, 3]"),
+    ({"game": "gemblo", "starts": {"R": [7, -14]}, "moves": []}, "start R: [7, -14] is B's start in 6p"),
+    ({"game": "blokus", "settings": {"fixed_corners": True}, "starts": {"R": [0, 0]}, "moves": []},
+     "start R: [0, 0] is B's corner when corners are fixed"),
     ({"game": "gemblo", "variant": "3p", "starts": {"P": [0, 0]}, "moves": []}, "Purple does not play in 3p"),
     ({"game": "gemblo", "variant": "4p", "starts": {"C": [-14, 7]}, "moves": []}, "outside the 4p playing area"),
     ({"game": "gemblo", "variant": "5p", "settings": {"five_player_starts": [[0, 0]] * 5}, "moves": []},

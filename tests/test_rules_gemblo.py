@@ -253,7 +253,7 @@ def test_pinned_start_is_not_turned():
     other = gemblo.CORNERS[3]
     cells = {f"{other[0]},{other[1]}": "R"}
     assert gemblo.decompose(cells, Setup()).flags == ()
-    pinned = Setup(starts={"R": corner})
+    pinned = Setup(starts={"R": corner, "C": gemblo.CORNERS[1]})  # R and C swap starts
     assert [f.code for f in gemblo.decompose(cells, pinned).flags] == ["first_not_on_start"]
 
 
