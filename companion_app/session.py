@@ -1,9 +1,12 @@
 """A live game as recorded at the table: an event log, and everything else derived from it.
 
 The log (moves seen by the camera, one-tap corrections, take-backs, declared passes, details
-entered by tap) is the only thing written to disk; the game, board, scores, whose turn and
-alerts are replayed from it. So a correction or a take-back far back in the game re-judges
-every later move exactly as a fresh replay would, and a restarted server resumes where it was.
+entered by tap) is what is written to disk; the game, board, scores, whose turn and alerts
+are replayed from it. So a correction or a take-back far back in the game re-judges every
+later move exactly as a fresh replay would, and a restarted server resumes where it was.
+Beside the log, the camera boards held while a change waits on a doubt are saved (the game
+goes on at the table meanwhile, and a restart that lost them would leave the log too far
+behind the table for any one board to explain): a restart resumes the hold as it was.
 
 An alert belongs to a logged move and a rule it breaks; it stays until acknowledged, or
 until that move is taken back or corrected so that it breaks the rule no more (the table
@@ -27,7 +30,7 @@ from rules.sgf import to_sgf
 from tableref.report import turn_json
 
 from .adapters import LIVE_GAMES, Derived, GameAdapter, SessionError, adapter_for
-from .store import AlertRow, EventRow, SessionRow, Store
+from .store import AlertRow, EventRow, KeptBoard, SessionRow, Store
 
 __all__ = ["LIVE_GAMES", "Broadcast", "Camera", "Mailbox", "Session", "SessionError", "parse_setup"]
 
@@ -134,6 +137,7 @@ class Session:
     _events: list[EventRow] = field(default_factory=list)
     _derived: Derived | None = None
     _alerts: dict[tuple[int, str], AlertRow] = field(default_factory=dict)
+    _held: list[KeptBoard] = field(default_factory=list)  # the hold's boards as last saved
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _snapshot: dict | None = None
     _layout: dict | None = None
@@ -166,6 +170,8 @@ class Session:
         s._alerts = {(a.event_id, a.code): a for a in store.alerts(row.id)}
         s._rederive()
         s.adapter.restore(s._events, s._derived)
+        s._held = store.kept_boards(row.id)
+        s.adapter.resume_hold(s._held)
         s._publish()  # pages already open switch to this game
         return s
 
@@ -186,6 +192,7 @@ class Session:
                 self._catch_up()
             else:
                 self._publish()
+            self._save_hold()
 
     def correct(self, doc: dict) -> None:
         """The user says what a misread cell, field or token really shows (a tap on a cell the
@@ -193,6 +200,7 @@ class Session:
         with self._lock:
             self._record(self.adapter.corrected(self._derived, doc))
             self._catch_up()
+            self._save_hold()
 
     def correct_cell(self, cell: Sequence[int] | str, colour: str) -> None:
         """The user says ``cell`` is really ``colour`` (``.`` for empty)."""
@@ -290,8 +298,12 @@ class Session:
     # --- internals -----------------------------------------------------------------------
 
     def _record(self, items: list[tuple[str, dict]]) -> None:
-        """Write events (committed before anything else happens), then re-derive and publish."""
-        rows = self.store.add_events(self.id, items)
+        """Write events (committed before anything else happens), with the boards the hold
+        keeps after them when those changed (the adapter drops a board it explains before it
+        returns the events: both go in one transaction), then re-derive and publish."""
+        held = self._changed_hold()
+        rows = self.store.add_events(self.id, items, held)
+        self._held = self._held if held is None else held
         self._events.extend(rows)
         self._rederive(rows)
         self._publish()
@@ -302,6 +314,21 @@ class Session:
         one before left it, so no board explains more than ``MOST_PER_STEP`` placements."""
         while items := self.adapter.catch_up(self._derived):
             self._record(items)
+
+    def _save_hold(self) -> None:
+        """Save the boards the hold keeps when they changed without an event: a camera board
+        kept, or boards dropped that explain nothing (see :meth:`_record` for the others)."""
+        held = self._changed_hold()
+        if held is not None:
+            self.store.keep_boards(self.id, held)
+            self._held = held
+
+    def _changed_hold(self) -> list[KeptBoard] | None:
+        """The boards the hold keeps, as saved, when they differ from those saved last (so
+        they are written once per stable board kept, and once when the hold is released or a
+        take-back drops them); None otherwise, and for a retired session (never resumed)."""
+        held = self.adapter.held_boards()
+        return held if held != self._held and not self.retired else None
 
     def _rederive(self, new: list[EventRow] | None = None) -> None:
         """Replay the log (the adapter may just play new moves on: the common case, kept fast)."""

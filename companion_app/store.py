@@ -7,6 +7,8 @@ aside under a new name and reported, never deleted: it may hold a game someone w
 The schema carries a version (``PRAGMA user_version``) so a later release can migrate it.
 Photo reviews (the review page) live in the same file: what was read, the user's corrections
 and the latest scores, with the overlay and straightened board as JPEG (never the photo).
+The camera boards a live game holds while a change waits on a doubt are saved too (``kept_boards``,
+schema 3): the game goes on at the table meanwhile, and only those boards tell its moves apart.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from typing import Any, Callable
 from rules.errors import InputError, parse_json
 
 FILENAME = "tableref.sqlite3"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Each entry upgrades the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -76,6 +78,16 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (review_id, name)
     );
     """,
+    """
+    CREATE TABLE kept_boards (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id),
+        board TEXT NOT NULL,
+        uncertain TEXT NOT NULL,
+        t REAL NOT NULL
+    );
+    CREATE INDEX kept_boards_by_session ON kept_boards(session_id, id);
+    """,
 )
 
 # Reviews beyond this many (newest first) keep their reading and scores but lose their images,
@@ -94,8 +106,8 @@ class DamagedRecord(StoreError):
     """A row whose saved JSON no longer parses (the file itself opens): that one game or review
     cannot be shown, the others can; the row is left as it is."""
 
-    def __init__(self, what: str):
-        super().__init__(f"the saved {what} is damaged (its data is not valid JSON)", "data_damaged")
+    def __init__(self, what: str, why: str = "its data is not valid JSON"):
+        super().__init__(f"the saved {what} is damaged ({why})", "data_damaged")
 
 
 class CorruptDatabase(StoreError):
@@ -134,6 +146,17 @@ class AlertRow:
     message: str
     cells: tuple[tuple[int, int], ...]
     acknowledged: bool
+
+
+@dataclass(frozen=True)
+class KeptBoard:
+    """A stable camera board a live game holds while a change waits (the adapter's ``Kept``), in
+    plain JSON: ``board`` the occupied cells as ``[cell, colour]`` pairs, ``uncertain`` the cells
+    the camera could not read then, cells named as the page names them; ``t`` its source time."""
+
+    board: list
+    uncertain: list
+    t: float
 
 
 @dataclass(frozen=True)
@@ -206,9 +229,11 @@ class Store:
     # --- sessions ------------------------------------------------------------------------
 
     def create_session(self, game: str, setup: dict) -> SessionRow:
-        """A new open session; any other open session is closed (one game at a table)."""
+        """A new open session; any other open session is closed (one game at a table), and the
+        boards its hold kept are dropped (a closed game is never resumed)."""
         now = time.time()
         with self._lock, _transaction(self._conn) as c:
+            c.execute("DELETE FROM kept_boards WHERE session_id IN (SELECT id FROM sessions WHERE status = 'open')")
             c.execute("UPDATE sessions SET status = 'closed' WHERE status = 'open'")
             cur = c.execute("INSERT INTO sessions (game, setup, created) VALUES (?, ?, ?)",
                             (game, json.dumps(setup), now))
@@ -222,8 +247,11 @@ class Store:
 
     # --- events --------------------------------------------------------------------------
 
-    def add_events(self, session_id: int, items: list[tuple[str, dict]]) -> list[EventRow]:
-        """Append events in one committed transaction: either all are on disk or none."""
+    def add_events(self, session_id: int, items: list[tuple[str, dict]],
+                   kept: list[KeptBoard] | None = None) -> list[EventRow]:
+        """Append events in one committed transaction: either all are on disk or none. With
+        ``kept``, the boards the session's hold keeps after them replace those saved, in the
+        same transaction: a board the events explain is never left saved as still held."""
         now = time.time()
         out = []
         with self._lock, _transaction(self._conn) as c:
@@ -231,6 +259,8 @@ class Store:
                 cur = c.execute("INSERT INTO events (session_id, kind, payload, created) VALUES (?, ?, ?, ?)",
                                 (session_id, kind, json.dumps(payload), now))
                 out.append(EventRow(cur.lastrowid, session_id, kind, payload, now))
+            if kept is not None:
+                _replace_kept(c, session_id, kept)
         return out
 
     def events(self, session_id: int) -> list[EventRow]:
@@ -268,6 +298,21 @@ class Store:
                             (alert_id, session_id))
             return cur.rowcount > 0
 
+    # --- the boards a hold keeps ---------------------------------------------------------
+
+    def keep_boards(self, session_id: int, boards: list[KeptBoard]) -> None:
+        """Save the boards the session's hold keeps now, in place of those saved before, in one
+        committed transaction (none: the hold is over). Called when they change, so once per
+        stable board the hold keeps, never per frame."""
+        with self._lock, _transaction(self._conn) as c:
+            _replace_kept(c, session_id, boards)
+
+    def kept_boards(self, session_id: int) -> list[KeptBoard]:
+        """The boards the session's hold kept when last saved, oldest first."""
+        with self._lock:
+            rows = self._conn.execute("SELECT id, board, uncertain, t FROM kept_boards WHERE session_id = ? "
+                                      "ORDER BY id", (session_id,)).fetchall()
+        return [_kept_board(r, session_id) for r in rows]
 
     # --- photo reviews -------------------------------------------------------------------
 
@@ -413,6 +458,24 @@ def _move_aside(path: Path, detail: str) -> CorruptDatabase:
 def _session(row: tuple) -> SessionRow:
     i, game, setup, created, status = row
     return SessionRow(i, game, _loads(setup, f"setup of game {i}"), created, status)
+
+
+def _replace_kept(c: sqlite3.Connection, session_id: int, boards: list[KeptBoard]) -> None:
+    """Within a transaction: the session's saved kept boards become ``boards``."""
+    c.execute("DELETE FROM kept_boards WHERE session_id = ?", (session_id,))
+    c.executemany("INSERT INTO kept_boards (session_id, board, uncertain, t) VALUES (?, ?, ?, ?)",
+                  [(session_id, json.dumps(k.board), json.dumps(k.uncertain), k.t) for k in boards])
+
+
+def _kept_board(row: tuple, session_id: int) -> KeptBoard:
+    """A saved kept board, or :class:`DamagedRecord` when it is not the lists and time saved
+    (whether its cells are on the board is the game's to say: the adapter's ``kept_from``)."""
+    i, board, uncertain, t = row
+    what = f"camera board {i} kept for game {session_id}"
+    board, uncertain = _loads(board, what), _loads(uncertain, what)
+    if not (isinstance(board, list) and isinstance(uncertain, list)) or type(t) not in (int, float):
+        raise DamagedRecord(what, "its cells or its time are not what was saved")
+    return KeptBoard(board, uncertain, float(t))
 
 
 def _alert(row: tuple) -> AlertRow:

@@ -659,9 +659,11 @@ def test_a_take_back_drops_the_boards_kept_for_a_held_change(tmp_path):
     assert sorted(map(tuple, snap["corrected"])) == sorted(SCRIPT[0].cells)
 
 
-def test_gemblo_boards_sent_while_a_piece_is_held_are_caught_up_on_a_tap(tmp_path):
+@pytest.mark.parametrize("restart", [False, True])
+def test_gemblo_boards_sent_while_a_piece_is_held_are_caught_up_on_a_tap(tmp_path, restart):
     """The filmed case in small: the first Gemblo piece waits on a doubted hex beside it (and
-    forty idle doubts far off); three more pieces are laid before the player taps the hex."""
+    forty idle doubts far off); three more pieces are laid before the player taps the hex
+    (after a restart, too: the boards the hold kept are saved)."""
     first, seen, beside, far, doubts = gemblo_held_back()
     moves = gemblo_script()[:4]
     assert moves[0] == first and all(beside not in m.cells for m in moves)
@@ -672,6 +674,9 @@ def test_gemblo_boards_sent_while_a_piece_is_held_are_caught_up_on_a_tap(tmp_pat
     for t, board in enumerate(gemblo_boards(moves), start=1):
         s.observe(board, [beside, *idle], float(t))
     assert s.snapshot()["history"] == []
+    if restart:
+        s = restarted(s, tmp_path)
+        s.observe(gemblo_boards(moves)[-1], [beside, *idle], 20.0)  # the restarted camera's first board
     s.correct_cell(beside, ".")
     snap = s.snapshot()
     assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
@@ -823,3 +828,153 @@ def test_a_piece_taken_back_by_tap_then_moved_is_logged_whole_where_it_lies(tmp_
     moved = Move("Y", ((0, 18), (0, 17), (0, 16), (0, 15)))
     s.observe(boards((SCRIPT[0], moved))[-1], [], 5.0)
     assert moves_logged(s.snapshot())[-1] == ("Y", sorted(moved.cells), False)  # not in its corner
+
+
+# --- a restart during a hold (session 17) -----------------------------------------------------
+
+def held_game(tmp_path, pending: int) -> tuple[Session, tuple[Move, ...], list[list[str]]]:
+    """Blue's first piece logged, then yellow's piece held back by a doubted square while the
+    game goes on: ``pending`` placements in all (yellow's and those laid after it) wait."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)[:1 + pending]
+    seen = boards(moves)
+    play(s, seen[:1])
+    for t, board in enumerate(seen[1:], start=1):
+        s.observe(board, [MISSED], float(t))
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    return s, moves, seen
+
+
+def restarted(s: Session, tmp_path) -> Session:
+    """The server restarted: the session resumed from the data folder."""
+    s.store.close()
+    return Session.resume(Store.open(tmp_path))
+
+
+@pytest.mark.parametrize("release", ["tap", "clearer board", "tap before the camera's next board"])
+@pytest.mark.parametrize("pending", [2, 3, 4])
+def test_a_restart_during_a_hold_resumes_it(tmp_path, pending, release):
+    """The server restarts while yellow's piece waits and the game goes on. The boards the hold
+    kept are saved, so the resumed session holds exactly what it held: on release every
+    placement is logged, in order, and no ring is left. Before, they were in memory only and the
+    camera's next board was kept alone: right with two placements pending (one board explains
+    two), but with three or four only blue's stayed logged, the table ringed for good."""
+    s, moves, seen = held_game(tmp_path, pending)
+    held = s.snapshot()
+    s = restarted(s, tmp_path)
+    again = s.snapshot()
+    assert (again["uncertain"], again["holding"]) == (held["uncertain"], held["holding"])  # it rings what it rang
+    if release != "tap before the camera's next board":
+        s.observe(seen[-1], [MISSED], 20.0)  # the restarted camera's first stable board
+    if release == "clearer board":
+        s.observe(seen[-1], [], 21.0)
+    else:
+        s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["holding"] == [] and snap["alerts"] == [] and rows(snap) == seen[-1]
+    assert s.store.kept_boards(s.id) == []  # released: nothing held is saved any more
+
+
+def test_the_boards_a_hold_keeps_are_saved_once_each_and_cleared_on_release(tmp_path, monkeypatch):
+    """Camera data is saved only while a hold keeps it: nothing for boards that are logged at
+    once, one write per stable board the hold keeps (the camera's status changing meanwhile
+    writes nothing), and they are cleared when the hold is released, in the transaction that
+    logs the moves they explain (a crash cannot leave them saved as still held); none after."""
+    s = new_session(tmp_path)
+    writes = []
+    keep_boards, add_events = s.store.keep_boards, s.store.add_events
+    monkeypatch.setattr(s.store, "keep_boards", lambda sid, kept: writes.append(len(kept)) or keep_boards(sid, kept))
+
+    def logged(sid, items, kept=None):
+        if kept is not None:
+            writes.append(f"{len(kept)} with {len(items)} events")
+        return add_events(sid, items, kept)
+
+    monkeypatch.setattr(s.store, "add_events", logged)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    play(s, seen[:1])
+    assert writes == []
+    for t, board in enumerate(seen[1:], start=1):
+        s.observe(board, [MISSED], float(t))
+        s.set_camera("ok", "watching the board")
+    assert writes == [1, 2, 3, 4]
+    assert [k.t for k in s.store.kept_boards(s.id)] == [1.0, 2.0, 3.0, 4.0]
+    s.correct_cell(MISSED, ".")
+    assert len(s.snapshot()["history"]) == len(moves) and s.store.kept_boards(s.id) == []
+    # the tap (held) with yellow's move, then red's, green's, blue's: each board with the move it explains
+    released = [1, 2, 3, 4, "3 with 2 events", "2 with 1 events", "1 with 1 events", "0 with 1 events"]
+    assert writes == released
+    s.observe(_put(seen[-1], [(1, 15), (2, 15)], "Y"), [], 10.0)  # yellow's next piece: logged at once
+    assert writes == released and moves_logged(s.snapshot())[-1] == ("Y", [(1, 15), (2, 15)], True)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_take_back_during_a_hold_then_a_restart_logs_nothing_phantom(tmp_path, restart):
+    """While yellow's piece waits and red lays, the player takes blue's first piece back (it
+    stays on the table). The boards the hold kept show blue's piece; they are dropped, on disk
+    too, so after a restart nothing is caught up through them: the tap logs yellow and red
+    alone, blue's piece never again, as without the restart."""
+    s, moves, seen = held_game(tmp_path, 2)
+    s.take_back(0)
+    assert s.store.kept_boards(s.id) == []
+    if restart:
+        s = restarted(s, tmp_path)
+        s.observe(seen[-1], [MISSED], 20.0)  # the restarted camera's first stable board
+    s.correct_cell(MISSED, ".")
+    assert [m[:2] for m in moves_logged(s.snapshot())] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
+    assert [e.payload.get("colour") for e in s._events if e.kind == "move"] == ["B", "Y", "R"]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_data_folder_of_an_earlier_schema_is_upgraded_and_its_game_resumed(tmp_path, version):
+    """A data folder written by an earlier release (schema 1: games; 2: photo reviews too)
+    opens: it is upgraded to hold the boards a hold keeps, and its open game resumes."""
+    from companion_app.store import MIGRATIONS, KeptBoard
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        for script in MIGRATIONS[:version]:  # the schema as that release left it (steps are never edited)
+            conn.executescript(script)
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("INSERT INTO sessions (game, setup, created) VALUES ('blokus', '{\"variant\": \"classic\"}', 0)")
+        conn.execute("INSERT INTO events (session_id, kind, payload, created) VALUES (1, 'move', ?, 0)",
+                     (json.dumps({"colour": "B", "cells": [list(c) for c in SCRIPT[0].cells], "source": "camera"}),))
+    conn.close()
+    store = Store.open(tmp_path)
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    s = Session.resume(store)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    store.keep_boards(s.id, [KeptBoard([[[0, 0], "B"]], [[0, 1]], 1.5)])
+    assert store.kept_boards(s.id) == [KeptBoard([[[0, 0], "B"]], [[0, 1]], 1.5)]
+
+
+@pytest.mark.parametrize("damage, says", [
+    ("board = '[[[0, 0], \"B\"'", "camera board 1 kept for game 1 is damaged (its data is not valid JSON)"),
+    ("t = 'soon'", "camera board 1 kept for game 1 is damaged (its cells or its time are not what was saved)"),
+    ("board = '[[[99, 0], \"B\"]]'", "a camera board saved while a change was held back is damaged"),
+    ("board = '[[[0, 0], \"purple\"]]'", "a camera board saved while a change was held back is damaged"),
+    ("uncertain = '[\"a,b\"]'", "a camera board saved while a change was held back is damaged"),
+])
+def test_a_damaged_kept_board_is_refused_in_words_and_left_in_the_file(tmp_path, damage, says):
+    """A kept board that no longer reads is not guessed at (nor dropped, which would stall the
+    game as before): the game is not resumed, the server says why, the row stays as it is."""
+    from companion_app.server import resume
+    s, _, _ = held_game(tmp_path, 3)
+    s.store.close()
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        conn.execute(f"UPDATE kept_boards SET {damage} WHERE id = 1")
+    conn.close()
+    session, notice = resume(Store.open(tmp_path), Broadcast())
+    assert session is None and "the open game could not be resumed" in notice and says in notice
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        assert conn.execute("SELECT count(*) FROM kept_boards").fetchone()[0] == 3
+    conn.close()
+
+
+def test_a_new_game_drops_the_boards_the_closed_game_s_hold_kept(tmp_path):
+    """A closed game is never resumed: the boards its hold kept go with it, not left in the file."""
+    s, _, _ = held_game(tmp_path, 3)
+    assert len(s.store.kept_boards(s.id)) == 3
+    Session.start(s.store, {"variant": "classic"})
+    assert s.store.kept_boards(s.id) == []

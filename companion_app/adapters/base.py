@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from rules.errors import InputError
 from rules.records import GAME_RULES
 
-from ..store import EventRow
+from ..store import EventRow, KeptBoard
 
 Item = tuple[str, dict]  # an event to log: (kind, payload)
 
@@ -79,6 +79,16 @@ class GameAdapter:
 
     def restore(self, events: Sequence[EventRow], derived: Derived) -> None:
         """After a restart: take back what the log says about the camera (corrections)."""
+
+    def held_boards(self) -> list[KeptBoard]:
+        """The camera boards kept while a change is held back, as the store saves them (the
+        session saves them when they change, so a restart resumes the hold: :meth:`resume_hold`);
+        none for a game that keeps none."""
+        return []
+
+    def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
+        """After a restart: hold again the boards :meth:`held_boards` gave (a game that keeps
+        none has none saved)."""
 
     # --- input ---------------------------------------------------------------------------
 

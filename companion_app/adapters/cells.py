@@ -16,7 +16,7 @@ from rules.board import Board
 from rules.lattice import Cell
 from rules.observe import EMPTY
 
-from ..store import EventRow
+from ..store import EventRow, KeptBoard
 from .base import Derived, Entry, GameAdapter, Item, SessionError, last_placements
 
 
@@ -65,7 +65,9 @@ class Override:
 @dataclass
 class Kept:
     """A stable board the camera sent while a change was held back, with the cells it could
-    not read then (camera data: kept in memory like the camera's latest board, never logged)."""
+    not read then (camera data: never logged as an event, but saved beside the log, since the
+    game goes on at the table during a hold and only these boards tell its moves apart after a
+    restart: :meth:`CellAdapter.held_boards`)."""
 
     board: dict[Cell, str]
     uncertain: tuple[Cell, ...]
@@ -202,6 +204,33 @@ class CellAdapter(GameAdapter):
                 out.update((cell, (o, False)) for cell, o in left_on_table(on_table).items())
         self.overrides = {cell: o for cell, (o, held) in out.items()
                           if laid.get(cell, EMPTY) == o.colour or (held and cell not in laid)}
+
+    def held_boards(self) -> list[KeptBoard]:
+        return [KeptBoard([[self.cell_json(c), colour] for c, colour in sorted(k.board.items())],
+                          [self.cell_json(c) for c in k.uncertain], k.t) for k in self.kept]
+
+    def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
+        """The boards the hold kept before a restart. The latest is also the camera's last board
+        (while a change is held back every board the camera sends is kept), so the page rings
+        what it did, and a tap before the camera's next board reads the held change as before."""
+        self.kept = [self.kept_from(k) for k in boards]
+        if self.kept:
+            latest = self.kept[-1]
+            self.camera_board, self.uncertain, self.camera_t = dict(latest.board), latest.uncertain, latest.t
+
+    def kept_from(self, saved: KeptBoard) -> Kept:
+        """A saved kept board; SessionError naming what is wrong when its cells or colours are
+        not the game's (a damaged row: the hold is not resumed on a guess)."""
+        try:
+            board = {self.parse_cell(c): colour for c, colour in saved.board}
+            uncertain = tuple(self.parse_cell(c) for c in saved.uncertain)
+            fits = {*board, *uncertain} <= self.board.index.keys() and {*board.values()} <= {*self.colours}
+        except (ValueError, TypeError):  # not [cell, colour] pairs, a cell no cell, a colour a list
+            fits = False
+        if not fits:
+            raise SessionError(f"a camera board saved while a change was held back is damaged (its cells or "
+                               f"colours are not a {self.game} board's)")
+        return Kept(board, uncertain, saved.t)
 
     # --- input ---------------------------------------------------------------------------
 
