@@ -202,14 +202,16 @@ def create_app(data_dir: str | Path, source: Any = None, game: str = "blokus",
 
 
 def resume(store: Store, broadcast: Broadcast) -> tuple[Session | None, str | None]:
-    """The open game, or None and a notice for the user when its saved record no longer
+    """The open game (with a notice when the boards its hold kept could not be brought back:
+    :meth:`Session._resume_hold`), or None and a notice for the user when its saved record no longer
     replays (a damaged row, a game or setup this release does not know). The server starts
     all the same, so the table's other games and its reviews stay in reach, and the record
     is left in the file as it is, still the open game (a newer release or a hand may mend it);
     no camera starts a game over it (:func:`create_app`). A file that cannot be read at all
     (a disk error) is no damaged record: StoreError, and ``serve`` ends in one line."""
     try:
-        return Session.resume(store, broadcast), None
+        session = Session.resume(store, broadcast)
+        return session, session.notice if session else None
     except sqlite3.Error as e:
         raise StoreError(f"cannot read the saved-games file {store.path}: {e}") from None
     except Exception as e:  # whatever else a damaged record makes the replay raise

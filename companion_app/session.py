@@ -30,7 +30,7 @@ from rules.sgf import to_sgf
 from tableref.report import turn_json
 
 from .adapters import LIVE_GAMES, Derived, GameAdapter, SessionError, adapter_for
-from .store import AlertRow, EventRow, KeptBoard, SessionRow, Store
+from .store import AlertRow, DamagedRecord, EventRow, KeptBoard, SessionRow, Store
 
 __all__ = ["LIVE_GAMES", "Broadcast", "Camera", "Mailbox", "Session", "SessionError", "parse_setup"]
 
@@ -134,6 +134,7 @@ class Session:
     version: int = 0
     camera: Camera = field(default_factory=Camera)
     retired: bool = False  # another game is the table's now: publish nothing more (see retire)
+    notice: str | None = None  # what a resume could not bring back, for the user (see _resume_hold)
     _events: list[EventRow] = field(default_factory=list)
     _derived: Derived | None = None
     _alerts: dict[tuple[int, str], AlertRow] = field(default_factory=dict)
@@ -170,10 +171,25 @@ class Session:
         s._alerts = {(a.event_id, a.code): a for a in store.alerts(row.id)}
         s._rederive()
         s.adapter.restore(s._events, s._derived)
-        s._held = store.kept_boards(row.id)
-        s.adapter.resume_hold(s._held)
+        s.notice = s._resume_hold()
         s._publish()  # pages already open switch to this game
         return s
+
+    def _resume_hold(self) -> str | None:
+        """Hold again the boards the hold kept before the restart. A saved board that no longer
+        reads is camera data, not the game's record: the game resumes without the hold (the
+        boards are dropped, or every restart would stumble on them) and the notice says what a
+        player may have to do; the log, the record itself, is whole."""
+        try:
+            self._held = self.store.kept_boards(self.id)
+            self.adapter.resume_hold(self._held)
+            return None
+        except (DamagedRecord, SessionError) as e:
+            self.store.keep_boards(self.id, [])
+            self._held = []
+            return (f"the game resumed, but the camera boards held back before the restart could not be read "
+                    f"({e.message}): if more than two pieces were laid since the last move in the history, lift "
+                    "them and lay them again one at a time")
 
     @property
     def id(self) -> int:

@@ -956,20 +956,22 @@ def test_a_data_folder_of_an_earlier_schema_is_upgraded_and_its_game_resumed(tmp
     ("board = '[[[0, 0], \"purple\"]]'", "a camera board saved while a change was held back is damaged"),
     ("uncertain = '[\"a,b\"]'", "a camera board saved while a change was held back is damaged"),
 ])
-def test_a_damaged_kept_board_is_refused_in_words_and_left_in_the_file(tmp_path, damage, says):
-    """A kept board that no longer reads is not guessed at (nor dropped, which would stall the
-    game as before): the game is not resumed, the server says why, the row stays as it is."""
+def test_a_damaged_kept_board_does_not_keep_the_game_from_resuming(tmp_path, damage, says):
+    """A kept board that no longer reads is camera data, not the record: it is not guessed at,
+    the game resumes from its whole log without the hold, the notice says why and what a player
+    may have to do, and the damaged boards are dropped (every restart would stumble on them)."""
     from companion_app.server import resume
     s, _, _ = held_game(tmp_path, 3)
+    history = [h["colour"] for h in s.snapshot()["history"]]
     s.store.close()
     with sqlite3.connect(tmp_path / FILENAME) as conn:
         conn.execute(f"UPDATE kept_boards SET {damage} WHERE id = 1")
     conn.close()
     session, notice = resume(Store.open(tmp_path), Broadcast())
-    assert session is None and "the open game could not be resumed" in notice and says in notice
-    with sqlite3.connect(tmp_path / FILENAME) as conn:
-        assert conn.execute("SELECT count(*) FROM kept_boards").fetchone()[0] == 3
-    conn.close()
+    assert [h["colour"] for h in session.snapshot()["history"]] == history
+    assert notice.startswith("the game resumed, but the camera boards held back") and says in notice
+    assert "lay them again one at a time" in notice
+    assert session.store.kept_boards(session.id) == []
 
 
 def test_a_new_game_drops_the_boards_the_closed_game_s_hold_kept(tmp_path):
