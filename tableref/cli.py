@@ -44,12 +44,16 @@ def _read_json(path: str) -> Any:
 
 
 def _is_json_file(path: str) -> bool:
+    """Whether ``score``'s input is a state document (else a photo). A file that cannot be
+    opened is judged by its name, so that its refusal is the one ``check`` (a .json file,
+    ``unreadable_file``) or ``read`` (a photo, ``unreadable_image``) gives for it."""
+    named_json = path.lower().endswith(".json")
     try:
         with open(path, "rb") as f:
             head = f.read(64).removeprefix(codecs.BOM_UTF8).lstrip()  # a byte-order mark (Windows editors)
-    except OSError as e:
-        raise InputError("unreadable_file", f"cannot read {path}: {e.strerror or e}") from None
-    return head[:1] in (b"{", b"[") or path.lower().endswith(".json")
+    except OSError:
+        return named_json
+    return head[:1] in (b"{", b"[") or named_json
 
 
 def _state_document(doc: Any) -> tuple[Any, list]:
@@ -107,9 +111,8 @@ def cmd_score(args: argparse.Namespace) -> tuple[dict, str]:
         game = game_of(doc, args.game)  # without --game, the state names its game
         last = _last_pieces(args.last_piece, game)
         module = GAME_RULES[game]
-        if args.variant and args.variant not in module.VARIANTS:
-            raise InputError("bad_variant", f"{game} has no variant {args.variant!r} (one of {', '.join(module.VARIANTS)})")
         seen = SEEN_NOT_SETUP.get(game, ())
+        # An unknown --variant is the rules' ``bad_setup``, as in a record (``check``) or for a photo.
         setup = setup_of(game, {k: v for k, v in doc.items() if k not in seen}, args.variant)
         try:
             sheet = module.score_state(doc, setup, last).with_unread(unread, "in the photo")

@@ -167,7 +167,7 @@ def test_gemblo_check_and_score(tmp_path, capsys):
     assert code == 0 and json.loads(out)["players"] == doc["scores"]["players"]
     code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--game", "gemblo",
                        "--variant", "classic", "--json")
-    assert code == 1 and json.loads(out)["error"]["code"] == "bad_variant"
+    assert code == 1 and json.loads(out)["error"]["code"] == "bad_setup"
     state["cells"]["40,0"] = "C"
     code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--game", "gemblo", "--json")
     assert code == 1 and "off the 463-cell board" in json.loads(out)["error"]["message"]
@@ -447,3 +447,36 @@ def test_calibrate_takes_camera_numbers_as_serve_does(tmp_path, capfd):
     out, err = capfd.readouterr()
     assert status == 1 and json.loads(out)["error"]["code"] == "no_camera"
     assert err.startswith("tableref: camera 63 could not be opened") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("game", ["blokus", "gemblo", "geometrius", "equilibrix"])
+def test_an_unknown_variant_is_one_refusal_whatever_the_input(tmp_path, capsys, board_photo, game):
+    """A variant the game does not have is the rules' ``bad_setup`` (exit 1) wherever it is
+    named: in a record (``check``), or as ``score --variant`` of a state file or of a photo
+    (refused before the photo is read). The state file's was ``bad_variant``: a script had
+    to know two codes for one fault."""
+    field = {"field": [["T01", "Q03", "P02", "H01"], ["T05", "Q01", "P06", "H03"],
+                       ["T02", "Q10", "P01", "X01"], ["T08", "Q05", "H08", "X03"]]} if game == "geometrius" else {}
+    record = write(tmp_path, "r.json", {"game": game, "variant": "seven", "moves": [], **field})
+    state = write(tmp_path, "s.json", {"game": game})
+    for argv in (["check", record], ["score", state, "--variant", "seven"],
+                 ["score", board_photo[0], "--game", game, "--variant", "seven"]):
+        status, out, err = run(capsys, *argv, "--json")
+        error = json.loads(out)["error"]
+        assert status == 1 and error["code"] == "bad_setup" and "'seven'" in error["message"], argv
+        assert err.startswith("tableref: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name, code", [("board.jpg", "unreadable_image"), ("state.json", "unreadable_file")])
+def test_a_missing_input_is_refused_as_read_or_check_refuse_it(tmp_path, capsys, name, code):
+    """``score`` takes a photo or a state file; one it cannot open gets the refusal of the
+    command that takes only that kind: a photo's ``read``'s (``unreadable_image``), a JSON
+    file's ``check``'s (``unreadable_file``), judged by its name. A missing photo was
+    ``unreadable_file`` for ``score`` and ``unreadable_image`` for ``read``."""
+    missing = str(tmp_path / name)
+    other = ["read", missing, "--game", "blokus"] if code == "unreadable_image" else ["check", missing]
+    answers = []
+    for argv in (["score", missing, "--game", "blokus"], other):
+        status, out, _ = run(capsys, *argv, "--json")
+        answers.append((status, json.loads(out)["error"]["code"]))
+    assert answers == [(1, code), (1, code)]

@@ -5,6 +5,8 @@ The renders only measure the reader; nothing in it is tuned to their colours. Th
 """
 from __future__ import annotations
 
+import math
+import re
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -21,7 +23,7 @@ from vision.blokus_complete import _ground, _starts, _turn_order
 from vision.completion import Patch, anchors, inventory
 from vision.errors import ReadError
 from vision.image_io import load_image
-from vision.pose import BoardPose
+from vision.pose import MAX_VIEW_ANGLE_DEG, BoardPose, check_angle, corner_points
 from vision.sampling import cells_in_photo, under_occluder
 from vision.synth import CONDITIONS, SyntheticPhoto, render_photo, sample_conditions
 
@@ -361,6 +363,20 @@ def test_board_at_an_impossible_angle_is_refused() -> None:
     with pytest.raises(ReadError) as err:
         read_blokus(p.image)
     assert err.value.code == "impossible_angle"
+
+
+@pytest.mark.parametrize("angle", [65.04, 65.4, 65.96])
+def test_a_refusal_never_states_an_angle_within_the_limit(angle: float) -> None:
+    """A board seen just beyond MAX_VIEW_ANGLE_DEG (the shared check of Blokus, Gemblo,
+    Equilibrix and Geometrius): the angle stated is beyond it too, and at most a tenth of a
+    degree over the one measured. Rounded to the nearest degree, 65.4 read "seen 65 degrees
+    ...; at most 65 degrees"."""
+    rows_seen_shallow = np.diag([1.0, 1.0 / math.cos(math.radians(angle)), 1.0])  # photo -> board
+    pose = BoardPose(rows_seen_shallow, corner_points((20.0, 20.0)), 1.0, (2000, 2000), (20.0, 20.0))
+    with pytest.raises(ReadError) as err:
+        check_angle(pose)
+    stated = float(re.search(r"seen ([0-9.]+) degrees", err.value.message).group(1))
+    assert err.value.code == "impossible_angle" and MAX_VIEW_ANGLE_DEG < stated <= angle + 0.1
 
 
 def _truth_probabilities(state: list[str], labels: tuple[str, ...]) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +29,7 @@ from vision.exposure import refusal
 from vision.geometrius import (GeometriusReading, debug_images, locate_board, match_shape, read_geometrius,
                                read_with_pose, verify_pose)
 from vision.image_io import load_image
+from vision.pose import MAX_VIEW_ANGLE_DEG
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.geometrius import GeometriusPhoto, TokenTruth, render_photo, render_token_topdown
 
@@ -393,6 +395,36 @@ def test_a_field_seen_beyond_the_limit_is_refused_not_misread(seed: int, tilt_de
     with pytest.raises(ReadError) as err:
         read_geometrius(p.image)
     assert err.value.code == "impossible_angle"
+
+
+@pytest.mark.parametrize("seed, tilt_deg, rotation_deg", [(3, 62, 0), (10, 62, 45)])
+def test_a_field_found_as_a_few_near_tokens_seen_too_steeply_is_refused_as_such(seed: int, tilt_deg: int,
+                                                                              rotation_deg: int) -> None:
+    """A field whose middle is seen 66-67 degrees from straight above, found as two or three
+    places of its near rows (seen 61-63 degrees, every polygon there in doubt), its other
+    tokens' frames too flat for square ones (the steepest seen 69-72 degrees): refused as
+    seen too steeply, with the advice to take it from higher up, not as `no_board` (whose
+    advice, no tokens found, is the wrong one). The angle stated is beyond the limit."""
+    p = steep_field(seed, tilt_deg, rotation_deg)
+    with pytest.raises(ReadError) as err:
+        read_geometrius(p.image)
+    assert err.value.code == "impossible_angle"
+    assert float(re.search(r"seen ([0-9.]+) degrees", err.value.message).group(1)) > MAX_VIEW_ANGLE_DEG
+
+
+@pytest.mark.parametrize("condition, seed", [("hard", 203), ("patterned_table", 203)])
+def test_a_board_s_cells_outnumber_a_steep_flat_region_in_it(condition: str, seed: int) -> None:
+    """An empty Blokus board's cells taken for token frames (35-99 square regions), no polygon
+    in them a catalogue shape, and among them a flat region with lines inside that, taken for
+    a token, would be seen 66-69 degrees from straight above: another game's board, still
+    `no_board`, not a field seen too steeply."""
+    from vision.synth.blokus import render_photo as render_blokus
+
+    rng = np.random.default_rng(seed)
+    image = render_blokus(["." * 20] * 20, sample_conditions(condition, rng), rng, (960, 720)).image
+    with pytest.raises(ReadError) as err:
+        read_geometrius(image)
+    assert err.value.code == "no_board"
 
 
 def test_a_field_seen_steeply_within_the_limit_is_still_read() -> None:

@@ -32,8 +32,8 @@ from rules.polygon import Polygon, Shape
 from .errors import ReadError
 from .exposure import brightest, too_dark
 from .geometrius_blur import heavy_blur, photo_blur, px_per_mm, unblurred
-from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_frame, locate_field, numbered, orient,
-                               pose_evidence, pose_places, token_frame)
+from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_frame, locate_field, not_a_field,
+                               numbered, orient, pose_evidence, pose_places, token_frame)
 from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, centred_on_polygon, covers_polygon,
                                  measure_polygon, shortest_side_dropped, match_shape)
 from .geometrius_stack import find_stack, focal_from_stacks, read_stack, classify_chip, field_camera, washed_top
@@ -302,21 +302,25 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     every token carries a catalogue polygon and a field holds 16 tokens, so a real field
     shows one drawn clearly at least (a photo of each bench condition, two seeds: 11 or
     more), while another game's board cells or a tablecloth's blots, taken for frames, hold
-    at most a stray quad that is no catalogue shape (3 of 122 such photos were read)."""
+    at most a stray quad that is no catalogue shape (3 of 122 such photos were read). Where
+    no token is read and the token frames that show are seen too steeply to read, the
+    refusal is ("impossible_angle"), not ("no_board"): the advice is to take the photo from
+    higher up (``geometrius_field.not_a_field``)."""
     start = time.perf_counter()
     photo = as_bgr(image)
     image = exposed(photo)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # once, for the search and the frames
     reading = _read_field(image, locate_field(image, gray), start, gray)
     if not any(t.vertices for t in reading.read):
-        raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but none shows a polygon)")
+        raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but none shows a "
+                                       "polygon)")
     if all("shape" in t.uncertain for t in reading.read):
         if image is not photo:
             # Brightened, the photo's noise spoils every polygon; it may have hidden whole tokens
             # too (a field found as one or two of them, numbered from there): nothing to go on.
             raise too_dark(brightest(photo), "brightened, its noise leaves no token's polygon readable")
-        raise ReadError("no_board", "no Geometrius tokens were found in the photo (squares, but no polygon in "
-                                    "them is a catalogue shape)")
+        raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but no polygon in "
+                                       "them is a catalogue shape)")
     return reading
 
 

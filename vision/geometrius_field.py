@@ -48,7 +48,7 @@ from .geometrius_lines import median, robust_line
 from .geometrius_token import (FRAME_EDGES_MM, FRAME_MM, FRAME_SHIFT_MM, INNER_MM, PITCH_MM, Pos, homography, square,
                                view_to_photo, warp)
 from .matching import sample_at
-from .pose import BoardPose, apply_h, check_angle, make_pose
+from .pose import MAX_VIEW_ANGLE_DEG, BoardPose, angle_refusal, apply_h, check_angle, make_pose
 
 
 MAX_TOKENS = 40  # the game has 40 tokens
@@ -134,7 +134,7 @@ def _flat_frames(gray: np.ndarray) -> list[np.ndarray]:
     """Token frames too flat for :func:`_frame_quads` (their short side under FLATTEST_FRAME
     of their long one, but not under SLIVER): four-sided light regions enclosed by dark lines
     with a token's drawing inside. A square token seen more than about 60 degrees from straight
-    above is that flat; asked when no square frame shows, to say why (:func:`_too_steep`).
+    above is that flat; asked when no token is read, to say why (:func:`_too_steep`).
     Flatter ones are strips, not tokens: an empty Gemblo board's rows of cells between a hard
     shadow's edges, a wooden table's grain (0.10-0.19 on 122 photos of other games' boards)."""
     dark = dark_mask(gray, max(15, gray.shape[1] // 60))
@@ -149,16 +149,33 @@ def _token_pose(quad: np.ndarray, size: tuple[int, int]) -> BoardPose:
     return make_pose(homography(unit, quad), size, 1.0, 0.0)
 
 
-def _too_steep(gray: np.ndarray) -> None:
-    """ReadError("impossible_angle") when token frames show, but all too flat to read: the
-    middle one of the flat frames with a drawing inside, as the pose of one token, is seen
-    beyond :data:`vision.pose.MAX_VIEW_ANGLE_DEG` (:func:`vision.pose.check_angle`). Frames
-    seen just under it stay "no_board" (no token is read)."""
+def _too_steep(gray: np.ndarray, square_frames: int) -> ReadError | None:
+    """ReadError("impossible_angle") for a photo where no token could be read, when token
+    frames show but at least half of them (``square_frames``: how many square ones show,
+    every four-sided light region counted, a board's empty cells among them) are too flat to
+    read, and the steepest of those, as the pose of one token, is seen beyond
+    :data:`vision.pose.MAX_VIEW_ANGLE_DEG`: the far tokens are seen too steeply, and the
+    advice is to take the photo from higher up. Else None: the refusal is "no_board".
+
+    The steepest, not the middle one: a field seen that steeply is found as a few of its
+    nearest tokens, square or flat (seen at 58-63 degrees), its far rows flatter still or
+    not found at all, and the middle of the frames that show is nearer than the field's
+    (fields whose middle was seen at 66-67 degrees showed frames whose middle one was seen
+    at 64, the steepest at 69-72). Another game's board shows many square cells, and any
+    flat region in it is outnumbered (on 103 such photos: 1-9 flat ones to 35-132 square)."""
     flat = _flat_frames(gray)
-    if not flat:
-        return
-    views = sorted((_token_pose(q, gray.shape[::-1]) for q in flat), key=lambda pose: pose.view_angle_deg())
-    check_angle(views[len(views) // 2])
+    if len(flat) < max(square_frames, 1):
+        return None
+    steepest = max(_token_pose(q, gray.shape[::-1]).view_angle_deg() for q in flat)
+    return angle_refusal(steepest, "the far tokens are seen") if steepest > MAX_VIEW_ANGLE_DEG else None
+
+
+def not_a_field(image: np.ndarray, full_gray: np.ndarray, message: str) -> ReadError:
+    """The refusal of a photo (upright BGR; ``full_gray``: its grey) in which no token could
+    be read (``message``: why): "no_board", unless the token frames in it are seen too
+    steeply to read (:func:`_too_steep`)."""
+    gray = _search_gray(image, full_gray)[0]
+    return _too_steep(gray, len(_square_frames(gray))) or ReadError("no_board", message)
 
 
 def _field_too_steep(gray: np.ndarray, H: np.ndarray, places: Sequence[Pos]) -> None:
@@ -587,10 +604,10 @@ class Field:
     origin: Pos | None = None  # a live pose's (0, 0): see ``orient``
 
 
-def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Field:
+def _search_gray(image: np.ndarray, full_gray: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """The grey photo the token search runs on (shrunk to WORK_WIDTH, smoothed when noisy)
+    and its scale to the photo. ``full_gray``: the photo's grey, when already made."""
     h, w = image.shape[:2]
-    if min(h, w) < 200:
-        raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
     f = min(1.0, WORK_WIDTH / max(w, h))
     # grey before shrinking: a third of the work
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if full_gray is None else full_gray
@@ -601,14 +618,27 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
         gray = cv2.resize(gray, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
     if _noise(gray) > NOISY:
         gray = cv2.GaussianBlur(gray, (0, 0), 1.0)
-    quads = _frame_quads(gray)
-    if not quads:  # a blurred photo: the thin frames only just stand out
-        quads = _frame_quads(gray, 5)
+    return gray, f
+
+
+def _square_frames(gray: np.ndarray) -> list[np.ndarray]:
+    """:func:`_frame_quads`, sought at a fainter contrast when none shows: in a blurred
+    photo the thin frames only just stand out."""
+    return _frame_quads(gray) or _frame_quads(gray, 5)
+
+
+def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Field:
+    h, w = image.shape[:2]
+    if min(h, w) < 200:
+        raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
+    gray, f = _search_gray(image, full_gray)
+    quads = _square_frames(gray)
     if not quads:
-        _too_steep(gray)
-        raise ReadError("no_board", "no Geometrius tokens were found in the photo (no square token frames)")
+        raise _too_steep(gray, 0) or ReadError("no_board", "no Geometrius tokens were found in the photo (no "
+                                                           "square token frames)")
     if len(quads) > 10 * MAX_TOKENS:
         raise ReadError("no_board", f"{len(quads)} squares show in the photo: that is not a Geometrius field")
+    squares = len(quads)
     dark = dark_mask(gray, max(15, gray.shape[1] // 60))
     likeness = [_token_like(gray, dark, q) for q in quads]
     quads = [q for q, v in sorted(zip(quads, likeness), key=lambda x: -x[1]) if v > 0] or quads
@@ -621,7 +651,7 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
             if len(local) >= SURE_FIELD:
                 break
     if not local:
-        raise ReadError("no_board", "no Geometrius tokens were found in the photo")
+        raise _too_steep(gray, squares) or ReadError("no_board", "no Geometrius tokens were found in the photo")
     grid = _field_homography(local)
     _field_too_steep(gray, grid, list(local))
     up = np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])

@@ -31,7 +31,7 @@ import numpy as np
 from .errors import ReadError
 from .lines import (Normaliser, Segments, detect_segments, family_of, lens_from_segments, refine_vp,
                     undistort, vanishing_points)
-from .pose import MAX_VIEW_ANGLE_DEG, BoardPose, Lens, apply_h, corner_points, rectify
+from .pose import MAX_VIEW_ANGLE_DEG, BoardPose, Lens, angle_refusal, apply_h, corner_points, rectify
 
 WORK_SIDE = 1024  # localisation runs on the photo shrunk to this long side
 MIN_SPACING_PX = 7.0  # cells smaller than this (at WORK_SIDE) are not worth finding
@@ -513,8 +513,7 @@ def find_grid(image: np.ndarray, cells: int, rng: np.random.Generator | None = N
                             "clear; take the photo again from above with the whole board and its rim in the frame")
     if (best is None or best[2] < MIN_EVIDENCE) and tilt is not None and tilt > MAX_VIEW_ANGLE_DEG:
         # A crossing grid of lines is there, too oblique to resolve into cells.
-        raise ReadError("impossible_angle", f"the board seems to be seen about {tilt:.0f} degrees from "
-                        f"straight above; take the photo from higher up (at most {MAX_VIEW_ANGLE_DEG:.0f})")
+        raise angle_refusal(tilt, "the board seems to be seen about")
     if best is None or best[2] < MIN_EVIDENCE:
         raise ReadError("no_board", "no board was found in the photo; take it from above with "
                         "the whole board in the frame")

@@ -12,6 +12,7 @@ directions stay cheap enough for the live referee.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import cv2
@@ -180,8 +181,16 @@ def check_angle(pose: BoardPose) -> None:
     """Refuse a board seen so obliquely that its far cells cannot be told apart."""
     angle = pose.view_angle_deg()
     if angle > MAX_VIEW_ANGLE_DEG:
-        raise ReadError("impossible_angle", f"the board is seen {angle:.0f} degrees from straight above; "
-                        f"take the photo from higher up (at most {MAX_VIEW_ANGLE_DEG:.0f} degrees)")
+        raise angle_refusal(angle)
+
+
+def angle_refusal(angle: float, seen: str = "the board is seen") -> ReadError:
+    """The refusal of a board seen ``angle`` degrees from straight above, beyond
+    :data:`MAX_VIEW_ANGLE_DEG` (``seen``: what is seen so, and how surely). The angle is stated
+    rounded *up* to a tenth of a degree: rounded to the nearest, a board seen at 65.4 degrees
+    read "seen 65 degrees ...; at most 65 degrees", a refusal that contradicts itself."""
+    return ReadError("impossible_angle", f"{seen} {math.ceil(angle * 10) / 10:.1f} degrees from straight above; "
+                     f"take the photo from higher up (at most {MAX_VIEW_ANGLE_DEG:.0f} degrees)")
 
 
 def rectify(image: np.ndarray, pose: BoardPose, px_per_unit: float, margin: float = 0.0) -> np.ndarray:
