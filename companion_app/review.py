@@ -93,7 +93,7 @@ def board_cells(game: str, state: dict, setup: Any) -> dict[str, Any]:
     """``{cell key: what is there}`` of a state, parsed by the game's rules (ValueError,
     InvalidInput when it is not a state of the game)."""
     if game == "geometrius":
-        tokens = geometrius.parse_state(state, setup.catalogue)
+        tokens = geometrius.parse_state(state, setup.catalogue, setup.colour_names)
         return {cell_key(p): (t.shape, t.stack) for p, t in tokens.items()}
     fields = state.get("fields")
     if game == "equilibrix" and isinstance(fields, dict) and EMPTY in fields.values():

@@ -403,14 +403,15 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
 
 def default_seats(game: str, doc: dict) -> list[dict]:
-    """The players a setup has by default; Geometrius: as many as ``doc["count"]`` asks (2-6)."""
-    if game == "geometrius":
-        count = doc.get("count", 2)
-        if type(count) is not int or not 2 <= count <= len(geometrius.COLOURS):
-            raise SessionError(f"Geometrius is played by 2 to {len(geometrius.COLOURS)} players")
-        return [{"name": geometrius.COLOUR_NAMES[c], "colours": [c]} for c in geometrius.COLOURS[:count]]
+    """The players a setup has by default; Geometrius: as many as ``doc["count"]`` asks (2-6),
+    its colours named as the setup's settings name them."""
     setup = parse_setup(game, {**doc, "players": []})
-    return [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]
+    if game != "geometrius":
+        return [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]
+    count = doc.get("count", 2)
+    if type(count) is not int or not 2 <= count <= len(geometrius.COLOURS):
+        raise SessionError(f"Geometrius is played by 2 to {len(geometrius.COLOURS)} players")
+    return [{"name": setup.names[c], "colours": [c]} for c in setup.colour_names[:count]]
 
 
 def _sse(data: str) -> str:

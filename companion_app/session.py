@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rules.records import GAME_RULES, InvalidInput, setup_of
+from rules.records import InvalidInput, colour_names, setup_of
 from rules.sgf import to_sgf
 from tableref.report import turn_json
 
@@ -257,7 +257,7 @@ class Session:
         with self._lock:
             payload = self.adapter.pass_payload(self._derived)
             if seen is not None and seen != payload["colour"]:
-                names = GAME_RULES[self.row.game].COLOUR_NAMES
+                names = colour_names(self.row.game, self.setup)
                 said = names.get(seen, seen[:40]) if isinstance(seen, str) else "that colour"
                 raise SessionError(f"{said} has passed already (or moved): "
                                    f"{names.get(payload['colour'], payload['colour'])} is to move, nothing was passed")

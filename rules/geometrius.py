@@ -5,7 +5,10 @@
 Shape tokens lie on a field, a sparse grid of positions ``(row, col)`` (the 4 × 4 start is
 rows 0-3, cols 0-3, row 0 on top; pushes can take positions below 0 or past 3). Players put
 chips of their colour on tokens by playing condition cards the token's polygon satisfies,
-and push their own tokens into the field. Colours: red, blue, green, yellow, purple, white.
+and push their own tokens into the field. Colours: red, blue, green, yellow, purple, white,
+unless ``"settings": {"colour_names": [six names]}`` names the six chips otherwise (a setting
+of the rules file): one name per physical chip colour, in that order, and states, records and
+scores then use the table's names.
 The shapes and cards come from a catalogue (``rules/data/geometrius-catalogue.json`` unless
 a record brings its own), where every card is a condition on a polygon's vertices.
 
@@ -53,7 +56,10 @@ Record (``check``)::
   cards played and the token pushed must come from it. Tokens are tracked through pushes (a
   hand is never refilled with tokens); cards are refilled from an unseen pile, so a hand's
   cards are unknown after a turn that played any, until a move states them again.
-- ``"settings": {"catalogue": {...}}`` replaces the default catalogue (same format).
+- ``"settings": {"catalogue": {...}}`` replaces the default catalogue (same format), and
+  ``"colour_names": ["red", "blue", "green", "yellow", "orange", "white"]`` renames the chips
+  (here the purple ones): every colour in the players, hands, moves and stacks is then one of
+  these names.
 
 Reason codes: those of the rules file, and ``unknown_card``, ``card_not_in_hand``,
 ``shared_card_not_empty`` (G1), ``no_token`` (G2), ``empty_line``, ``token_not_in_hand``,
@@ -69,15 +75,24 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import parse_json
 from .placement import Reason, Turn, Violation
 from .polygon import Card, Predicate, Shape
 from .scoring import ColourScore, Flag, OneColourEach, ScoreSheet, Tiebreak, Undecided, rank_players
 
+# The six physical chip colours by their default names: vision reads chips into these, and a
+# setup's ``colour_names`` renames them, one for one, in this order.
 COLOURS = ("red", "blue", "green", "yellow", "purple", "white")
-COLOUR_NAMES = {c: c.capitalize() for c in COLOURS}
+
+
+def colour_name(colour: str) -> str:
+    """A colour as messages and default players name it: the word, capitalised."""
+    return colour[:1].upper() + colour[1:]
+
+
+COLOUR_NAMES = {c: colour_name(c) for c in COLOURS}
 VARIANTS = ("standard",)
 FIELD_SIZE = 4
 HAND_SIZE = 4
@@ -268,6 +283,21 @@ def _check_matches(card: Card, matches: Any, shapes: Mapping[str, Shape]) -> Non
 
 # --- setup -----------------------------------------------------------------------------------
 
+def check_colour_names(names: Sequence[Any]) -> None:
+    """ValueError unless ``names`` are six names, one per chip, that no reader can confuse: a
+    name without a letter or digit ("", " ", ".") or two names differing only in case would
+    make a stack a guess."""
+    if len(names) != len(COLOURS):
+        raise ValueError(f"'colour_names' names the {len(COLOURS)} chip colours ({', '.join(COLOURS)}, "
+                         f"in that order), not {len(names)}")
+    bad = [n for n in names if not isinstance(n, str) or not any(ch.isalnum() for ch in n)]
+    if bad:
+        raise ValueError(f"'colour_names': {bad[0]!r} is no colour name (a name needs a letter or digit)")
+    twice = sorted(n for n, k in Counter(n.casefold() for n in names).items() if k > 1)
+    if twice:
+        raise ValueError(f"'colour_names' gives two chip colours the name {twice[0]!r}: each name must differ")
+
+
 @dataclass(frozen=True)
 class Hand:
     """What a player holds, as far as the record tells: None where it does not say."""
@@ -281,28 +311,49 @@ class Hand:
 
 @dataclass(frozen=True)
 class Setup(OneColourEach):
-    default_players: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = (("Red", ("red",)), ("Blue", ("blue",)))
-
     variant: str = "standard"
     players: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (name, (colour,)) in turn order
     catalogue: Catalogue = field(default_factory=load_catalogue)
     layout: tuple[tuple[str, ...], ...] | None = None  # the starting 4 × 4 field, row 0 first
     hands: Mapping[str, Hand] = field(default_factory=dict)  # starting hands, by colour
+    colour_names: tuple[str, ...] = COLOURS  # the table's names of the six chips, in COLOURS' order
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown Geometrius variant {self.variant!r} (one of {', '.join(VARIANTS)})")
+        check_colour_names(self.colour_names)
         colours = [c for _, cs in self.player_list for c in cs]
         if not all(len(cs) == 1 for _, cs in self.player_list):
             raise ValueError("each Geometrius player plays one colour")
         if not 2 <= len(colours) <= len(COLOURS) or len(set(colours)) != len(colours) \
-                or not set(colours) <= set(COLOURS):
-            raise ValueError(f"Geometrius is played by 2-6 players, each a different colour of {', '.join(COLOURS)}")
+                or not set(colours) <= set(self.colour_names):
+            raise ValueError(f"Geometrius is played by 2-6 players, each a different colour of "
+                             f"{', '.join(self.colour_names)}")
         dealt = self._check_layout()
         for colour, hand in self.hands.items():
             if colour not in colours:
                 raise ValueError(f"a hand is given for {colour!r}, which no player plays")
             self._check_hand(colour, hand, dealt)
+
+    @property
+    def default_players(self) -> tuple[tuple[str, tuple[str, ...]], ...]:  # type: ignore[override]
+        """The first two colours, as a table that names no players plays."""
+        return tuple((colour_name(c), (c,)) for c in self.colour_names[:2])
+
+    @property
+    def names(self) -> dict[str, str]:
+        """Each colour of this table as messages and default players name it."""
+        return {c: colour_name(c) for c in self.colour_names}
+
+    def table_colours(self, chips: Iterable[str]) -> tuple[str, ...]:
+        """Chips as vision reads them (the physical colours by their default names, ``COLOURS``)
+        as this table names them; ValueError for a chip that is none of the six. The one place
+        a reading meets the table's names."""
+        chips = tuple(chips)
+        unknown = [c for c in chips if c not in COLOURS]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a chip colour the camera reads ({', '.join(COLOURS)})")
+        return tuple(self.colour_names[COLOURS.index(c)] for c in chips)
 
     def _check_layout(self) -> list[str]:
         if self.layout is None:
@@ -335,7 +386,13 @@ class Setup(OneColourEach):
             raise ValueError(f"token(s) {', '.join(twice)} appear twice {place} (each token exists once)")
 
     def settings_json(self) -> dict:
-        return {} if self.catalogue == load_catalogue() else {"catalogue": self.catalogue.to_json()}
+        """The settings that differ from the defaults (a record of a default table has none)."""
+        out: dict[str, Any] = {}
+        if self.catalogue != load_catalogue():
+            out["catalogue"] = self.catalogue.to_json()
+        if self.colour_names != COLOURS:
+            out["colour_names"] = list(self.colour_names)
+        return out
 
 
 # --- the field -------------------------------------------------------------------------------
@@ -542,14 +599,14 @@ class Game:
         order = self.setup.turn_order
         if move.colour not in order:
             raise ValueError(f"{move.colour!r} does not play in this game (colours: {', '.join(order)})")
-        name, out = COLOUR_NAMES[move.colour], []
+        name, out = colour_name(move.colour), []
         tokens, hands, to_move = self.tokens, self.hands, self.to_move
         if self.turns_made(move.colour) >= TURNS:  # no turn at all: whoever was to move still is
             out.append(violation("no_turns_left", colour=name))
         else:
             to_move = (order.index(move.colour) + 1) % len(order)
             if move.colour != self.colour_to_move:
-                out.append(violation("wrong_turn", colour=name, expected=COLOUR_NAMES[self.colour_to_move]))
+                out.append(violation("wrong_turn", colour=name, expected=colour_name(self.colour_to_move)))
             hand = _known_hand(self.hands[move.colour], move.hand)
             tokens, problems = _carry_out(self.tokens, move, self.setup.catalogue)
             out.extend(problems)
@@ -576,7 +633,7 @@ def _carry_out(tokens: Field, move: Move, catalogue: Catalogue) -> tuple[Field, 
             tokens, problems = _place(tokens, action, move.colour, catalogue, waived)
         out.extend(problems)
     if chips > CHIPS_PER_TURN:
-        out.append(violation("too_many_chips", colour=COLOUR_NAMES[move.colour], count=chips))
+        out.append(violation("too_many_chips", colour=colour_name(move.colour), count=chips))
     return tokens, out
 
 
@@ -603,7 +660,7 @@ def _place(tokens: Field, place: Place, colour: str, catalogue: Catalogue,
 
 def _contest(tokens: Field, pos: Pos, colour: str, waived: bool, rule: str) -> list[Violation]:
     """The conditions shared by a capture (G3) and a block (G5)."""
-    token, name, out = tokens[pos], COLOUR_NAMES[colour], []
+    token, name, out = tokens[pos], colour_name(colour), []
     if token.blocked:
         out.append(violation("token_blocked", [pos], rule, pos=where(pos)))
     if len(token.stack) >= BLOCKING_HEIGHT:
@@ -620,7 +677,7 @@ def _push(tokens: Field, push: Push, colour: str, catalogue: Catalogue) -> tuple
     if push.token not in catalogue.shapes:
         out.append(violation("unknown_token", shape=push.token))
     if any(t.shape == push.token for t in tokens.values()):  # a misreading: each token exists once
-        return tokens, out + [violation("token_not_in_hand", colour=COLOUR_NAMES[colour], shape=push.token,
+        return tokens, out + [violation("token_not_in_hand", colour=colour_name(colour), shape=push.token,
                                         why="it already lies on the field")]
     if not line_of(tokens, push.line, push.index):
         return tokens, out + [violation("empty_line", line=push.name)]
@@ -644,7 +701,7 @@ def _known_hand(tracked: Hand, stated: Hand | None) -> Hand:
 
 
 def _hand_problems(move: Move, hand: Hand) -> list[Violation]:
-    name, out = COLOUR_NAMES[move.colour], []
+    name, out = colour_name(move.colour), []
     if hand.cards is not None:
         played = Counter(c for a in move.actions if isinstance(a, Place) for c in a.cards)
         missing = played - Counter(hand.cards)
@@ -720,8 +777,9 @@ def _star_race(stars: int) -> Tiebreak:
 
 # --- states and records ----------------------------------------------------------------------
 
-def parse_state(state: Any, catalogue: Catalogue) -> dict[Pos, Token]:
-    """A state document's ``tokens`` as a field; ValueError (one line) for a state that
+def parse_state(state: Any, catalogue: Catalogue, colours: Sequence[str] = COLOURS) -> dict[Pos, Token]:
+    """A state document's ``tokens`` as a field, its chips named by ``colours`` (a setup's
+    ``colour_names``); ValueError (one line) for a state that
     cannot be: shapes not in the catalogue, unknown colours, two tokens in one place, one
     token twice, impossible stacks. A camera that saw a token but could not make out its
     polygon says ``"unknown"``: the chips still score, only the star count stays open."""
@@ -730,7 +788,7 @@ def parse_state(state: Any, catalogue: Catalogue) -> dict[Pos, Token]:
         raise ValueError("a Geometrius state needs 'tokens': [{\"row\", \"col\", \"shape\", \"stack\"}, ...]")
     tokens: dict[Pos, Token] = {}
     for i, raw in enumerate(items):
-        pos, token = _state_token(raw, i, catalogue)
+        pos, token = _state_token(raw, i, catalogue, colours)
         if pos in tokens:
             raise ValueError(f"two tokens lie at {where(pos)}")
         tokens[pos] = token
@@ -740,7 +798,7 @@ def parse_state(state: Any, catalogue: Catalogue) -> dict[Pos, Token]:
     return tokens
 
 
-def _state_token(raw: Any, i: int, catalogue: Catalogue) -> tuple[Pos, Token]:
+def _state_token(raw: Any, i: int, catalogue: Catalogue, colours: Sequence[str]) -> tuple[Pos, Token]:
     if not isinstance(raw, dict) or type(raw.get("row")) is not int or type(raw.get("col")) is not int:
         raise ValueError(f"token {i} needs integer 'row' and 'col'")
     pos = (raw["row"], raw["col"])
@@ -749,8 +807,8 @@ def _state_token(raw: Any, i: int, catalogue: Catalogue) -> tuple[Pos, Token]:
         raise ValueError(f"the token at {where(pos)} needs its shape as a name, e.g. \"Q01\"")
     if shape not in catalogue.shapes and shape != UNKNOWN_SHAPE:
         raise ValueError(f"the token at {where(pos)} shows {shape!r}, which is not in the catalogue")
-    if not isinstance(stack, list) or not all(c in COLOURS for c in stack):
-        raise ValueError(f"the stack at {where(pos)} must list chip colours bottom to top ({', '.join(COLOURS)})")
+    if not isinstance(stack, list) or not all(isinstance(c, str) and c in colours for c in stack):
+        raise ValueError(f"the stack at {where(pos)} must list chip colours bottom to top ({', '.join(colours)})")
     if len(stack) > HIGHEST_STACK:
         raise ValueError(f"{where(pos)} holds {len(stack)} chips; no token holds more than five (G5)")
     known, blocked = raw.get("stack_height_known", True), raw.get("blocked", len(stack) >= BLOCKING_HEIGHT)
@@ -791,11 +849,11 @@ def field_flags(tokens: Field) -> tuple[Flag, ...]:
 def score_state(state: Mapping, setup: Setup, last_piece=None) -> ScoreSheet:
     """Scores of a state document. Without players in the setup, every colour with a chip
     on the field is a player."""
-    tokens = parse_state(state, setup.catalogue)
+    tokens = parse_state(state, setup.catalogue, setup.colour_names)
     players = setup.players
     if not players:
         seen = {c for t in tokens.values() for c in t.stack}
-        players = tuple((COLOUR_NAMES[c], (c,)) for c in COLOURS if c in seen) or setup.player_list
+        players = tuple((setup.names[c], (c,)) for c in setup.colour_names if c in seen) or setup.player_list
     return score_field(tokens, players, setup.catalogue, flags=field_flags(tokens))
 
 
@@ -826,13 +884,14 @@ def _hand_from(raw: Any, what: str) -> Hand:
     return Hand(*(tuple(raw[k]) if k in raw else None for k in ("cards", "tokens")))
 
 
-def parse_move(raw: Any, index: int) -> Move:
-    """A record's move (format in the module docstring); InvalidInput when malformed."""
+def parse_move(raw: Any, index: int, colours: Sequence[str] = COLOURS) -> Move:
+    """A record's move (format in the module docstring), its colour one of ``colours`` (a
+    setup's ``colour_names``); InvalidInput when malformed."""
     if not isinstance(raw, dict):
         raise _invalid("bad_move", f"move {index} must be an object")
     colour = raw.get("colour")
-    if colour not in COLOURS:
-        raise _invalid("unknown_colour", f"move {index}: unknown colour {colour!r} (use {', '.join(COLOURS)})")
+    if not isinstance(colour, str) or colour not in colours:
+        raise _invalid("unknown_colour", f"move {index}: unknown colour {colour!r} (use {', '.join(colours)})")
     actions = raw.get("actions", [])
     if not isinstance(actions, list):
         raise _invalid("bad_move", f"move {index}: 'actions' must be a list")
@@ -859,6 +918,10 @@ def _action(raw: Any, what: str) -> Place | Push:
 
 def setup_from(doc: dict, variant: str | None = None) -> Setup:
     """The table's setup from a record or state document (a CLI option overrides the variant)."""
+    settings = doc.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise _invalid("bad_format", "'settings' must be an object")
+    names = _colour_names(settings)
     players = doc.get("players") or []
     if not isinstance(players, list):
         raise _invalid("bad_format", "'players' must be a list")
@@ -866,13 +929,10 @@ def setup_from(doc: dict, variant: str | None = None) -> Setup:
     for i, p in enumerate(players):
         if not isinstance(p, dict) or not isinstance(p.get("colours"), list) or len(p["colours"]) != 1:
             raise _invalid("bad_format", f"player {i} needs 'colours': [one colour]")
-        if p["colours"][0] not in COLOURS:
+        if not isinstance(p["colours"][0], str) or p["colours"][0] not in names:
             raise _invalid("unknown_colour", f"player {i}: unknown colour {p['colours'][0]!r} "
-                                             f"(use {', '.join(COLOURS)})")
+                                             f"(use {', '.join(names)})")
         table.append((str(p.get("name") or f"Player {i + 1}"), (p["colours"][0],)))
-    settings = doc.get("settings") or {}
-    if not isinstance(settings, dict):
-        raise _invalid("bad_format", "'settings' must be an object")
     layout = doc.get("field")
     if layout is None and "moves" in doc:
         raise _invalid("bad_setup", "a Geometrius record needs the starting 'field': 4 rows of 4 token ids")
@@ -882,7 +942,8 @@ def setup_from(doc: dict, variant: str | None = None) -> Setup:
     hands = doc.get("hands") or {}
     if not isinstance(hands, dict):
         raise _invalid("bad_format", "'hands' must map a colour to {\"cards\": [...], \"tokens\": [...]}")
-    options: dict[str, Any] = {"hands": {c: _hand_from(h, f"the hand of {c}") for c, h in hands.items()}}
+    options: dict[str, Any] = {"hands": {c: _hand_from(h, f"the hand of {c}") for c, h in hands.items()},
+                               "colour_names": names}
     try:
         if "catalogue" in settings:
             options["catalogue"] = parse_catalogue(settings["catalogue"])
@@ -893,6 +954,22 @@ def setup_from(doc: dict, variant: str | None = None) -> Setup:
                      layout=None if layout is None else tuple(tuple(row) for row in layout), **options)
     except ValueError as e:
         raise _invalid("bad_setup", str(e)) from None
+
+
+def _colour_names(settings: dict) -> tuple[str, ...]:
+    """The settings' ``colour_names`` as given, or the default names; bad_format for a value
+    that is not a list of strings, bad_setup for one that does not name the six chips."""
+    if "colour_names" not in settings:
+        return COLOURS
+    names = settings["colour_names"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise _invalid("bad_format", "'colour_names' must list the six chip colours' names as strings "
+                                     f"(in the order {', '.join(COLOURS)})")
+    try:
+        check_colour_names(names)
+    except ValueError as e:
+        raise _invalid("bad_setup", str(e)) from None
+    return tuple(names)
 
 
 def record_json(game: Game) -> dict:

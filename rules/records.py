@@ -179,7 +179,7 @@ def parse_record(doc: Any, expected_game: str | None = None) -> Record:
     if game == "equilibrix":
         parsed = tuple(parse_equilibrix_move(m, i) for i, m in enumerate(moves))
     elif game == "geometrius":
-        parsed = tuple(geometrius.parse_move(m, i) for i, m in enumerate(moves))
+        parsed = tuple(geometrius.parse_move(m, i, setup.colour_names) for i, m in enumerate(moves))
     else:
         parsed = tuple(parse_move(m, i, GAME_RULES[game].COLOURS) for i, m in enumerate(moves))
     in_play = colours_in_play(game, setup)
@@ -196,6 +196,13 @@ def colours_in_play(game: str, setup: Any) -> tuple[str, ...]:
     if game == "geometrius":
         return setup.turn_order
     return GAME_RULES[game].COLOURS
+
+
+def colour_names(game: str, setup: Any) -> dict[str, str]:
+    """How a game with this setup names its colours in words: Geometrius' names are a setting."""
+    if game == "geometrius":
+        return setup.names
+    return dict(GAME_RULES[game].COLOUR_NAMES)
 
 
 def record_json(match: Match, setup: Any) -> dict:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from calibration import cli as calibrate_cli
 from rules import blokus
 from rules.errors import InputError, parse_json
-from rules.records import GAMES, GAME_RULES, game_of, parse_record, setup_of
+from rules.records import GAMES, GAME_RULES, colour_names, game_of, parse_record, setup_of
 from rules.scoring import ScoreSheet
 from rules.sgf import to_sgf
 
@@ -100,7 +100,7 @@ def cmd_check(args: argparse.Namespace) -> tuple[dict, str]:
             Path(args.sgf).write_text(to_sgf(match, record.setup), encoding="utf-8")
         except OSError as e:
             raise InputError("unwritable_file", f"cannot write {args.sgf}: {e.strerror or e}") from None
-    names = record.module.COLOUR_NAMES
+    names = colour_names(record.game, record.setup)
     cell_json = getattr(record.module, "cell_json", list)
     return report.check_json(match, sheet, cell_json), report.check_text(match, sheet, names)
 

@@ -480,3 +480,34 @@ def test_a_missing_input_is_refused_as_read_or_check_refuse_it(tmp_path, capsys,
         status, out, _ = run(capsys, *argv, "--json")
         answers.append((status, json.loads(out)["error"]["code"]))
     assert answers == [(1, code), (1, code)]
+
+
+def test_geometrius_colour_names_are_a_setting_of_the_record_and_the_state(tmp_path, capsys):
+    """A table that calls its purple chips orange: check and score speak its names, and the
+    default name is then an unknown colour (exit 1, one line)."""
+    names = ["red", "blue", "green", "yellow", "orange", "white"]
+    record = {
+        "game": "geometrius", "settings": {"colour_names": names},
+        "players": [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["blue"]}],
+        "field": [["T01", "Q03", "P02", "H01"], ["T05", "Q01", "P06", "H03"],
+                  ["T02", "Q10", "P01", "X01"], ["T08", "Q05", "H08", "X03"]],
+        "moves": [{"colour": "orange", "actions": [{"cards": ["C08"], "at": [[1, 1]]}]},
+                  {"colour": "blue", "actions": [{"cards": ["C20"], "at": [[0, 2], [2, 3]]}]}],
+    }
+    code, out, _ = run(capsys, "check", write(tmp_path, "g.json", record), "--json")
+    doc = json.loads(out)
+    assert code == 0 and [m["colour"] for m in doc["moves"]] == ["orange", "blue"]
+    assert {p["name"]: (p["colours"], p["score"]) for p in doc["scores"]["players"]} == \
+        {"Ann": (["orange"], 1), "Bob": (["blue"], 2)}
+    code, out, _ = run(capsys, "check", write(tmp_path, "g.json", record))
+    assert code == 0 and out.splitlines()[0].split()[:2] == ["0", "Orange"]
+    state = {"game": "geometrius", "settings": {"colour_names": names},
+             "tokens": [{"row": 0, "col": 0, "shape": "T01", "stack": ["orange", "red"]}]}
+    code, out, _ = run(capsys, "score", write(tmp_path, "s.json", state), "--json")
+    assert code == 0 and json.loads(out)["ranking"] == ["Red", "Orange"]
+    record["moves"][0]["colour"] = "purple"
+    code, out, err = run(capsys, "check", write(tmp_path, "bad.json", record), "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "unknown_colour" and err.count("\n") == 1
+    record["settings"]["colour_names"] = names[:5]
+    code, out, _ = run(capsys, "check", write(tmp_path, "bad.json", record), "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "bad_setup"

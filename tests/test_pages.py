@@ -1127,3 +1127,39 @@ def test_a_setup_or_tap_body_far_past_any_game_is_refused_and_not_stored(tmp_pat
     ok = client.post("/api/session", json={"game": "geometrius", "settings": {"catalogue": catalogue}, "players": [
         {"name": "Ann", "colours": ["red"]}, {"name": "Bo", "colours": ["blue"]}]})
     assert ok.status_code == 200  # a setup with a whole catalogue is far within
+
+
+def test_geometrius_seats_and_session_take_the_colour_names_setting(tmp_path):
+    """The session setup API takes a Geometrius table's names for its chips (the setup page
+    has no field for them): default seats and the session's players use them."""
+    client = create_app(tmp_path).test_client()
+    names = ["red", "blue", "green", "yellow", "orange", "white"]
+    doc = {"game": "geometrius", "count": 5, "settings": {"colour_names": names}}
+    seats = client.post("/api/seats", json=doc).get_json()["seats"]
+    assert seats[-1] == {"name": "Orange", "colours": ["orange"]}
+    state = client.post("/api/session", json={**doc, "players": seats}).get_json()
+    assert [p["colours"] for p in state["scores"]["players"]] == [[c] for c in names[:5]]
+    bad = client.post("/api/seats", json={**doc, "settings": {"colour_names": names[:5]}})
+    assert bad.status_code == 400 and "not 5" in bad.get_json()["error"]["message"]
+
+
+def test_renamed_geometrius_chips_are_drawn_in_their_physical_colour(server, browser):
+    """A table calling its purple chips orange: the live page names them Orange and draws
+    them purple (the chip the camera saw), in the field and in the scores."""
+    from tests.test_session_geometrius import START, camera, chips
+
+    names = ["red", "blue", "green", "yellow", "orange", "white"]
+    players = [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["red"]}]
+    server.app.extensions["tableref"].start_session(
+        {"game": "geometrius", "players": players, "settings": {"colour_names": names}})
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(20000)
+    page.goto(server.base + "/live")
+    page.wait_for_selector("#conn[data-state=live]")
+    server.session.observe(camera(START), [], 0.0)
+    server.session.observe(camera(chips(START, Q01="purple")), [], 1.0)
+    page.wait_for_selector("#history li[data-index='0']")
+    assert page.locator('#board circle.stone[data-colour="purple"]').count() == 1
+    ann = page.locator('#scores tr[data-player="Ann"] .chip')
+    assert ann.get_attribute("data-colour") == "purple" and ann.get_attribute("title") == "Orange"
+    page.close()

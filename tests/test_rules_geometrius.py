@@ -556,3 +556,85 @@ def test_a_shape_that_is_no_name_is_refused_in_words():
     doc = {"game": "geometrius", "tokens": [{"row": 0, "col": 0, "shape": ["Q01"], "stack": []}]}
     with pytest.raises(ValueError, match="needs its shape as a name"):
         geo.parse_state(doc, geo.load_catalogue())
+
+
+# --- the chip colours' names (a setting) ------------------------------------------------------
+
+ORANGE = ["red", "blue", "green", "yellow", "orange", "white"]  # the purple chips called orange
+
+
+def renamed_record(**changes):
+    """A record of a table that calls its purple chips orange: Ann plays them, Bob red."""
+    doc = {"game": "geometrius", "settings": {"colour_names": ORANGE},
+           "players": [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["red"]}],
+           "field": [list(r) for r in LAYOUT],
+           "moves": [{"colour": "orange", "actions": [{"cards": ["C01"], "at": [[0, 0]]}]},
+                     {"colour": "red", "actions": [{"cards": ["C02"], "at": [[0, 1]]}]},
+                     {"colour": "red", "actions": []}]}
+    return {**doc, **changes}
+
+
+def test_a_record_with_renamed_colours_checks_and_scores_with_the_tables_names():
+    from rules.records import colour_names, parse_record
+
+    record = parse_record(renamed_record())
+    game = geo.play_all(record.setup, record.moves)
+    assert [codes(t) for t in game.turns] == [[], [], ["wrong_turn"]]
+    assert game.turns[2].violations[0].message == "Red moved out of turn: it was Orange's turn"
+    assert {p.name: (p.colours, p.score) for p in geo.score(game).players} == {"Ann": (("orange",), 1),
+                                                                                "Bob": (("red",), 1)}
+    assert colour_names("geometrius", record.setup)["orange"] == "Orange"
+    doc = geo.record_json(game)
+    assert doc["settings"] == {"colour_names": ORANGE} and doc["moves"][0]["colour"] == "orange"
+    assert geo.setup_from(json.loads(json.dumps(doc))).colour_names == tuple(ORANGE)
+
+
+def test_a_state_with_renamed_colours_scores_with_the_tables_names():
+    doc = {**state((0, 0, "T01", ["orange", "red"]), (0, 1, "Q03", ["orange"])), "settings": {"colour_names": ORANGE}}
+    setup = geo.setup_from(doc)
+    assert geo.parse_state(doc, CATALOGUE, setup.colour_names)[(0, 0)].stack == ("orange", "red")
+    assert {p.name: p.score for p in geo.score_state(doc, setup).players} == {"Red": 2, "Orange": 1}
+    assert setup.default_players == (("Red", ("red",)), ("Blue", ("blue",)))
+
+
+def test_the_default_name_of_a_renamed_colour_is_unknown():
+    from rules.records import parse_record
+
+    with pytest.raises(InvalidInput, match="unknown colour 'purple'") as e:
+        parse_record(renamed_record(players=[{"colours": ["purple"]}, {"colours": ["red"]}]))
+    assert e.value.code == "unknown_colour"
+    with pytest.raises(InvalidInput, match="unknown colour 'purple'.*orange") as e:
+        parse_record(renamed_record(moves=[{"colour": "purple", "actions": []}]))
+    assert e.value.code == "unknown_colour"
+    with pytest.raises(ValueError, match="must list chip colours.*orange"):
+        geo.score_state({**state((0, 0, "T01", ["purple"])), "settings": {"colour_names": ORANGE}},
+                        geo.setup_from({"settings": {"colour_names": ORANGE}}))
+
+
+@pytest.mark.parametrize("names, code, words", [
+    (ORANGE[:5], "bad_setup", "names the 6 chip colours .* not 5"),
+    (ORANGE + ["black"], "bad_setup", "not 7"),
+    (["red", "blue", "green", "yellow", "Red", "white"], "bad_setup", "two chip colours the name 'red'"),
+    (["red", "blue", "green", "yellow", "", "white"], "bad_setup", "'' is no colour name"),
+    (["red", "blue", "green", "yellow", ".", "white"], "bad_setup", "'.' is no colour name"),
+    (["red", "blue", "green", "yellow", 5, "white"], "bad_format", "as strings"),
+    ("red blue green yellow orange white", "bad_format", "must list"),
+])
+def test_bad_colour_names(names, code, words):
+    with pytest.raises(InvalidInput, match=words) as e:
+        geo.setup_from({"settings": {"colour_names": names}})
+    assert e.value.code == code and "\n" not in e.value.message
+
+
+def test_default_colour_names_change_nothing():
+    assert SETUP.colour_names == geo.COLOURS and SETUP.settings_json() == {}
+    assert geo.setup_from({"settings": {"colour_names": list(geo.COLOURS)}}) == Setup()
+    assert Setup().names == geo.COLOUR_NAMES
+
+
+def test_the_camera_s_chips_are_named_by_the_table():
+    setup = Setup(colour_names=tuple(ORANGE))
+    assert setup.table_colours(["purple", "red", "purple"]) == ("orange", "red", "orange")
+    assert Setup().table_colours(["purple"]) == ("purple",)
+    with pytest.raises(ValueError, match="'orange' is not a chip colour the camera reads"):
+        setup.table_colours(["orange"])

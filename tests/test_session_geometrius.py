@@ -270,3 +270,38 @@ def test_a_token_named_by_something_else_than_an_id_is_refused(tmp_path, shape):
     s.correct({"at": [1, 1], "shape": "Q01"})
     with pytest.raises(SessionError):
         s.correct({"at": [1, 1], "shape": shape})  # a token of the game
+
+
+def test_a_table_that_renames_its_colours_records_its_names_for_the_chips_the_camera_sees(tmp_path):
+    """The camera reads the physical chips by their default names; a table that calls its
+    purple chips orange sees and exports orange (``tableref check`` agrees), after a restart too."""
+    names = ["red", "blue", "green", "yellow", "orange", "white"]
+    setup = {"players": [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["red"]}],
+             "settings": {"colour_names": names}}
+    s = Session.start(Store.open(tmp_path), setup, "geometrius")
+    s.observe(camera(START), [], 0.0)
+    assert s.snapshot()["to_move"] == "orange" and s.snapshot()["layout"]["pickable"] == names
+    assert s.snapshot()["layout"]["paint"]["orange"] == "purple"  # the page draws orange chips purple
+    s.observe(camera(chips(START, Q01="purple")), [], 1.0)  # the reader names the physical chip
+    assert history(s) == [("orange", "? on (1, 1)", [])]
+    assert [t["stack"] for t in s.snapshot()["geometrius"]["tokens"] if t["shape"] == "Q01"] == [["orange"]]
+    with pytest.raises(SessionError, match="not 'purple'"):
+        s.correct({"at": [1, 1], "top": "purple"})  # the table has no colour called purple
+    s.amend({"event": turn_event(s, 0), "token": "Q01", "cards": ["C02"]})
+    record = s.export_record()
+    assert record["settings"] == {"colour_names": names} and record["moves"][0]["colour"] == "orange"
+    assert replayed(record) == [[]]
+    again = Session.resume(Store.open(tmp_path))
+    again.observe(camera(chips(START, Q01="purple", Q03="red")), [], 2.0)
+    assert history(again) == [("orange", "C02 on (1, 1)", []), ("red", "? on (0, 1)", [])]
+
+
+def test_a_chip_the_camera_reads_by_a_renamed_name_is_unsure(tmp_path):
+    """"orange" is the table's word, not one the reader gives: a board saying it is no reading,
+    even though Ann plays orange."""
+    setup = {"players": [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["red"]}],
+             "settings": {"colour_names": ["red", "blue", "green", "yellow", "orange", "white"]}}
+    s = Session.start(Store.open(tmp_path), setup, "geometrius")
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="orange")), [], 1.0)
+    assert history(s) == [] and s.snapshot()["uncertain"] == [[1, 1]]

@@ -293,8 +293,11 @@ class GeometriusAdapter(GameAdapter):
         unsure: list[Pos] = []
         for raw in board or ():
             pos = (int(raw["row"]), int(raw["col"]))
-            stack = tuple(raw.get("stack") or ())
-            if raw.get("shape") not in self.setup.catalogue.shapes or not set(stack) <= set(geometrius.COLOURS):
+            try:  # the camera names the physical chips; the table may call them otherwise
+                stack = self.setup.table_colours(raw.get("stack") or ())
+            except ValueError:
+                stack = None
+            if raw.get("shape") not in self.setup.catalogue.shapes or stack is None:
                 unsure.append(pos)
                 continue
             seen[pos] = Token(raw["shape"], stack, height_known=raw.get("stack_height_known", True) is not False)
@@ -455,7 +458,8 @@ class GeometriusAdapter(GameAdapter):
             "cards": [{"id": c.id, "text": c.text_en or str(c.predicate),
                        "matches": [s for s in catalogue.shapes if catalogue.accepts(c.id, s)]}
                       for c in catalogue.cards.values()],
-            "pickable": list(geometrius.COLOURS),
+            "pickable": list(self.setup.colour_names),
+            "paint": dict(zip(self.setup.colour_names, geometrius.COLOURS)),  # each name's chip, as drawn
         }
 
     def scores(self, derived: Derived) -> dict:

@@ -79,7 +79,14 @@ function capitalise(text) {
 }
 
 function chip(colour) {
-  return el("span", { class: "chip", "data-colour": colour, title: gameColourName(document.body.dataset.game, colour) });
+  const title = gameColourName(document.body.dataset.game, colour);
+  return el("span", { class: "chip", "data-colour": paint(colour), title });
+}
+
+/* The colour a chip is drawn in: a Geometrius table may name its chips otherwise (the layout's
+   ``paint`` gives each name's physical colour); any other colour is drawn as it is named. */
+function paint(colour) {
+  return (layout && layout.paint && layout.paint[colour]) || colour;
 }
 
 /* The scores JSON (contract) as table rows: place, player and colours, score, squares left. */

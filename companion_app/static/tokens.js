@@ -57,7 +57,7 @@
           `${fx(0.12 + px * 0.62)},${fx(0.12 + py * 0.62)}`).join(" ") }));
       }
       t.stack.forEach((colour, k) => group.append(svg("circle", { cx: 0.86, cy: fx(0.86 - k * 0.16), r: 0.09,
-                                                                  class: "stone", "data-colour": colour })));
+                                                                  class: "stone", "data-colour": paint(colour) })));
       if (t.blocked) group.append(svg("path", { d: "M0.05 0.05L0.3 0.05L0.05 0.3Z", class: "blocked-mark" }));
       cells.append(group);
       nodes.set(`${t.row},${t.col}`, square);
@@ -140,7 +140,7 @@
     const tops = document.getElementById("fix-tops");
     document.getElementById("fix-top-part").hidden = state.geometrius.waiting;  // no chips before the game
     tops.replaceChildren(...state.players.map((p) => p.colours[0]).concat(["."]).map((c) =>
-      el("button", { type: "button", class: "choice", "data-colour": c, "data-top": c, text: colourName(c) })));
+      el("button", { type: "button", class: "choice", "data-colour": paint(c), "data-top": c, text: colourName(c) })));
     const shape = document.getElementById("fix-shape");
     shape.replaceChildren(...Object.keys(lay.shapes).map((id) => el("option", { value: id, text: id, selected: id === token.shape })));
     document.getElementById("tokenfix").dataset.at = place.join(",");
