@@ -1717,3 +1717,15 @@ def test_a_board_seen_steeply_within_the_limit_is_still_read() -> None:
     assert reading.pose.view_angle_deg() < 65
     wrong = [c for c in map(key, cells()) if reading.cells.get(c, ".") != p.cells.get(c, ".")]
     assert all(c in reading.uncertain for c in wrong), wrong
+
+
+@pytest.mark.parametrize("seed, tilt", [(2, 56.0), (3, 58.0)])
+def test_a_board_seen_steeply_with_a_corner_up_is_turned_by_its_plate_sides(seed: int, tilt: float) -> None:
+    """Not turned, seen steeply, the board's two top sides lie within a pixel of level. Turned
+    by the midpoints of the lattice's rim, a cell inside the plate's outline, the board came out
+    60 degrees off the plate side nearest the photo's top: read right, and 286 and 107 cells
+    silently wrong. Turned by the plate's own sides, it is read as the contract says."""
+    p, image = steep_board(seed, tilt, 0.0)
+    reading = read_gemblo(image)
+    wrong = [c for c in map(key, cells()) if reading.cells.get(c, ".") != p.cells.get(c, ".")]
+    assert all(c in reading.uncertain for c in wrong), wrong

@@ -48,7 +48,8 @@ COARSER = (2,)  # multiples of the lines' strongest period tried when it shows n
 FINE_FAMILIES = {"tol_deg": 0.75, "remove_deg": 1.5}
 RUNS_ON = 0.5  # a grid whose lines run on past an edge at this share of their contrast inside is off
 ON_RIM = 0.45  # a grid whose own edge row shows its lines at under this share of their contrast inside lies on the rim
-MAX_SETTLE = 3  # whole-cell moves tried on a grid whose edge lies on the board or on its rim
+MAX_SETTLE = 10  # whole-cell moves tried on a grid whose edge lies on the board or on its rim (each must show
+# the grid more clearly or put it on the board; a steep photo cutting the board off left the comb fit 5 rows off)
 LENS_SEARCH = 0.1  # refinement searches the lens coefficient this far around the line-based guess
 
 
@@ -286,6 +287,34 @@ def _border_contrast(rect: np.ndarray, px: int, cells: int) -> np.ndarray:
     return np.stack(out)
 
 
+def _seen(pose: BoardPose, size: tuple[int, int], cells: int) -> np.ndarray:
+    """Which samples of :func:`_border_contrast` (family, line, band) lie in the photo (``size``:
+    width, height). Beyond it the top-down view repeats the photo's last pixels: smears that
+    neither show nor deny a groove."""
+    line, band = np.meshgrid(np.arange(cells + 1, dtype=np.float64), np.arange(-1, cells + 1) + 0.5, indexing="ij")
+    at = np.stack([line.ravel(), band.ravel()], 1)
+    w, h = size
+    seen = []
+    for family in (0, 1):  # family 0: the lines x = k; family 1: y = k
+        photo = pose.to_photo(at if family == 0 else at[:, ::-1])
+        seen.append((photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1))
+    return np.stack(seen).reshape(2, cells + 1, cells + 2)
+
+
+def _mean_seen(contrast: np.ndarray, seen: np.ndarray) -> float:
+    """The mean contrast of the samples in the photo (0 with none)."""
+    return float(contrast[seen].mean()) if seen.any() else 0.0
+
+
+def _band_means(contrast: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """(2 x bands) the mean contrast of each family's lines across each band, over those in the
+    photo; NaN for a band with fewer than half its lines in the photo (it says nothing)."""
+    shown = seen.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(seen, contrast, 0.0).sum(1) / shown
+    return np.where(shown >= 0.5 * seen.shape[1], means, np.nan)
+
+
 def edge_bands(gray: np.ndarray, pose: BoardPose, px: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """How strongly the grid's lines show just past each of its four edges, and across its own
     outermost rows and columns, each as a share of their mean contrast inside: two (2 x 2)
@@ -297,24 +326,15 @@ def edge_bands(gray: np.ndarray, pose: BoardPose, px: int = 16) -> tuple[np.ndar
     other edge on the rim or the table, where no groove crosses its own last row (the second
     low). Where the board's far edge is cut off by the photo's (a tightly framed photo),
     nothing can run on past it and the second is the only sign. Bands beyond the photo are
-    not counted (the top-down view repeats the photo's last pixels there): an edge with fewer
-    than half its lines in the photo says nothing (0 past it, 1 on it).
+    not counted (:func:`_seen`): an edge with fewer than half its lines in the photo says
+    nothing (0 past it, 1 on it).
     """
     cells = int(round(pose.extent[0]))
     contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
-    inside = max(float(contrast[:, :, 1:-1].mean()), 1e-6)
-    h, w = gray.shape[:2]
-    line = np.arange(cells + 1, dtype=np.float64)
-    past, own = np.zeros((2, 2)), np.ones((2, 2))
-    for out, ends in ((past, ((-0.5, 0), (cells + 0.5, -1))), (own, ((0.5, 1), (cells - 0.5, -2)))):
-        for family in (0, 1):
-            for end, (at, band) in enumerate(ends):
-                pts = np.column_stack([line, np.full_like(line, at)])
-                photo = pose.to_photo(pts if family == 0 else pts[:, ::-1])
-                seen = (photo[:, 0] >= 0) & (photo[:, 0] <= w - 1) & (photo[:, 1] >= 0) & (photo[:, 1] <= h - 1)
-                if seen.mean() >= 0.5:
-                    out[family, end] = float(contrast[family, seen, band].mean()) / inside
-    return past, own
+    seen = _seen(pose, gray.shape[1::-1], cells)
+    inside = max(_mean_seen(contrast[:, :, 1:-1], seen[:, :, 1:-1]), 1e-6)
+    bands = _band_means(contrast, seen) / inside
+    return np.nan_to_num(bands[:, [0, -1]], nan=0.0), np.nan_to_num(bands[:, [1, -2]], nan=1.0)
 
 
 def evidence(gray: np.ndarray, pose: BoardPose, px: int = 16) -> float:
@@ -325,15 +345,20 @@ def evidence(gray: np.ndarray, pose: BoardPose, px: int = 16) -> float:
     "cells" on the board's rim or the table, with no borders across it) has a row near zero.
     A grid whose lines run on past its edges is a pattern (graph paper, a tiled cloth), not a
     board, and scores zero.
+
+    Only what the photo shows counts (:func:`_seen`). Where the photo cuts the board off, the
+    rows beyond it are smears of its edge: counted, they were the weakest row of the right grid
+    and of one a cell off alike, and diluted the mean, so that a grid with its own edge row on
+    the rim could score as well as the board's (a steep photo, 69 cells silently wrong).
     """
     cells = int(round(pose.extent[0]))
     contrast = _border_contrast(rectify(gray, pose, px, margin=1.0), px, cells)
-    inside, outside = contrast[:, :, 1:-1], contrast[:, :, [0, -1]]
-    mean = float(inside.mean())
-    if float(outside.mean()) > 0.5 * mean:
+    seen = _seen(pose, gray.shape[1::-1], cells)
+    mean = _mean_seen(contrast[:, :, 1:-1], seen[:, :, 1:-1])
+    if _mean_seen(contrast[:, :, [0, -1]], seen[:, :, [0, -1]]) > 0.5 * mean:
         return 0.0
-    weakest = min(float(inside[0].mean(0).min()), float(inside[1].mean(0).min()))
-    return 0.5 * (mean + weakest)
+    rows = _band_means(contrast, seen)[:, 1:-1]
+    return 0.5 * (mean + (float(np.nanmin(rows)) if np.isfinite(rows).any() else 0.0))
 
 
 def cell_borders(rect: np.ndarray, px: int, margin: float, cells: int) -> np.ndarray:
@@ -528,36 +553,66 @@ def _shifted(to_photo: np.ndarray, dx: int, dy: int) -> np.ndarray:
 
 
 def _settle(gray: np.ndarray, fit: tuple, cells: int) -> tuple[tuple, float]:
-    """A refined grid moved by whole cells while that shows the grid more clearly, and how
-    strongly its lines still run on past its edges (:func:`edge_bands`, the largest).
+    """A refined grid moved by whole cells until it lies on the board, and how strongly its
+    lines still run on past its edges (:func:`edge_bands`, the largest).
 
     The comb fit may put its window of n + 1 lines a cell or two along the lines it saw
     (a rim, a row of loose pieces, a lens-bent edge look like more grid lines), and only
     its one-cell neighbours are tried. A grid off by a cell still scores well on the rows it
     shares with the board; what gives it away is one edge lying on the board's last cells,
     where the grooves run on (RUNS_ON), or its own last row lying on the rim (ON_RIM: the only
-    sign where the photo's edge cuts the board's far edge off). Only such a grid is moved:
-    to the neighbour, one cell in either or both directions, whose evidence is higher (the
-    board's missing row shows borders, the rim row does not), refined there.
+    sign where the photo's edge cuts the board's far edge off). Only such a grid is moved, a
+    cell the way those signs point (:func:`_toward_board`), to the neighbour whose evidence is
+    highest (the board's missing row shows borders, the rim row does not), refined there.
+
+    The move is kept when it shows the grid more clearly, or when the moved grid lies on the
+    board (:func:`_on_board`) and shows a grid at all. Where the photo cuts the board off,
+    evidence is blind to the side cut off: a grid moved a row out that way loses nothing it
+    can see, and the rows shown in part weigh on it as much as a cell's move (60 degrees of
+    tilt: a grid a row off scored 0.863; moved a row further off, out the side cut off, 0.855;
+    moved onto the board, 0.837 before refining). A grid whose lines still run on is refused
+    whatever its evidence.
     """
     to_photo, k, ev, rms = fit
     h, w = gray.shape
     past, own = edge_bands(gray, _pose(to_photo, (w, h), cells, k))
     for _ in range(MAX_SETTLE):
-        if past.max() <= RUNS_ON and own.min() >= ON_RIM:
+        if _on_board(past, own):
             break
         moves = [(evidence(gray, _pose(_shifted(to_photo, dx, dy), (w, h), cells, k)), dx, dy)
-                 for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+                 for dx, dy in _toward_board(past, own)]
         top, dx, dy = max(moves)
-        if top <= ev:
-            break
+        if top <= ev and not _on_board(*edge_bands(gray, _pose(_shifted(to_photo, dx, dy), (w, h), cells, k))):
+            break  # no better, nor on the board: not worth refining
         moved, k_moved, rms_moved = refine(gray, _shifted(to_photo, dx, dy), cells, k)
         ev_moved = evidence(gray, _pose(moved, (w, h), cells, k_moved))
-        if ev_moved <= ev:
+        past_moved, own_moved = edge_bands(gray, _pose(moved, (w, h), cells, k_moved))
+        if ev_moved <= ev and not (_on_board(past_moved, own_moved) and ev_moved >= MIN_EVIDENCE):
             break
-        to_photo, k, ev, rms = moved, k_moved, ev_moved, rms_moved
-        past, own = edge_bands(gray, _pose(to_photo, (w, h), cells, k))
+        to_photo, k, ev, rms, past, own = moved, k_moved, ev_moved, rms_moved, past_moved, own_moved
     return (to_photo, k, ev, rms), float(past.max())
+
+
+def _on_board(past: np.ndarray, own: np.ndarray) -> bool:
+    """Whether a grid with these :func:`edge_bands` lies on a board: no line runs on past an
+    edge, and every edge row of its own shows its lines (none lies on the rim)."""
+    return bool(past.max() <= RUNS_ON and own.min() >= ON_RIM)
+
+
+def _toward_board(past: np.ndarray, own: np.ndarray) -> list[tuple[int, int]]:
+    """The one-cell moves (dx, dy of :func:`_shifted`) a grid with these :func:`edge_bands` may
+    need. Along an axis whose edges point one way (lines running on past an edge: the board
+    goes on that way; an edge row of its own on the rim: the board lies the other way), that
+    way; along one whose edges lie where a board's do, none: nothing says it is off, and where
+    the photo cuts the board off, evidence cannot tell a move along it from none (it chose a
+    diagonal move for 0.935 over the straight one's 0.934, and the grid ended a column off).
+    Along one with signs both ways (a hand over an edge row), either way or none."""
+    steps = []
+    for family in (1, 0):  # the lines y = k end at x's edges (dx), the lines x = k at y's (dy)
+        signs = {sign for sign, shows in ((-1, past[family, 0] > RUNS_ON), (1, past[family, 1] > RUNS_ON),
+                                          (1, own[family, 0] < ON_RIM), (-1, own[family, 1] < ON_RIM)) if shows}
+        steps.append([0] if not signs else sorted(signs) if len(signs) == 1 else [-1, 0, 1])
+    return [(dx, dy) for dx in steps[0] for dy in steps[1] if dx or dy]
 
 
 def quick_contrast(gray: np.ndarray, pose: BoardPose) -> float:

@@ -38,7 +38,8 @@ import cv2
 import numpy as np
 
 from .errors import ReadError
-from .hexgrid import EXTENT, LATTICE_RADIUS, NEIGHBOURS, axial_round, cells, centres, corner_points, edge_distance, hexagon
+from .hexgrid import (EXTENT, LATTICE_RADIUS, NEIGHBOURS, PLATE_RADIUS, axial_round, cells, centres, corner_points,
+                      edge_distance, hexagon)
 from .matching import correlation_peak, fit_with_lens, gradient_at, sample_at
 from .pose import BoardPose, Lens, apply_h, rectify
 
@@ -569,8 +570,11 @@ def _fit(board_pts: np.ndarray, photo: np.ndarray, size: tuple[int, int], qualit
 def _upright(pose: BoardPose) -> BoardPose:
     """The pose turned by the multiple of 60 degrees that puts the plate side nearest the
     photo's top at the top of the board frame (the lattice is six-fold symmetric, so tracing
-    it may have settled on any of its turns)."""
-    sides = hexagon(LATTICE_RADIUS + 1.0, (EXTENT[0] / 2, EXTENT[1] / 2))
+    it may have settled on any of its turns). Judged at the plate's own sides (PLATE_RADIUS),
+    as the synthetic truth is: seen steeply with a corner up, the two top sides lie within a
+    pixel of level, and the midpoints of a smaller hexagon (the lattice's rim, a cell further
+    in) put the other one higher (56 and 58 degrees of tilt: the board read turned 60 degrees)."""
+    sides = hexagon(PLATE_RADIUS, (EXTENT[0] / 2, EXTENT[1] / 2))
     mids = pose.to_photo((sides + np.roll(sides, -1, axis=0)) / 2)
     k = int(np.argmin(mids[:, 1]))
     if k == 0:
