@@ -214,9 +214,15 @@ class Patch:
         self.decided: dict[int, list[str]] = {}
         for colour, at in self.owed.items():
             self.decided.setdefault(max(cells.index(i) for i in at), []).append(colour)
-        self.roots: dict[str, set[int]] = {colour: set(at) for colour, at in starts.items()}
+        self.roots: dict[str, set[int]] = {}
         for cell, colour in anchors.items():
             self.roots.setdefault(colour, set()).add(cell)
+        for colour, at in starts.items():
+            # a colour starts once (B3, M3): chained to a start away from the patch, it may
+            # start no second chain at another start cell in it (the rules flag that board)
+            own = self.roots.setdefault(colour, set())
+            if own.isdisjoint(at):
+                own |= set(at)
         self.open = set(cells)  # patch cells not labelled yet
         self.inside = set(cells)
         self.nodes, self.budget = 0, budget
