@@ -322,6 +322,19 @@ def test_fields_beside_a_mug_standing_on_the_board_are_doubted_in_its_colour(i: 
     assert len(truth.occluded) >= 50 and stats["refused"] == 0 and stats["silent"] == 0
 
 
+@pytest.mark.parametrize("i", [6, 13])
+def test_a_field_at_a_standing_mugs_rim_is_doubted_in_the_colour_the_mug_lends(i: int) -> None:
+    """Held-out seed 10's mug photos: on photo 6 a pale mug's rim made a bare field under it a
+    sure white (its neighbours: two covered, one a rough doubtful white); on photo 13 a dark
+    mug's side made one a sure black tile, its outline lighter than its middle, while the
+    fields beside it were black, smooth and outlineless (no tile's gap) and so not counted as
+    covered. Each is now doubted, as the fields the mug lends its colour to are."""
+    from bench.equilibrix_bench import BENCH
+    from bench.standing_mug import mug_on_board
+    stats, truth = mug_on_board(BENCH, 10, i)
+    assert len(truth.occluded) >= 30 and stats["refused"] == 0 and stats["silent"] == 0
+
+
 @pytest.mark.parametrize("i", [0, 34])
 def test_a_board_with_a_mug_hiding_half_its_drawing_is_not_refused(i: int) -> None:
     """A mug standing on the flower hides half the drawing's pieces: too few agreed with the

@@ -53,9 +53,12 @@ when read white it is far rougher than the bare wood round the flower (plastic i
 line crosses its middle where the pose, fitted through the pieces of one corner, is off),
 or, read as empty, when its drawn outline does not show or most of its neighbours are covered
 (rough, outline hidden, or far from every class: a hand or a cup lies over them, and skin can
-look like wood; doubt of other kinds does not spread). The five-dot rule is a prior: no node
-holds more than six fields of one colour (five, six with the 5+1 token), so where more are
-read round a node, all of that colour there are uncertain. Every field is uncertain when too
+look like wood; doubt of other kinds does not spread), or, among fields so covered (a field read
+black with no tile's lighter gap round it counts: a dark mug's side), when read in the colour
+of a covered or doubtful neighbour (a standing mug lends its colour to the fields at its
+rim). The five-dot rule is a prior: no node holds more than six fields of one colour (five,
+six with the 5+1 token), so where more are read round a node, all of that colour there are
+uncertain. Every field is uncertain when too
 few pieces of the drawing agree with the pose (its ``quality``, their share).
 
 Shadow: a hard shadow darkens bare wood more than the smooth light field follows, so by colour
@@ -478,12 +481,18 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # on it.
     wood = glared & (glared_part | grained) & (label == 2) & (conf < UNCERTAIN_BELOW) & (med[:, 0] < CLIPPED)
     label = np.where(wood & _redder_than_plastic(feat, means), 0, label)
-    # Nor is a field among covered ones (``doubtful``) sure when read in the colour of a covered
+    # Nor is a field among covered ones sure when read in the colour of a covered or doubtful
     # field beside it: a mug standing on the board lends its own colour to the fields at its
     # edge, whose outline its rim or its side may draw (a dark mug's side, read black over bare
-    # fields as surely as a tile). Last, so that no guess above leans on the doubt.
-    lent = _neighbours() @ (covered[:, None] & (label[:, None] == np.arange(len(LABELS)))) > 0
-    conf = np.where(doubtful & lent[np.arange(len(label)), label], np.minimum(conf, 0.3), conf)
+    # fields as surely as a tile; a pale mug's rim, read white but rough). Here a field read
+    # black by its colour with no tile's lighter gap round it counts as covered too: a dark mug
+    # hides the fields under it as black, smooth and outlineless. Last, so that no guess above
+    # leans on the doubt.
+    hiding = covered | (read_black & (outline > BLACK_OUTLINE) & seen)
+    among = (_neighbours() @ hiding) >= HIDDEN_AROUND * _neighbours().sum(1)
+    lender = hiding | ((conf < UNCERTAIN_BELOW) & seen)
+    lent = _neighbours() @ (lender[:, None] & (label[:, None] == np.arange(len(LABELS)))) > 0
+    conf = np.where(among & lent[np.arange(len(label)), label], np.minimum(conf, 0.3), conf)
     return np.where(seen, label, 0), np.where(seen, conf, 0.0), coef
 
 
