@@ -226,3 +226,14 @@ def test_a_gemblo_frame_films_a_hand_bringing_a_piece_over_a_fixed_camera_s_boar
     assert len(still.cells) == len(state) and not still.occluded
     assert 0 < len(held.occluded) < 120
     assert np.abs(still.image[:100, :200].astype(int) - held.image[:100, :200].astype(int)).mean() < 3
+
+
+def test_a_camera_aimed_past_the_board_is_refused_in_words() -> None:
+    """A caller's own tilt and offset (session 17's steep sweep: 55 degrees, the board set far
+    down the frame) can leave no part of the board in the photo: a ValueError saying so, not a
+    TypeError from deep inside the renderer."""
+    conditions = replace(Conditions(), tilt_deg=55.0, tilt_azimuth_deg=21.3, rotation_deg=30.0, board_fill=0.92,
+                         offset_y=0.68, fov_deg=72.0)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="the board lies wholly outside the 1600x1200 photo"):
+        render_photo(random_game_state(rng, 10), conditions, rng, size=(1600, 1200))

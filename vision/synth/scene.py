@@ -134,8 +134,11 @@ class View:
         self.outline_xy = outline[:, :2]
         outline_px = cam.project(outline)
         self.board_onscreen = math.sqrt(abs(cv2.contourArea(outline_px.astype(np.float32))))
-        self.board_roi = _roi(outline_px, size, 2)
-        x0, y0, x1, y1 = self.board_roi
+        roi = _roi(outline_px, size, 2)
+        if roi is None:  # a caller's own tilt and offset can aim the camera past the board
+            raise ValueError(f"the board lies wholly outside the {size[0]}x{size[1]} photo (tilt "
+                             f"{c.tilt_deg:.0f} degrees, turned {c.rotation_deg:.0f}): nothing to draw")
+        self.board_roi = x0, y0, x1, y1 = roi
         self.board_xy = _plane_coords(self.undist[y0:y1, x0:x1], self.H_board)
         self.board_depth = float(cam.depth(np.array([[0.0, 0.0, geometry.top_z]]))[0])
 
