@@ -376,12 +376,20 @@ def _wall_offsets(ppu: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
+def _edge_matrix() -> np.ndarray:
+    """(463, 463) 1 where two cells share an edge (:func:`_edges` as a matrix): a count over each
+    cell's neighbours is one product, not a Python loop per cell (it runs on every live frame)."""
+    adjacent = np.zeros((len(cells()), len(cells())))
+    for i, near in enumerate(_edges()):
+        adjacent[i, list(near)] = 1.0
+    return adjacent
+
+
+@lru_cache(maxsize=1)
 def _wall_patches() -> np.ndarray:
     """(463, 463) 1 where a cell lies within WALL_PATCH edge steps of the other: the patch whose
     walls together say how far the lattice sits off a cell (:func:`walls_seen`)."""
-    step = np.eye(len(cells()))
-    for i, near in enumerate(_edges()):
-        step[i, list(near)] = 1.0
+    step = np.eye(len(cells())) + _edge_matrix()
     return (np.linalg.matrix_power(step, WALL_PATCH) > 0).astype(float)
 
 
@@ -439,7 +447,7 @@ def walls_seen(gray: np.ndarray) -> np.ndarray:
     walls = seen(placed)
     # a lone hidden cell's walls also where its patch shows the most walls (see above)
     hidden = walls < WALLS_HIDDEN
-    lone = np.flatnonzero(hidden & np.array([not hidden[list(near)].any() for near in _edges()]))
+    lone = np.flatnonzero(hidden & (_edge_matrix() @ hidden == 0))
     if len(lone):
         patches = _wall_patches()[lone]
         near = np.flatnonzero(patches.any(axis=0))  # the cells of their patches
@@ -495,7 +503,8 @@ def in_a_reflection(level: np.ndarray, bare: np.ndarray) -> np.ndarray:
     if typical <= 0:
         return np.zeros(len(level), bool)
     bright = bare & (level >= REFLECTION * typical)
-    return bright | np.array([2 * bright[list(around)].sum() >= len(around) for around in _edges()])
+    adjacent = _edge_matrix()
+    return bright | (2 * (adjacent @ bright) >= adjacent.sum(1))
 
 
 def grey_and_lab(top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
