@@ -493,13 +493,13 @@ class CellAdapter(GameAdapter):
 
     def view(self, derived: Derived) -> dict:
         game = derived.game
-        waited_on = self.doubts_waited_on(derived)
+        waited_on, changed = self.doubts_waited_on(derived), set(self.differences(derived))
         last = next((t for t in reversed(game.turns) if not t.move.passed), None)
         return {
             "cells": {self.key(c): colour for c, colour in self.laid(game).items()},
             "last": {"index": last.index, "colour": last.move.colour,
                      "cells": [self.cell_json(c) for c in self.move_cells(last.move)]} if last else None,
-            "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | set(self.differences(derived))
+            "uncertain": [self.cell_json(c) for c in sorted(set(self.uncertain) | changed
                                                             | self.kept_doubts(derived))],
             # the user's corrections standing against what the camera reads (the page rings them)
             "corrected": [self.cell_json(c) for c in sorted(self.overrides)],
@@ -507,7 +507,7 @@ class CellAdapter(GameAdapter):
             # doubted cells beside them. On a sparse board the camera doubts dozens of cells that
             # change nothing (Gemblo's reader cannot tell clear plastic from the bare board); the
             # page draws these few strongly and the rest faintly, so the player finds them.
-            "holding": [self.cell_json(c) for c in sorted(set(self.differences(derived)) | waited_on)],
+            "holding": [self.cell_json(c) for c in sorted(changed | waited_on)],
             # of those, the camera's doubts (none: the change is held back as no play at all)
             "holding_doubts": [self.cell_json(c) for c in sorted(waited_on)],
         }
