@@ -344,10 +344,11 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
             raise ReviewError("not_an_image", "that file is not a photo: upload a JPEG, PNG or WebP image", 415)
         game = request.form.get("game") or hooks.game()
         variant = request.form.get("variant") or None
-        if game not in GAMES:
-            raise ReviewError("bad_request", f"unknown game {game[:40]!r}")
-        if variant is not None and variant not in GAME_RULES[game].VARIANTS:
-            raise ReviewError("bad_request", f"unknown {game} variant {variant[:40]!r}")
+        try:  # refused before the photo is read, as `tableref score` refuses them (unknown_game, bad_setup)
+            game = game_of({"game": game[:40]})  # no game's name is longer: the message stays one short line
+            setup_for(game, None if variant is None else variant[:40])
+        except InvalidInput as e:
+            raise ReviewError(e.code, e.message) from None
         result, images = score_upload(data, game, variant)
         reading = result["reading"]
         now = time.time()
@@ -431,12 +432,13 @@ def score_upload(data: bytes, game: str, variant: str | None) -> tuple[dict, dic
 
     try:
         result = photo.score_photo(data, game, variant, None, None, None)
-    except ReadError as e:
-        raise ReviewError("bad_request", f"the photo could not be read: {e.message}") from None
+    except ReadError as e:  # with the code `tableref score` gives the same photo
+        raise ReviewError(e.code, f"the photo could not be read: {e.message}") from None
     except InvalidInput as e:
-        raise ReviewError("bad_request", e.message) from None
+        raise ReviewError(e.code, e.message) from None
     except ImportError:
-        raise ReviewError("bad_request", f"reading {game} photos is not available in this installation yet") from None
+        raise ReviewError("unsupported_game",
+                          f"reading {game} photos is not available in this installation yet") from None
     return result.to_json(), dict(result.debug_images)
 
 

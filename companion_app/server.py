@@ -32,7 +32,7 @@ from calibration import Calibration, CalibrationError, load_calibration
 from rules.errors import InputError, parse_json
 from vision import reproducible
 from rules import blokus, geometrius
-from rules.records import GAME_RULES, GAMES
+from rules.records import GAMES, colour_names
 
 from . import calibration_page, review, tokens_page
 from .calibration_page import CalibrationHooks
@@ -117,7 +117,9 @@ class Table:
 
     def with_catalogue(self, doc: dict) -> dict:
         """A Geometrius game uses the table's own catalogue when tokens were added to it (the
-        session keeps a copy, so its record replays the same anywhere)."""
+        session keeps a copy, so its record replays the same anywhere). A broken one is the
+        table's file at fault, not the setup: ``catalogue_invalid``, as ``tableref calibrate
+        tokens`` says of the same file."""
         path = self.catalogue_path
         if doc.get("game", self.game) != "geometrius" or path is None or not path.exists():
             return doc
@@ -125,9 +127,11 @@ class Table:
         if not isinstance(settings, dict) or "catalogue" in settings:
             return doc  # the setup's own catalogue (a malformed document is refused by the setup)
         try:
-            catalogue = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError) as e:
-            raise SessionError(f"the table's token catalogue {path} cannot be read: {e}") from None
+            catalogue = parse_json(path.read_text("utf-8"), str(path))
+            geometrius.parse_catalogue(catalogue)
+        except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
+            raise SessionError(f"the table's token catalogue {path} cannot be used: "
+                               f"{getattr(e, 'strerror', None) or e}", "catalogue_invalid") from None
         return {**doc, "settings": {**settings, "catalogue": catalogue}}
 
     def on_board(self, board: dict, uncertain: list, t: float) -> None:
@@ -266,7 +270,7 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
     @app.errorhandler(SessionError)
     def session_error(e: SessionError) -> Response:
-        return _error("bad_request", e.message, 400)
+        return _error(e.code, e.message, 400)
 
     @app.errorhandler(StoreError)
     def store_error(e: StoreError) -> Response:  # a damaged saved row: said, not an internal error
@@ -303,11 +307,12 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
     @app.get("/setup")
     def setup_page() -> str:
         # Variants as [code, label] pairs: JSON objects lose their order on the way (tojson sorts keys).
-        choices = {g: {"variants": list(VARIANT_LABELS[g].items()), "colours": list(GAME_RULES[g].COLOURS),
-                       "names": dict(GAME_RULES[g].COLOUR_NAMES)} for g in LIVE_GAMES}
+        # A seat's colours come with the seats (/api/seats): a Geometrius table names its own.
+        choices = {g: {"variants": list(VARIANT_LABELS[g].items())} for g in LIVE_GAMES}
         return page("setup.html", games=GAMES, live_games=LIVE_GAMES, choices=choices,
                     game=table.session.row.game if table.session else table.game,
-                    blokus_colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS])
+                    blokus_colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS],
+                    chip_colours=geometrius.COLOURS, chip_name_max=geometrius.COLOUR_NAME_MAX)
 
     review.install(app, ReviewHooks(table.store, game=lambda: table.game, page=page, error=_error,
                                     variants=VARIANT_LABELS, max_mb=MAX_UPLOAD_MB))
@@ -355,12 +360,16 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
     @app.post("/api/seats")
     def seats() -> Response:
-        """The players a setup has by default (the setup page shows them as it is filled in)."""
+        """The players a setup has by default, and the colours a seat may take as [colour, name]
+        pairs (the setup page shows them as it is filled in; a Geometrius table's names are its
+        ``colour_names`` setting, checked here as the game's start will check them)."""
         doc = body()
         game = doc.get("game")
         if game not in LIVE_GAMES:
             raise SessionError(f"live refereeing of {game} is not supported yet")
-        return jsonify({"seats": default_seats(game, doc)})
+        setup = parse_setup(game, {**doc, "players": []})
+        return jsonify({"seats": default_seats(game, setup, doc.get("count", 2)),
+                        "colours": list(colour_names(game, setup).items())})
 
     @app.post("/api/correct")
     def correct() -> Response:
@@ -402,13 +411,11 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
                         headers={"Content-Disposition": f'attachment; filename="tableref-game-{s.id}.blksgf"'})
 
 
-def default_seats(game: str, doc: dict) -> list[dict]:
-    """The players a setup has by default; Geometrius: as many as ``doc["count"]`` asks (2-6),
-    its colours named as the setup's settings name them."""
-    setup = parse_setup(game, {**doc, "players": []})
+def default_seats(game: str, setup: Any, count: Any = 2) -> list[dict]:
+    """The players ``setup`` (of a document naming no players) has by default; Geometrius: as
+    many as ``count`` asks (2-6), its colours named as the setup's settings name them."""
     if game != "geometrius":
         return [{"name": n, "colours": list(cs)} for n, cs in setup.player_list]
-    count = doc.get("count", 2)
     if type(count) is not int or not 2 <= count <= len(geometrius.COLOURS):
         raise SessionError(f"Geometrius is played by 2 to {len(geometrius.COLOURS)} players")
     return [{"name": setup.names[c], "colours": [c]} for c in setup.colour_names[:count]]

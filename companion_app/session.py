@@ -426,8 +426,9 @@ class Session:
 
 
 def parse_setup(game: str, doc: dict) -> Any:
-    """The setup page's document (record-style: variant, players, settings) as the game's Setup."""
+    """The setup page's document (record-style: variant, players, settings) as the game's Setup;
+    a document the rules refuse is a SessionError with the rules' code (``bad_setup``, ...)."""
     try:
         return setup_of(game, doc)
     except InvalidInput as e:
-        raise SessionError(e.message) from None
+        raise SessionError(e.message, e.code) from None

@@ -93,6 +93,7 @@ def colour_name(colour: str) -> str:
 
 
 COLOUR_NAMES = {c: colour_name(c) for c in COLOURS}
+COLOUR_NAME_MAX = 20  # characters in a table's name for a chip colour (check_colour_names)
 VARIANTS = ("standard",)
 FIELD_SIZE = 4
 HAND_SIZE = 4
@@ -286,13 +287,22 @@ def _check_matches(card: Card, matches: Any, shapes: Mapping[str, Shape]) -> Non
 def check_colour_names(names: Sequence[Any]) -> None:
     """ValueError unless ``names`` are six names, one per chip, that no reader can confuse: a
     name without a letter or digit ("", " ", ".") or two names differing only in case would
-    make a stack a guess."""
+    make a stack a guess, and " red" beside "red" looks the same on every page. A name labels
+    a chip, a seat and a score row on a tablet: a word or two, so at most
+    ``COLOUR_NAME_MAX`` characters."""
     if len(names) != len(COLOURS):
         raise ValueError(f"'colour_names' names the {len(COLOURS)} chip colours ({', '.join(COLOURS)}, "
                          f"in that order), not {len(names)}")
     bad = [n for n in names if not isinstance(n, str) or not any(ch.isalnum() for ch in n)]
     if bad:
         raise ValueError(f"'colour_names': {bad[0]!r} is no colour name (a name needs a letter or digit)")
+    long = [n for n in names if len(n) > COLOUR_NAME_MAX]
+    if long:
+        raise ValueError(f"'colour_names': {long[0][:COLOUR_NAME_MAX]!r}... is longer than "
+                         f"{COLOUR_NAME_MAX} characters")
+    padded = [n for n in names if n != n.strip()]
+    if padded:
+        raise ValueError(f"'colour_names': {padded[0]!r} starts or ends with a space")
     twice = sorted(n for n, k in Counter(n.casefold() for n in names).items() if k > 1)
     if twice:
         raise ValueError(f"'colour_names' gives two chip colours the name {twice[0]!r}: each name must differ")

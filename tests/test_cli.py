@@ -220,7 +220,7 @@ def test_score_photo_matches_scoring_its_state(capsys, board_photo):
     (["read", "{black}", "--game", "gemblo", "--json"], "underexposed"),  # a lens cap: the light lacks
     (["score", "{grey}", "--game", "equilibrix", "--json"], "no_colour"),
     (["score", "{photo}", "--game", "equilibrix", "--last-piece", "B=1", "--json"], "bad_usage"),
-    (["read", "{photo}", "--game", "blokus", "--json", "--debug-dir", "/proc/none/x"], "unwritable_debug_dir"),
+    (["read", "{photo}", "--game", "blokus", "--json", "--debug-dir", "/proc/none/x"], "unwritable_file"),
     # a calibration the user names is wanted: one that cannot be used is refused, not skipped
     (["read", "{photo}", "--game", "blokus", "--calibration", "{text}.cal", "--json"], "calibration_missing"),
     (["score", "{photo}", "--game", "blokus", "--calibration", "{text}", "--json"], "calibration_corrupt"),
@@ -511,3 +511,20 @@ def test_geometrius_colour_names_are_a_setting_of_the_record_and_the_state(tmp_p
     record["settings"]["colour_names"] = names[:5]
     code, out, _ = run(capsys, "check", write(tmp_path, "bad.json", record), "--json")
     assert code == 1 and json.loads(out)["error"]["code"] == "bad_setup"
+
+
+def test_an_output_that_cannot_be_written_is_one_code_whatever_the_command(tmp_path, capsys, board_photo, played):
+    """``read``/``score --debug-dir`` and ``check --sgf`` each name a place to write: one that
+    cannot be written is ``unwritable_file`` for all of them, as for ``calibrate`` (exit 1, one
+    line naming the place). The debug folder's was ``unwritable_debug_dir``: a script had to
+    know two codes for one fault."""
+    record = write(tmp_path, "g.json", record_json(played, blokus.Setup()))
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # a file where a folder would have to be
+    for argv in (["read", board_photo[0], "--game", "blokus", "--debug-dir", str(blocked / "out")],
+                 ["score", board_photo[0], "--game", "blokus", "--debug-dir", str(blocked / "out")],
+                 ["check", record, "--sgf", str(blocked / "game.blksgf")]):
+        status, out, err = run(capsys, *argv, "--json")
+        error = json.loads(out)["error"]
+        assert status == 1 and error["code"] == "unwritable_file" and str(blocked) in error["message"], argv
+        assert err.startswith("tableref: ") and err.count("\n") == 1

@@ -598,7 +598,7 @@ def test_actions_report_errors_as_json(tmp_path):
     bad = client.post("/api/correct", json={"cell": [0, 99], "colour": "B"})
     assert bad.status_code == 400 and "not on the" in bad.get_json()["error"]["message"]
     assert client.post("/api/take-back", json={"index": 3}).status_code == 400
-    assert client.post("/api/session", json={"variant": "nine"}).get_json()["error"]["code"] == "bad_request"
+    assert client.post("/api/session", json={"variant": "nine"}).get_json()["error"]["code"] == "bad_setup"
     assert client.post("/api/correct", data="not json").status_code == 400
 
 
@@ -771,7 +771,10 @@ def test_review_offers_every_game_and_says_when_a_reader_is_missing(tmp_path, mo
     missing = upload("geometrius", "standard")
     assert missing.status_code == 400
     assert missing.get_json()["error"]["message"] == "reading geometrius photos is not available in this installation yet"
-    assert upload("equilibrix", "classic").get_json()["error"]["message"] == "unknown equilibrix variant 'classic'"
+    assert missing.get_json()["error"]["code"] == "unsupported_game"
+    unknown = upload("equilibrix", "classic").get_json()["error"]  # the rules' words, as `tableref score` says
+    assert unknown == {"code": "bad_setup",
+                       "message": "unknown Equilibrix variant 'classic' (one of zdrzovacka, autonomie, tri-mety)"}
 
     fields = {"P 0 0 0": "B", "T 0 0 +": "B", "P 2 0 0": "W"}
     reading = SimpleNamespace(uncertain=[], to_state_json=lambda: {"state": {"game": "equilibrix", "fields": fields}})
@@ -1163,3 +1166,109 @@ def test_renamed_geometrius_chips_are_drawn_in_their_physical_colour(server, bro
     ann = page.locator('#scores tr[data-player="Ann"] .chip')
     assert ann.get_attribute("data-colour") == "purple" and ann.get_attribute("title") == "Orange"
     page.close()
+
+
+def test_the_setup_s_chip_names_are_checked_by_the_server_and_kept_with_the_game(tmp_path):
+    """The setup page's six chip names, as ``POST /api/session`` gets them: names the rules
+    refuse (a wrong count, an empty name, two alike, one too long or padded with a space) are
+    refused in words with the code ``tableref check`` gives the same record (``bad_setup``) and
+    nothing is stored; good names, markup or not, are stored as typed and a restart keeps them.
+    ``/api/seats`` says what each seat's colour is called."""
+    client = create_app(tmp_path).test_client()
+    names = ["red", "blue", "green", "yellow", "<i>Mauve</i>", "white"]
+    players = [{"name": "Ann", "colours": ["<i>Mauve</i>"]}, {"name": "Bob", "colours": ["red"]}]
+    refused = [(names[:5], "not 5"), (names[:5] + [""], "'' is no colour name"),
+               (names[:5] + ["RED"], "two chip colours the name 'red'"),
+               (names[:5] + ["w" * 21], "longer than 20 characters"),
+               (names[:5] + ["white "], "'white ' starts or ends with a space")]
+    for bad, words in refused:
+        answer = client.post("/api/session", json={"game": "geometrius", "players": players,
+                                                   "settings": {"colour_names": bad}})
+        error = answer.get_json()["error"]
+        assert answer.status_code == 400 and error["code"] == "bad_setup" and words in error["message"], bad
+        assert "\n" not in error["message"]
+        seats = client.post("/api/seats", json={"game": "geometrius", "settings": {"colour_names": bad}})
+        assert seats.status_code == 400 and seats.get_json()["error"] == error
+    assert client.get("/api/state").status_code == 400  # no game was started
+    with sqlite3.connect(tmp_path / FILENAME) as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+    seats = client.post("/api/seats", json={"game": "geometrius", "count": 5,
+                                            "settings": {"colour_names": names}}).get_json()
+    assert seats["colours"][4] == ["<i>Mauve</i>", "<i>Mauve</i>"] and seats["colours"][0] == ["red", "Red"]
+    assert seats["seats"][4] == {"name": "<i>Mauve</i>", "colours": ["<i>Mauve</i>"]}
+    assert client.post("/api/seats", json={"game": "blokus"}).get_json()["colours"][0] == ["B", "Blue"]
+    started = client.post("/api/session", json={"game": "geometrius", "players": players,
+                                                "settings": {"colour_names": names}})
+    assert started.status_code == 200
+    client.application.extensions["tableref"].stop()
+    state = create_app(tmp_path).test_client().get("/api/state").get_json()  # a restart: the game resumed
+    assert [p["colours"] for p in state["players"]] == [["<i>Mauve</i>"], ["red"]]
+    assert state["layout"]["pickable"] == names and state["layout"]["paint"]["<i>Mauve</i>"] == "purple"
+
+
+def test_the_setup_page_names_the_chips_and_the_live_page_uses_the_names(server, browser):
+    """The New game page offers the six chip names, prefilled with the defaults. A name the
+    rules refuse is said in words under the form and the game cannot start; the names typed
+    become the seats' colours, and the live page's chip picker and scores show them as text
+    (markup in a name is shown, never run), each chip drawn in its physical colour."""
+    from rules import geometrius
+    from tests.test_session_geometrius import START, camera, chips
+
+    page = setup_page(browser, server.base, "geometrius")
+    names = page.locator("input[data-chip]")
+    assert [names.nth(i).input_value() for i in range(names.count())] == list(geometrius.COLOURS)
+
+    def rename(i, name):
+        names.nth(i).fill(name)
+        names.nth(i).dispatch_event("change")
+
+    rename(0, "Blue")
+    page.wait_for_selector("#setup-error:has-text('two chip colours the name')")
+    assert page.locator("button[type=submit]").is_disabled()
+    rename(0, "Rouge")
+    rename(4, " <i>Mauve</i> ")  # the page trims what a tablet keyboard adds
+    page.wait_for_selector("#setup-error", state="hidden")
+    page.select_option("#count", "5")
+    page.wait_for_selector("#players .player:nth-child(5)")
+    fifth = page.locator("#players .player").nth(4).locator("select.colour")
+    assert fifth.locator("option:checked").inner_text() == "<i>Mauve</i>"
+    assert fifth.get_attribute("data-colour") == "purple"
+    start_game(page)
+    assert [p["colours"] for p in server.session.snapshot()["players"]] == [
+        ["Rouge"], ["blue"], ["green"], ["yellow"], ["<i>Mauve</i>"]]
+
+    server.session.observe(camera(START), [], 0.0)
+    server.session.observe(camera(chips(START, Q01="red")), [], 1.0)
+    page.wait_for_selector("#history li[data-index='0']")
+    mauve = page.locator('#scores tr[data-player="<i>Mauve</i>"] .chip')
+    assert mauve.get_attribute("title") == "<i>Mauve</i>" and mauve.get_attribute("data-colour") == "purple"
+    assert page.locator('#scores tr[data-player="Rouge"] .chip').get_attribute("data-colour") == "red"
+    page.click('#board rect.token-face[data-shape="Q01"]')
+    page.wait_for_selector("#tokenfix[open]")
+    top = page.locator('#fix-tops [data-top="<i>Mauve</i>"]')
+    assert top.inner_text() == "<i>Mauve</i>" and top.get_attribute("data-colour") == "purple"
+    assert page.locator("#fix-tops i, #scores i").count() == 0  # the markup is text, not elements
+    page.close()
+
+
+@pytest.mark.parametrize("text", ["{not json", "{}"])
+def test_a_broken_table_catalogue_is_refused_as_calibrate_tokens_refuses_it(tmp_path, text):
+    """The table's token catalogue (the file the Tokens page and ``tableref calibrate tokens``
+    extend) broken: a new Geometrius game is refused with ``catalogue_invalid``, the file named,
+    as adding a token to that file is; before, a file that was not JSON was ``bad_request``
+    and a JSON one that was no catalogue the setup's ``bad_setup`` ("the record's catalogue")."""
+    from calibration import CalibrationError
+    from calibration.tokens import add_token
+    from companion_app import tokens_page
+
+    path = tmp_path / tokens_page.CATALOGUE
+    path.write_text(text)
+    client = create_app(tmp_path).test_client()
+    answer = client.post("/api/session", json={"game": "geometrius"})
+    error = answer.get_json()["error"]
+    assert answer.status_code == 400 and error["code"] == "catalogue_invalid" and str(path) in error["message"]
+    assert client.get("/api/state").status_code == 400  # no game was started
+    with pytest.raises(CalibrationError) as calibrate:
+        add_token(np.zeros((8, 8, 3), np.uint8), "T99", path)
+    assert calibrate.value.code == error["code"]

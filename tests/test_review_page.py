@@ -729,3 +729,28 @@ def test_corrected_cells_are_ringed_and_a_second_tab_is_told_when_a_cell_was_set
     assert errors == [] and errors_b == []
     a.close()
     b.close()
+
+
+def test_the_review_refuses_a_photo_with_the_code_tableref_score_gives_it(tmp_path, capsys):
+    """The same photo, game and variant refused by ``POST /api/review`` and by ``tableref
+    score``: the same code (the review said ``bad_request`` for all of these), the rules' words
+    for an unknown variant, and an unknown game is ``unknown_game`` as in a state file."""
+    from tableref.cli import main
+
+    client = create_app(tmp_path / "data").test_client()
+    photo = tmp_path / "board.png"
+    photo.write_bytes(blank_png())  # no board in it
+    for game, variant in (("blokus", "classic"), ("gemblo", "6p"), ("blokus", "seven"), ("geometrius", "seven")):
+        answer = client.post("/api/review", data={"photo": (io.BytesIO(photo.read_bytes()), "board.png"),
+                                                  "game": game, "variant": variant},
+                             content_type="multipart/form-data")
+        main(["score", str(photo), "--game", game, "--variant", variant, "--json"])
+        said = json.loads(capsys.readouterr().out)["error"]
+        error = answer.get_json()["error"]
+        assert answer.status_code == 400 and error["code"] == said["code"] != "bad_request", (game, variant)
+        assert said["message"] in error["message"]
+        assert (error["code"] == "bad_setup") == (variant == "seven")
+    answer = client.post("/api/review", data={"photo": (io.BytesIO(photo.read_bytes()), "board.png"),
+                                              "game": "chess"}, content_type="multipart/form-data")
+    assert answer.status_code == 400 and answer.get_json()["error"]["code"] == "unknown_game"
+    assert "unknown game 'chess'" in answer.get_json()["error"]["message"]

@@ -617,6 +617,9 @@ def test_the_default_name_of_a_renamed_colour_is_unknown():
     (["red", "blue", "green", "yellow", "Red", "white"], "bad_setup", "two chip colours the name 'red'"),
     (["red", "blue", "green", "yellow", "", "white"], "bad_setup", "'' is no colour name"),
     (["red", "blue", "green", "yellow", ".", "white"], "bad_setup", "'.' is no colour name"),
+    (["red", "blue", "green", "yellow", "p" * 21, "white"], "bad_setup", "'p{20}'... is longer than 20 characters"),
+    (["red", "blue", "green", "yellow", " purple", "white"], "bad_setup", "' purple' starts or ends with a space"),
+    (["red", "blue", "green", "yellow", "purple", "white\t"], "bad_setup", "starts or ends with a space"),
     (["red", "blue", "green", "yellow", 5, "white"], "bad_format", "as strings"),
     ("red blue green yellow orange white", "bad_format", "must list"),
 ])
@@ -624,6 +627,13 @@ def test_bad_colour_names(names, code, words):
     with pytest.raises(InvalidInput, match=words) as e:
         geo.setup_from({"settings": {"colour_names": names}})
     assert e.value.code == code and "\n" not in e.value.message
+
+
+def test_a_colour_name_may_be_twenty_characters_and_any_text():
+    """The bound is on length, not on what the name says: markup is a name like any other
+    (the pages show it as text)."""
+    names = ("red", "blue", "green", "yellow", "p" * 20, "<b>white</b>")
+    assert geo.setup_from({"settings": {"colour_names": list(names)}}).colour_names == names
 
 
 def test_default_colour_names_change_nothing():

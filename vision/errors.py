@@ -17,7 +17,8 @@ CODES = {
     "no_board": "no board was found in the image",
     "impossible_angle": "the board is seen at too steep an angle to read",
     "unsupported_game": "reading this game's board from photos is not supported yet",
-    "unwritable_debug_dir": "the debug images could not be written",
+    # the word `check --sgf` and `calibrate` use for an output they cannot write
+    "unwritable_file": "a file could not be written (the debug images)",
     "overexposed": "the photo is over-exposed: the board shows as plain white",
     "underexposed": "the photo is too dark to read the board in",
     "no_colour": "the photo is black and white: the pieces' colours cannot be told apart",

@@ -86,7 +86,7 @@ def write_debug(images: Mapping[str, np.ndarray], folder: str) -> None:
             if not cv2.imwrite(str(out / f"{name}.png"), image):
                 raise OSError(f"could not write {name}.png")
     except OSError as e:
-        raise ReadError("unwritable_debug_dir", f"cannot write debug images to {folder}: {e}") from None
+        raise ReadError("unwritable_file", f"cannot write debug images to {folder}: {e}") from None
 
 
 @dataclass(frozen=True)

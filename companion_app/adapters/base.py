@@ -22,10 +22,12 @@ Item = tuple[str, dict]  # an event to log: (kind, payload)
 
 
 class SessionError(InputError):
-    """A request the session cannot carry out; ``message`` is shown to the user as is."""
+    """A request the session cannot carry out; ``message`` is shown to the user as is. Its
+    ``code`` is ``bad_request`` unless the fault has a code of its own: a setup the rules
+    refuse keeps the rules' code, the one ``tableref check`` gives the same document."""
 
-    def __init__(self, message: str):
-        super().__init__("bad_request", message)
+    def __init__(self, message: str, code: str = "bad_request"):
+        super().__init__(code, message)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,13 @@
 const COLOUR_NAMES = { B: "Blue", Y: "Yellow", R: "Red", G: "Green", C: "Clear", P: "Purple", ".": "Empty" };
 const GAME_COLOUR_NAMES = { equilibrix: { B: "Black", W: "White" }, geometrius: { ".": "No chip" } };
 
-/* A colour's name in a game (Equilibrix' B is black; Geometrius names its colours in words). */
+/* A colour's name in a game (Equilibrix' B is black). Geometrius names its colours in words,
+   the table's own, which may be any word: a chip called "C" is no Gemblo clear, and one called
+   "constructor" no key of an object's prototype. */
 function gameColourName(game, colour) {
-  return (GAME_COLOUR_NAMES[game] || {})[colour] || COLOUR_NAMES[colour] || capitalise(colour);
+  const own = (names) => (names && Object.hasOwn(names, colour) ? names[colour] : undefined);
+  const letters = game === "geometrius" ? undefined : COLOUR_NAMES;
+  return own(GAME_COLOUR_NAMES[game]) || own(letters) || capitalise(colour);
 }
 
 function el(tag, attrs, ...children) {
@@ -86,7 +90,7 @@ function chip(colour) {
 /* The colour a chip is drawn in: a Geometrius table may name its chips otherwise (the layout's
    ``paint`` gives each name's physical colour); any other colour is drawn as it is named. */
 function paint(colour) {
-  return (layout && layout.paint && layout.paint[colour]) || colour;
+  return (layout && layout.paint && Object.hasOwn(layout.paint, colour) && layout.paint[colour]) || colour;
 }
 
 /* The scores JSON (contract) as table rows: place, player and colours, score, squares left. */
