@@ -234,6 +234,10 @@ class Session:
         ``event``: the move's event as the page showed it. A later move takes the number of one
         taken back, so a second tap on the same take-back (or a second tablet's) would lift
         that one too; with ``event`` it is refused instead.
+
+        During a hold the boards kept stay kept, less the piece (see the adapter's
+        ``taken_back_by_tap``), saved with the take-back; a doubt that held them back only
+        beside the piece holds nothing now, so they are caught up on at once.
         """
         with self._lock:
             sources = self._derived.sources
@@ -246,6 +250,7 @@ class Session:
                                    "take back a placement instead")
             events = self.adapter.turn_events(self._derived, index)
             self._record([("take_back", self.adapter.taken_back_by_tap(self._derived, events))])
+            self._catch_up()
 
     def declare_pass(self, seen: Any = None) -> None:
         """The colour to move says it passes (or, in Geometrius, makes a turn that changes nothing).
@@ -342,7 +347,8 @@ class Session:
     def _changed_hold(self) -> list[KeptBoard] | None:
         """The boards the hold keeps, as saved, when they differ from those saved last (so
         they are written once per stable board kept, and once when the hold is released or a
-        take-back drops them); None otherwise, and for a retired session (never resumed)."""
+        take-back lifts a piece off them); None otherwise, and for a retired session (never
+        resumed)."""
         held = self.adapter.held_boards()
         return held if held != self._held and not self.retired else None
 

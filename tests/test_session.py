@@ -638,19 +638,21 @@ def test_boards_kept_for_a_change_taken_away_are_dropped(tmp_path):
     assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "R"] and s.adapter.kept == []
 
 
-def test_a_take_back_drops_the_boards_kept_for_a_held_change(tmp_path):
+def test_a_take_back_lifts_the_piece_off_the_boards_kept_for_a_held_change(tmp_path):
     """While yellow's piece waits, the player takes blue's first piece back (still on the
     table): the boards kept show it, and catching up through them would log it again.
-    Blue's piece, no move as the player said, reads empty while it lies there: the tap then
-    logs yellow's and red's pieces alone (yellow out of turn, as the table now stands), as
-    the camera would once blue's piece is lifted."""
+    It goes from them (they stay kept, see session 18's tests). Blue's piece, no move as the
+    player said, reads empty while it lies there: the tap then logs yellow's and red's pieces
+    alone (yellow out of turn, as the table now stands), as the camera would once blue's piece
+    is lifted."""
     s = new_session(tmp_path)
     seen = boards((SCRIPT[0], SCRIPT[1], SCRIPT[2]))
     play(s, seen[:1])
     s.observe(seen[1], [MISSED], 1.0)
     s.observe(seen[2], [MISSED], 2.0)
     s.take_back(0)
-    assert s.adapter.kept == []
+    without_blue = boards((SCRIPT[1], SCRIPT[2]))
+    assert [k.board for k in s.adapter.kept] == [s.adapter.occupied(b) for b in without_blue]
     s.correct_cell(MISSED, ".")
     snap = s.snapshot()
     assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in (SCRIPT[1], SCRIPT[2])]
@@ -913,12 +915,13 @@ def test_the_boards_a_hold_keeps_are_saved_once_each_and_cleared_on_release(tmp_
 @pytest.mark.parametrize("restart", [False, True])
 def test_a_take_back_during_a_hold_then_a_restart_logs_nothing_phantom(tmp_path, restart):
     """While yellow's piece waits and red lays, the player takes blue's first piece back (it
-    stays on the table). The boards the hold kept show blue's piece; they are dropped, on disk
-    too, so after a restart nothing is caught up through them: the tap logs yellow and red
-    alone, blue's piece never again, as without the restart."""
+    stays on the table). The boards the hold kept show blue's piece; it goes from them, on disk
+    too (session 18: they were dropped), so after a restart nothing is caught up through it:
+    the tap logs yellow and red alone, blue's piece never again, as without the restart."""
     s, moves, seen = held_game(tmp_path, 2)
     s.take_back(0)
-    assert s.store.kept_boards(s.id) == []
+    saved = s.store.kept_boards(s.id)
+    assert len(saved) == 2 and not any(colour == "B" for k in saved for _, colour in k.board)
     if restart:
         s = restarted(s, tmp_path)
         s.observe(seen[-1], [MISSED], 20.0)  # the restarted camera's first stable board
@@ -980,3 +983,145 @@ def test_a_new_game_drops_the_boards_the_closed_game_s_hold_kept(tmp_path):
     assert len(s.store.kept_boards(s.id)) == 3
     Session.start(s.store, {"variant": "classic"})
     assert s.store.kept_boards(s.id) == []
+
+
+# --- a take-back during a hold (session 18) ---------------------------------------------------
+
+def seen_without_a_hold(tmp_path, moves) -> dict:
+    """The snapshot of a game whose camera read ``moves`` clearly, one board each: what a hold
+    released after a take-back must end with."""
+    s = new_session(tmp_path / "without a hold")
+    play(s, boards(moves))
+    return s.snapshot()
+
+
+def alert_codes(snapshot) -> list[tuple[int, str]]:
+    return [(a["index"], a["code"]) for a in snapshot["alerts"]]
+
+
+@pytest.mark.parametrize("release", ["tap", "clearer board"])
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("piece", ["lifted", "left on the table"])
+@pytest.mark.parametrize("pending", [3, 4])
+def test_a_take_back_during_a_hold_keeps_the_hold(tmp_path, pending, piece, restart, release):
+    """Yellow's piece waits on a doubt while three or four placements are laid, and the player
+    takes blue's first piece back (lifted, or left on the table). The boards the hold kept show
+    blue's piece only because the camera saw them before the player's word: it goes from them,
+    and on release every pending placement is logged in order, judged as a camera that saw the
+    table without blue's piece would judge it (yellow out of turn), scores the same, blue's
+    piece never again (after a restart too: the boards are saved with the take-back). Before,
+    the take-back dropped the kept boards, and no one board could explain the table: nothing
+    more was logged."""
+    s, moves, seen = held_game(tmp_path, pending)
+    s.take_back(0)
+    table = boards(moves[1:])  # the table as the player says it is
+    if restart:
+        s = restarted(s, tmp_path)
+    if piece == "lifted":
+        s.observe(table[-1], [MISSED], 20.0)
+    elif restart:
+        s.observe(seen[-1], [MISSED], 20.0)  # the restarted camera's first board: blue's piece still there
+    if release == "clearer board":
+        s.observe(table[-1] if piece == "lifted" else seen[-1], [], 21.0)
+    else:
+        s.correct_cell(MISSED, ".")
+    snap, expected = s.snapshot(), seen_without_a_hold(tmp_path, moves[1:])
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
+    assert moves_logged(snap) == moves_logged(expected) and snap["scores"] == expected["scores"]
+    assert alert_codes(snap) == alert_codes(expected)
+    assert [e.payload.get("colour") for e in s._events if e.kind == "move"] == [m.colour for m in moves]
+    assert snap["holding"] == [] and rows(snap) == table[-1] and s.store.kept_boards(s.id) == []
+
+
+@pytest.mark.parametrize("pending", [2, 3, 4])
+def test_a_tap_after_a_take_back_and_a_restart_before_the_camera_s_next_board_logs_the_pending(tmp_path, pending):
+    """A take-back during a hold, then the server restarts, and the player taps the doubt
+    before the camera sends a board: the boards saved with the take-back are the camera's
+    last word, so the tap logs every pending placement (before, none were saved: the tap
+    found no change waiting and logged nothing, even with two pending)."""
+    s, moves, seen = held_game(tmp_path, pending)
+    s.take_back(0)
+    s = restarted(s, tmp_path)
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
+    assert snap["holding"] == [] and s.store.kept_boards(s.id) == []
+
+
+@pytest.mark.parametrize("pending", [3, 4])
+def test_a_piece_taken_back_during_a_hold_and_laid_again_is_logged_after_the_pending(tmp_path, pending):
+    """The app has no undo of a take-back: the table undoes it by laying the piece again. Blue's
+    first piece, taken back by tap during a hold, is lifted and laid again where it was: on
+    release the pending placements are logged, then blue's piece, as the table laid them."""
+    s, moves, seen = held_game(tmp_path, pending)
+    s.take_back(0)
+    s.observe(boards(moves[1:])[-1], [MISSED], 20.0)  # lifted
+    s.observe(seen[-1], [MISSED], 21.0)  # laid again
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in (*moves[1:], moves[0])]
+    assert snap["holding"] == [] and rows(snap) == seen[-1]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_piece_taken_back_during_a_hold_and_lifted_later_leaves_the_hold_whole(tmp_path, restart):
+    """Blue's first piece is taken back once yellow's waits, and left on the table while red,
+    green and blue lay (each board kept showing it: it reads empty while it lies there, the
+    player's word); then it is lifted. Those boards still read it empty (the camera no longer
+    shows what the player's word was made against, but they were seen while it stood): the tap
+    logs yellow's piece and the three after it. Had the lift left them showing blue's piece,
+    all three would be skipped as stale, and the latest board alone is too far ahead (before,
+    with the boards dropped at the take-back, nothing was logged)."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    play(s, seen[:1])
+    s.observe(seen[1], [MISSED], 1.0)
+    s.take_back(0)
+    for t in (2, 3, 4):
+        s.observe(seen[t], [MISSED], float(t))
+    if restart:
+        s = restarted(s, tmp_path)
+    table = boards(moves[1:])
+    s.observe(table[-1], [MISSED], 5.0)  # blue's piece lifted
+    s.correct_cell(MISSED, ".")
+    snap, expected = s.snapshot(), seen_without_a_hold(tmp_path, moves[1:])
+    assert moves_logged(snap) == moves_logged(expected) and snap["scores"] == expected["scores"]
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
+    assert snap["holding"] == [] and snap["corrected"] == [] and rows(snap) == table[-1]
+
+
+def test_a_take_back_that_settles_the_doubt_a_change_waits_on_logs_the_boards_kept(tmp_path):
+    """Glare hides a square of blue's logged piece (read empty, in doubt) while yellow, red and
+    green lay: each change waits on that doubt. The player takes blue's piece back: the doubt
+    now lies beside nothing that changed, so the three pieces are logged at once from the
+    boards kept, in order (before, the boards were dropped and nothing was logged)."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], SCRIPT[2], SCRIPT[3])
+    seen = boards(moves)
+    glare = (1, 1)
+    play(s, seen[:1])
+    for t in (1, 2, 3):
+        s.observe(_put(seen[t], [glare], "."), [glare], float(t))
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"] and list(glare) in s.snapshot()["holding"]
+    s.take_back(0)
+    snap = s.snapshot()
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
+    assert snap["holding"] == [] and s.store.kept_boards(s.id) == []
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_corrected_move_taken_back_during_a_hold_leaves_the_hold_whole(tmp_path, restart):
+    """While yellow waits and four placements are pending, the player says a square of blue's
+    logged piece is really empty, then takes the piece back: the kept boards lose the rest of
+    it, the square corrected stays read empty, and the tap logs the four pending pieces."""
+    s, moves, seen = held_game(tmp_path, 4)
+    s.correct_cell((1, 1), ".")
+    s.take_back(0)
+    if restart:
+        s = restarted(s, tmp_path)
+        s.observe(seen[-1], [MISSED], 20.0)
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
+    assert snap["holding"] == [] and sorted(map(tuple, snap["corrected"])) == [(0, 0), (1, 0), (1, 1)]

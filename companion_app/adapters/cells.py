@@ -67,7 +67,10 @@ class Kept:
     """A stable board the camera sent while a change was held back, with the cells it could
     not read then (camera data: never logged as an event, but saved beside the log, since the
     game goes on at the table during a hold and only these boards tell its moves apart after a
-    restart: :meth:`CellAdapter.held_boards`)."""
+    restart: :meth:`CellAdapter.held_boards`). The player's word edits it, as it speaks of the
+    table the board saw: a piece taken back by tap goes from it, and once the camera's later
+    boards end a correction (the piece it was made on lifted or moved), the kept boards still
+    read as the correction said, as they were read while it stood."""
 
     board: dict[Cell, str]
     uncertain: tuple[Cell, ...]
@@ -79,6 +82,23 @@ def left_on_table(on_table: Mapping[Cell, str]) -> dict[Cell, Override]:
     colour}`` of the cells the camera reads it on): it is no move, said the player, so its
     cells read empty while it lies there unmoved."""
     return {c: Override(colour, EMPTY, frozenset(on_table) - {c}) for c, colour in on_table.items()}
+
+
+def overridden(seen: Mapping[Cell, str], overrides: Mapping[Cell, Override]) -> dict[Cell, str]:
+    """The occupied cells of the board ``seen`` as the player's corrections read it (a cell
+    read as a correction's ``misread`` is its ``colour``)."""
+    out = dict(seen)
+    for cell, o in overrides.items():
+        if out.get(cell, EMPTY) == o.misread:
+            out[cell] = o.colour
+    return {c: colour for c, colour in out.items() if colour != EMPTY}
+
+
+def without_pieces(board: Mapping[Cell, str], pieces: Sequence[Laid]) -> dict[Cell, str]:
+    """A kept board less the ``pieces`` taken back by tap: the cells it shows in a piece's
+    colour (a cell it shows in another colour is a piece laid there since the lift)."""
+    gone = {(c, m.colour) for m in pieces for c in m.cells}
+    return {c: colour for c, colour in board.items() if (c, colour) not in gone}
 
 
 def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int,
@@ -241,7 +261,11 @@ class CellAdapter(GameAdapter):
         seen_now = self.occupied(board)
         self.camera_board, self.camera_t = seen_now, t
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
-        self.overrides = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
+        standing = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
+        ended = {cell: o for cell, o in self.overrides.items() if cell not in standing}
+        for k in self.kept:  # the boards kept were read with the ended corrections till now: they stay so
+            k.board = overridden(k.board, ended)
+        self.overrides = standing
         if self.kept and not self.holds_first_change(derived, seen_now):
             self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
         items = self.explained_alone(derived)
@@ -329,17 +353,22 @@ class CellAdapter(GameAdapter):
     def taken_back_by_tap(self, derived: Derived, events: list[int]) -> dict:
         """The player took the moves of ``events`` back.
 
-        The kept boards may still show them (lifted after the tap, or left on the table), and
-        catching up through them would log them again: they are dropped, and the next board
-        from the camera is read against the log afresh. The corrections of their cells end
-        with them. What the camera still reads of them on the table is no move, said the
-        player: those cells read empty while the piece lies there unmoved (:func:`left_on_table`),
-        so neither a tap beside it nor the next piece laid logs it again, and lifted and laid
-        again it is logged. The payload names those cells (``on_table``): a restart keeps them.
+        A take-back during a hold keeps the hold: the boards kept show the pieces laid since
+        the change was held back, and dropping them left the log too far behind the table for
+        any one board to explain (three or more placements waiting: the game stalled). The
+        kept boards were seen before the player's word, so those showing a taken-back piece
+        show it before the lift: it goes from each of them (:func:`without_pieces`), and the
+        rest is caught up in order as before, never that piece again. The corrections of its
+        cells end with it. What the camera still reads of it on the table is no move, said
+        the player: those cells read empty while the piece lies there unmoved
+        (:func:`left_on_table`), so neither a tap beside it nor the next piece laid logs it
+        again, and lifted and laid again it is logged. The payload names those cells
+        (``on_table``): a restart keeps them.
         """
-        self.kept = []
         gone = [e.move for e in derived.entries if e.event_id in events]
         cells = {c for m in gone for c in m.cells}
+        for k in self.kept:
+            k.board = without_pieces(k.board, gone)
         seen = self.camera_board or {}
         on_table = {c: m.colour for m in gone for c in m.cells if seen.get(c) == m.colour}
         self.overrides = {c: o for c, o in self.overrides.items() if c not in cells} | left_on_table(on_table)
@@ -396,7 +425,7 @@ class CellAdapter(GameAdapter):
         """
         held = self.differences(derived) if self.kept or self.unsure_change(derived) else ()
         if held and not self.kept and self.catches_up:
-            self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]  # e.g. after a take-back
+            self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]  # e.g. dropped as no play
         payload = self.correction(derived, doc)
         cell = self.parse_cell(corrected_cell(payload))
         edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
@@ -445,11 +474,7 @@ class CellAdapter(GameAdapter):
         return frozenset(c for c in b.cells_of(part) if self.camera_board.get(c) == colour)
 
     def with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
-        out = dict(seen)
-        for cell, o in self.overrides.items():
-            if out.get(cell, EMPTY) == o.misread:
-                out[cell] = o.colour
-        return {c: colour for c, colour in out.items() if colour != EMPTY}
+        return overridden(seen, self.overrides)
 
     def differences(self, derived: Derived, board: dict[Cell, str] | None = None) -> tuple[Cell, ...]:
         """Cells where the camera's last board (or a kept ``board``) and the game disagree
