@@ -671,6 +671,39 @@ def test_the_wood_round_a_field_follows_a_local_shadow() -> None:
     assert np.isnan(eq_fields._wood_round(bright, few, which)[i])
 
 
+def test_the_shades_hue_is_measured_on_the_wood_darker_than_the_light() -> None:
+    """A cast shadow takes the lamp's warm light away and leaves the room's: the bare wood in it
+    is darker and bluer together. How much bluer per unit of darkness is the slope of the wood
+    samples darker than the light field; with too few of them there is no shade to measure."""
+    angles = np.linspace(0, 2 * np.pi, 36, endpoint=False)
+    points = fg.DISC + 3.3 * np.column_stack([np.cos(angles), np.sin(angles)])
+    coef = np.zeros((6, 3))
+    coef[0] = 5.0  # an even light: log BGR 5 everywhere
+    logs = np.full((36, 3), 5.0)
+    depth = np.where(np.arange(36) < 12, 0.5, 0.0)  # a third of the wood in a shadow
+    logs += np.column_stack([-0.8 * depth, -depth, -1.2 * depth])  # 0.4 bluer (B - R) per unit darker
+    assert eq_fields._shade_hue(points, logs, coef) == pytest.approx(0.4)
+    logs[2:12] = 5.0  # two shaded samples: too few
+    assert eq_fields._shade_hue(points, logs, coef) == 0.0
+
+
+def test_empty_fields_in_a_cast_shadow_are_best_guessed_empty() -> None:
+    """A cast shadow over most of the flower (development seed 5, `shadow` photo 7, beyond the
+    bench's six, at 1600×1200): the bare wood in it is darker than the light field (fitted on
+    the wood round the flower) says, and bluer, the lamp's warm light gone; far from every
+    class, its fields were best guessed black or white. The wood in the shade round the flower
+    shows how much bluer the shade makes it: these fields are as red as the shaded wood, their
+    drawn outlines show, and they are best guessed empty, still uncertain (the fields in the
+    deepest shade, darker than half-way to black, are left as they were)."""
+    p = _bench_photo(5, "shadow", 7)
+    reading = read_equilibrix(upright(p))
+    shaded = ("P -1 0 0", "P 0 2 0", "P 1 1 1", "P 2 -1 1", "P 2 0 2", "T -1 0 +", "T 0 1 -", "T 2 -2 +")
+    assert all(p.fields.get(n, ".") == "." and n not in p.occluded for n in shaded)
+    assert [reading.fields.get(n, ".") for n in shaded] == ["."] * len(shaded)
+    assert all(n in reading.uncertain for n in shaded)
+    assert silent_errors(p, reading) == []
+
+
 def test_a_photo_read_twice_reads_the_same(tmp_path) -> None:
     """OpenCV's IPP paths (off for every reader, `vision/__init__.py`) made a read depend on
     where buffers lay in memory: a glared board's pose came out 0.67 on one read and 0.71 on

@@ -68,7 +68,11 @@ black, and one whose drawn outline shows as bare wood's does is re-read, not sur
 darkest quarter is black plastic: then the outline is a finger's edge): empty when as red as
 the wood; plastic, white only when its outline shows at least half as much as bare
 wood's (a shadow's edge across a black tile darkens part of its gap, never that much). The
-five-dot rule counts the colour reading too.
+five-dot rule counts the colour reading too. A shadow also turns the wood bluer (the lamp's warm
+light is gone, the room's remains), by as much per unit of darkness as the bare wood round the
+flower shows where it lies darker than the light field: a doubtful field read in a colour,
+darker than the light field (not as dark as black) and nearer the shaded wood's hue than
+white plastic's, whose drawn outline shows, is best guessed empty.
 """
 
 from __future__ import annotations
@@ -123,6 +127,7 @@ SKIN_SHARE = 0.25  # a covered field read black but bluer than the wood by less 
 BLACK_HUE_GAP = 0.3  # ... where the sure black fields are at least this much bluer than the wood
 PLASTIC_ROUGH, ROUGH_FLOOR = 2.0, 1.0  # a white field rougher than this many times white plastic's (+ grey levels) ...
 WOOD_ROUGH = 0.3  # ... and than this share of the bare wood's is not surely plastic
+SHADE_SAMPLE, SHADE_SAMPLES = 0.1, 3  # wood samples this much darker than the light (log), and how many, measure a shadow's hue
 
 
 @lru_cache(maxsize=1)
@@ -229,10 +234,11 @@ def _white_mode(feat: np.ndarray, mean: np.ndarray, spread: np.ndarray) -> tuple
     return centre, np.clip(mad, SPREAD["W"], MAX_SPREAD["W"])
 
 
-def _wood_red(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
+def _wood_red(feat: np.ndarray, means: np.ndarray, shade: np.ndarray | float = 0.0) -> np.ndarray:
     """Fields whose blueness is nearer the wood's than white plastic's: the wood is red, the
-    tiles neutral (far bluer than the wood), whatever the light's brightness."""
-    return feat[:, 1] < 0.5 * (means[LABELS.index(EMPTY), 1] + means[LABELS.index("W"), 1])
+    tiles neutral (far bluer than the wood), whatever the light's brightness. ``shade``: how
+    much bluer a shadow over each field makes both (:func:`_shaded_wood`)."""
+    return feat[:, 1] < 0.5 * (means[LABELS.index(EMPTY), 1] + means[LABELS.index("W"), 1]) + shade
 
 
 def _redder_than_plastic(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -241,6 +247,28 @@ def _redder_than_plastic(feat: np.ndarray, means: np.ndarray) -> np.ndarray:
     neutral, and so is the lamp's light a highlight adds: under a highlight plastic keeps its
     hue, while the wood's moves towards it, never beyond."""
     return feat[:, 1] < means[LABELS.index("W"), 1] - 2 * MAX_SPREAD["W"][1]
+
+
+def _shade_hue(points: np.ndarray, logs: np.ndarray, coef: np.ndarray) -> float:
+    """How much bluer (log B - log R) the bare wood turns per unit of log darkness where it is
+    darker than the light field ``coef`` (a cast shadow: the warm lamp's light is gone, the
+    room's remains): the slope through the origin of the wood samples at least SHADE_SAMPLE
+    darker than it; 0 where fewer than SHADE_SAMPLES are, or where they are not bluer."""
+    rel = logs - light_terms(points) @ coef
+    dark, blue = -rel.mean(1), rel[:, 0] - rel[:, 2]
+    shaded = dark > SHADE_SAMPLE
+    if shaded.sum() < SHADE_SAMPLES:
+        return 0.0
+    return max(0.0, float(dark[shaded] @ blue[shaded] / (dark[shaded] @ dark[shaded])))
+
+
+def _shaded_wood(feat: np.ndarray, means: np.ndarray, shade_hue: float) -> np.ndarray:
+    """Fields darker than the light field, though not half-way to black plastic, whose blueness
+    is nearer that of the wood in as much shade (``shade_hue`` per unit of darkness,
+    :func:`_shade_hue`) than white plastic's in it: :func:`_wood_red` where a shadow lies."""
+    wood, black = means[LABELS.index(EMPTY), 0], means[LABELS.index("B"), 0]
+    depth = wood - feat[:, 0]
+    return (depth > 0) & (feat[:, 0] > 0.5 * (wood + black)) & _wood_red(feat, means, shade_hue * depth)
 
 
 def _classify(feat: np.ndarray, white_ref: np.ndarray | None = None, seen: np.ndarray | None = None) -> tuple[
@@ -463,6 +491,18 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     lit = pale & glared_part & ~_wood_red(dark_feat, means)
     grey |= lit & (dark_rel < _wood_round(dark_rel, (label == 0) & seen, lit))
     label = np.where(grey, 1, label)
+    # Wood in a cast shadow: the lamp's warm light is gone there and the room's remains, so the
+    # wood turns darker and bluer together, and a field of it, far from every class, may fall to
+    # white or black, neither of which is as red as the shaded wood. A doubtful field read in a
+    # colour, darker than the light field though not half-way to black plastic, whose hue
+    # is nearer the wood's in that much shade than white plastic's (the bare wood round the
+    # flower says how much bluer the shade makes it) and whose drawn outline shows, is best
+    # guessed empty (still doubtful). White plastic in the same shade keeps its own lead in
+    # blueness, and a black tile's outline is lighter than its middle; a field whose darkest
+    # quarter is black plastic keeps black (a finger over a black tile: see above).
+    shade = (label != 0) & (conf < UNCERTAIN_BELOW) & seen & (outline > DRAWN_OUTLINE * usual) & ~black_part
+    shade &= _shaded_wood(feat, means, _shade_hue(pts, logs, coef))
+    label = np.where(shade, 0, label)
     # The five-dot rule: a node never holds more than five fields of one colour, six with the
     # 5+1 token. More read round a node (a highlight across it, a shadow) means some of them are
     # misread, and which cannot be told: all of that colour there are doubtful.
