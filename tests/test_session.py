@@ -1125,3 +1125,97 @@ def test_a_corrected_move_taken_back_during_a_hold_leaves_the_hold_whole(tmp_pat
     snap = s.snapshot()
     assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
     assert snap["holding"] == [] and sorted(map(tuple, snap["corrected"])) == [(0, 0), (1, 0), (1, 1)]
+
+
+# --- a tap on a piece laid during a hold (session 18) -----------------------------------------
+
+@pytest.mark.parametrize("then", ["tap", "the camera reads the square"])
+@pytest.mark.parametrize("restart", [None, "before the tap on green's square", "after it"])
+def test_a_tap_on_a_square_of_a_piece_laid_during_a_hold_reads_only_the_boards_that_show_the_piece(
+        tmp_path, restart, then):
+    """Yellow's piece waits on a doubt while red, green and blue lay; the camera misses a square
+    of green's piece (read empty, in doubt), and the player taps it green. The boards kept before
+    green's piece was laid show that square empty, rightly: the tap speaks of the piece as it
+    lies, so it reads only the boards that show the piece (the test that ends a correction on the
+    camera's board, :meth:`Override.stands`), whether it still stands or the camera's next board
+    reads the square and ends it, after a restart too. On release the four pending pieces are
+    logged in order, green's whole and legal. Before, the tap read every kept board: the square
+    was logged as a green monomino before red's piece, then the rest of green's, both flagged."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    square = (19, 2)
+    assert square in LATER[1].cells and LATER[1].colour == "G"
+    play(s, seen[:1])
+    for t in (1, 2, 3, 4):
+        if t >= 3:  # green's piece is on the board: the camera misses the square
+            s.observe(_put(seen[t], [square], "."), [MISSED, square], float(t))
+        else:
+            s.observe(seen[t], [MISSED], float(t))
+    if restart == "before the tap on green's square":
+        s = restarted(s, tmp_path)
+    s.correct_cell(square, "G")
+    if restart == "after it":
+        s = restarted(s, tmp_path)
+    if then == "the camera reads the square":
+        s.observe(seen[4], [MISSED], 5.0)  # the correction ends: the camera believed again
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    s.correct_cell(MISSED, ".")
+    snap, expected = s.snapshot(), seen_without_a_hold(tmp_path, moves)
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves] == moves_logged(expected)
+    assert snap["alerts"] == [] and snap["holding"] == [] and rows(snap) == seen[-1]
+    assert snap["scores"] == expected["scores"] and s.store.kept_boards(s.id) == []
+
+
+@pytest.mark.parametrize("restart", [None, "between the taps", "after them"])
+def test_two_missed_squares_of_a_piece_laid_during_a_hold_tapped_far_one_first(tmp_path, restart):
+    """As above, but the camera misses two squares of green's piece and the player taps the far
+    one first: nothing the camera reads of the piece lies beside it, so that tap stands on no
+    piece. The second tap reads the piece through it, and both stand on it from then on (the
+    tap says which: ``joined``, so a restart joins them again): on release the far square is
+    read only on the boards that show green's piece, and the four pending pieces end logged in
+    order, green's whole and legal. Before, the far square was read on every kept board: a
+    green monomino was logged before yellow's piece and green's piece split in two."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    far, near = (19, 2), (19, 1)
+    assert {far, near} < set(LATER[1].cells) and near in s.adapter.near(far) and LATER[1].colour == "G"
+    play(s, seen[:1])
+    for t in (1, 2, 3, 4):
+        if t >= 3:
+            s.observe(_put(seen[t], [far, near], "."), [MISSED, far, near], float(t))
+        else:
+            s.observe(seen[t], [MISSED], float(t))
+    s.correct_cell(far, "G")
+    if restart == "between the taps":
+        s = restarted(s, tmp_path)
+    s.correct_cell(near, "G")
+    if restart == "after them":
+        s = restarted(s, tmp_path)
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["alerts"] == [] and snap["holding"] == [] and rows(snap) == seen[-1]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_the_far_missed_square_tapped_first_ends_when_its_piece_is_lifted(tmp_path, restart):
+    """Green's piece is read without two squares; the player taps the far one first (it stands
+    on no piece), then the near one (the piece read through it: both stand on it). When the
+    piece is lifted both corrections end: the board is read bare, nothing of green is left
+    logged. Before, the far square stayed corrected on the bare board, a one-square green
+    piece left behind."""
+    s = new_session(tmp_path)
+    seen = boards(SCRIPT[:4])
+    far, near = (19, 2), (19, 1)
+    play(s, seen[:3])
+    s.observe(_put(seen[3], [far, near], "."), [far, near], 3.0)
+    s.correct_cell(far, "G")
+    s.correct_cell(near, "G")
+    if restart:
+        s = restarted(s, tmp_path)
+    s.observe(seen[2], [], 4.0)  # green's piece lifted
+    snap = s.snapshot()
+    assert [h["colour"] for h in snap["history"]] == ["B", "Y", "R"]
+    assert snap["corrected"] == [] and snap["holding"] == [] and rows(snap) == seen[2]

@@ -48,6 +48,10 @@ class Override:
     correction also stands on its ``piece``: the piece's other cells, read in its colour when
     the correction was made. Once the camera reads one of them clearly otherwise, the piece
     was lifted or moved, and the correction ends with it.
+
+    The same test says which boards the correction reads at all (:func:`overridden`): a board
+    kept during a hold from before the piece was laid shows the cell as the bare board it was,
+    and read with the correction it would hold a one-cell move laid before the piece.
     """
 
     misread: str
@@ -61,6 +65,14 @@ class Override:
         return seen.get(cell, EMPTY) == self.misread and all(
             seen.get(c, EMPTY) == shown or c in doubted for c in self.piece)
 
+    def also_on(self, piece: frozenset[Cell]) -> "Override":
+        """This correction of a missed cell once a later tap on the same piece reads ``piece``
+        (the cells the camera reads of it). A tap on a cell with nothing of the piece read
+        around it (the far square of two missed, tapped first) stood on nothing: it read every
+        board with that cell empty, the bare board from before the piece was laid too, and
+        outlived the piece's lift. Now the taps of one piece stand on it together."""
+        return Override(self.misread, self.colour, self.piece | piece)
+
 
 @dataclass
 class Kept:
@@ -70,7 +82,8 @@ class Kept:
     restart: :meth:`CellAdapter.held_boards`). The player's word edits it, as it speaks of the
     table the board saw: a piece taken back by tap goes from it, and once the camera's later
     boards end a correction (the piece it was made on lifted or moved), the kept boards still
-    read as the correction said, as they were read while it stood."""
+    read as the correction said, as they were read while it stood (those it stood on: a board
+    from before its piece was laid never read so)."""
 
     board: dict[Cell, str]
     uncertain: tuple[Cell, ...]
@@ -84,12 +97,16 @@ def left_on_table(on_table: Mapping[Cell, str]) -> dict[Cell, Override]:
     return {c: Override(colour, EMPTY, frozenset(on_table) - {c}) for c, colour in on_table.items()}
 
 
-def overridden(seen: Mapping[Cell, str], overrides: Mapping[Cell, Override]) -> dict[Cell, str]:
-    """The occupied cells of the board ``seen`` as the player's corrections read it (a cell
-    read as a correction's ``misread`` is its ``colour``)."""
+def overridden(seen: Mapping[Cell, str], overrides: Mapping[Cell, Override],
+               doubted: Sequence[Cell]) -> dict[Cell, str]:
+    """The occupied cells of the board ``seen`` (``doubted``: the cells the camera could not
+    read on it) as the player's corrections read it: a cell is a correction's ``colour`` where
+    the correction stands on this board (:meth:`Override.stands`: the cell read as its
+    ``misread``, its piece there). A board seen before the piece was laid, or after it was
+    lifted, is not what the player spoke of."""
     out = dict(seen)
     for cell, o in overrides.items():
-        if out.get(cell, EMPTY) == o.misread:
+        if o.stands(cell, seen, doubted):
             out[cell] = o.colour
     return {c: colour for c, colour in out.items() if colour != EMPTY}
 
@@ -219,6 +236,10 @@ class CellAdapter(GameAdapter):
                 if p.get("misread") not in (None, p["colour"]):
                     piece = frozenset(self.parse_cell(c) for c in p.get("piece", ()))
                     out[cell] = Override(p["misread"], p["colour"], piece), bool(p.get("held"))
+                    for c in map(self.parse_cell, p.get("joined", ())):
+                        if c in out:  # the earlier tap on the piece (Override.also_on)
+                            o, held = out[c]
+                            out[c] = o.also_on(piece), held
             elif event.kind == "take_back" and "on_table" in p:
                 on_table = {self.parse_cell(c["cell"]): c["colour"] for c in p["on_table"]}
                 out.update((cell, (o, False)) for cell, o in left_on_table(on_table).items())
@@ -264,7 +285,7 @@ class CellAdapter(GameAdapter):
         standing = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
         ended = {cell: o for cell, o in self.overrides.items() if cell not in standing}
         for k in self.kept:  # the boards kept were read with the ended corrections till now: they stay so
-            k.board = overridden(k.board, ended)
+            k.board = overridden(k.board, ended, k.uncertain)
         self.overrides = standing
         if self.kept and not self.holds_first_change(derived, seen_now):
             self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
@@ -299,8 +320,8 @@ class CellAdapter(GameAdapter):
         """Whether the board ``seen`` still shows the change the first kept board holds back
         (every cell of it read the same, the player's corrections standing)."""
         first = self.kept[0]
-        then, now = self.with_overrides(first.board), self.with_overrides(seen)
-        return all(then.get(c) == now.get(c) for c in self.differences(derived, first.board))
+        then, now = self.with_overrides(first.board, first.uncertain), self.with_overrides(seen, self.uncertain)
+        return all(then.get(c) == now.get(c) for c in self.differences(derived, first))
 
     def stale(self, kept: Kept, latest: Kept, derived: Derived) -> bool:
         """Whether a kept board shows a piece the latest board no longer has (a cell it shows
@@ -313,7 +334,7 @@ class CellAdapter(GameAdapter):
         were laid on top: the game would stall with a move wrongly logged. Skipping it, the
         pieces laid meanwhile are still seen on the later boards.
         """
-        then, now = self.with_overrides(kept.board), self.with_overrides(latest.board)
+        then, now = self.with_overrides(kept.board, kept.uncertain), self.with_overrides(latest.board, latest.uncertain)
         laid = self.laid(derived.game)  # a logged piece the latest board misreads (glare) is no lifted one
         return any(now.get(c, EMPTY) != colour and c not in latest.uncertain
                    for c, colour in then.items() if laid.get(c) != colour)
@@ -338,9 +359,9 @@ class CellAdapter(GameAdapter):
             if k is not latest and self.stale(k, latest, derived):
                 self.kept.pop(0)
                 continue
-            if self.doubts_holding(derived, k.board, k.uncertain):
+            if self.doubts_holding(derived, k):
                 return []
-            explained = self.explain(derived, self.with_overrides(k.board))
+            explained = self.explain(derived, self.with_overrides(k.board, k.uncertain))
             if explained is None:
                 self.kept = []
                 return []
@@ -383,7 +404,7 @@ class CellAdapter(GameAdapter):
         tapped); the boards kept before it then add nothing and are dropped. None otherwise."""
         if self.camera_board is None or self.unsure_change(derived):
             return None
-        explained = self.explain(derived, self.with_overrides(self.camera_board))
+        explained = self.explain(derived, self.with_overrides(self.camera_board, self.uncertain))
         if explained is None:
             return None
         self.kept = []
@@ -454,52 +475,61 @@ class CellAdapter(GameAdapter):
         self.overrides.pop(cell, None)
         payload = {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
         if misread is not None and misread != colour:
-            piece = self.piece_read(cell, colour) if misread == EMPTY else frozenset()
+            piece, joined = self.piece_read(cell, colour) if misread == EMPTY else (frozenset(), set())
             self.overrides[cell] = Override(misread, colour, piece)
             if piece:
                 payload["piece"] = [self.cell_json(c) for c in sorted(piece)]
+                for c in joined:
+                    self.overrides[c] = self.overrides[c].also_on(piece)
+                if joined:  # a restart joins them again (restore)
+                    payload["joined"] = [self.cell_json(c) for c in sorted(joined)]
         self.uncertain = tuple(c for c in self.uncertain if c != cell)  # the player has read it
         for k in self.kept:
             k.uncertain = tuple(c for c in k.uncertain if c != cell)
         return payload
 
-    def piece_read(self, cell: Cell, colour: str) -> frozenset[Cell]:
+    def piece_read(self, cell: Cell, colour: str) -> tuple[frozenset[Cell], set[Cell]]:
         """The cells the camera reads ``colour`` of the piece that ``cell``, said to be
         ``colour``, belongs to: joined to it along edges through cells of that colour (the
-        player's corrections standing). Empty for a piece the camera sees nothing of."""
+        player's corrections standing); empty for a piece the camera sees nothing of. With the
+        other cells of it the player said are ``colour`` where the camera read them empty
+        (earlier taps on the same piece)."""
         b = self.board
-        board = {**self.with_overrides(self.camera_board), cell: colour}
+        board = {**self.with_overrides(self.camera_board, self.uncertain), cell: colour}
         part = next(m for m in b.components(b.mask(c for c, col in board.items() if col == colour and c in b.index))
                     if m >> b.index[cell] & 1)
-        return frozenset(c for c in b.cells_of(part) if self.camera_board.get(c) == colour)
+        cells = set(b.cells_of(part)) - {cell}
+        joined = {c for c, o in self.overrides.items() if c in cells and o.misread == EMPTY and o.colour == colour}
+        return frozenset(c for c in cells if self.camera_board.get(c) == colour), joined
 
-    def with_overrides(self, seen: dict[Cell, str]) -> dict[Cell, str]:
-        return overridden(seen, self.overrides)
+    def with_overrides(self, seen: dict[Cell, str], doubted: Sequence[Cell]) -> dict[Cell, str]:
+        """The board ``seen`` (``doubted``: its cells the camera could not read) as the player's
+        standing corrections read it (:func:`overridden`)."""
+        return overridden(seen, self.overrides, doubted)
 
-    def differences(self, derived: Derived, board: dict[Cell, str] | None = None) -> tuple[Cell, ...]:
-        """Cells where the camera's last board (or a kept ``board``) and the game disagree
+    def differences(self, derived: Derived, kept: Kept | None = None) -> tuple[Cell, ...]:
+        """Cells where the camera's last board (or a ``kept`` board) and the game disagree
         (shown as unsure): those the change could not explain, or a piece taken back that is
         still there."""
-        board = self.camera_board if board is None else board
+        board, doubted = (self.camera_board, self.uncertain) if kept is None else (kept.board, kept.uncertain)
         if board is None:
             return ()
-        seen = self.with_overrides(board)
+        seen = self.with_overrides(board, doubted)
         game = self.laid(derived.game)
         return tuple(sorted(c for c in seen.keys() | game.keys() if seen.get(c) != game.get(c)))
 
-    def doubts_holding(self, derived: Derived, board: dict[Cell, str] | None = None,
-                       uncertain: Sequence[Cell] | None = None) -> set[Cell]:
+    def doubts_holding(self, derived: Derived, kept: Kept | None = None) -> set[Cell]:
         """The cells the camera could not read that lie on or next to a cell that changed
         (cells the user corrected count as read): each one holds the change back. Of the
-        camera's last board, or of a kept ``board`` with its ``uncertain`` cells."""
-        near = self.board.around(self.differences(derived, board))
-        uncertain = self.uncertain if uncertain is None else uncertain
+        camera's last board, or of a ``kept`` board."""
+        near = self.board.around(self.differences(derived, kept))
+        uncertain = self.uncertain if kept is None else kept.uncertain
         return {c for c in uncertain if c in near and c not in self.overrides}
 
     def kept_doubts(self, derived: Derived) -> set[Cell]:
         """The doubts holding back the first kept board (the page shows them with the
         latest board's, so the player finds the tap the log waits on)."""
-        return self.doubts_holding(derived, self.kept[0].board, self.kept[0].uncertain) if self.kept else set()
+        return self.doubts_holding(derived, self.kept[0]) if self.kept else set()
 
     def unsure_change(self, derived: Derived) -> bool:
         """Whether a cell that changed lies on or next to one the camera could not read.
