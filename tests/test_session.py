@@ -1219,3 +1219,89 @@ def test_the_far_missed_square_tapped_first_ends_when_its_piece_is_lifted(tmp_pa
     snap = s.snapshot()
     assert [h["colour"] for h in snap["history"]] == ["B", "Y", "R"]
     assert snap["corrected"] == [] and snap["holding"] == [] and rows(snap) == seen[2]
+
+
+# --- a tap on the far one of two missed cells (session 18) ------------------------------------
+
+def pieces_logged(s: Session) -> list[str]:
+    return [h["colour"] for h in s.snapshot()["history"]]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_the_far_missed_square_tapped_first_waits_for_the_piece_without_a_hold(tmp_path, restart):
+    """Green's piece is read without two squares, both doubted, and no other change waits. The
+    player taps the far one first: only the near one lies next to what the camera reads of the
+    piece, the far one is joined to it through that doubt. The tap waits with the change (after
+    a restart between the taps, too); the tap on the near square completes the piece, logged
+    whole and legal. Before, the far tap was logged at once as a one-square green move and the
+    rest of the piece as a second one, both flagged, with nothing to take them back."""
+    s = new_session(tmp_path)
+    seen = boards(SCRIPT[:4])
+    far, near = (19, 2), (19, 1)
+    assert far not in s.adapter.board.around([c for c in SCRIPT[3].cells if c not in (far, near)])
+    play(s, seen[:3])
+    s.observe(_put(seen[3], [far, near], "."), [far, near], 3.0)
+    s.correct_cell(far, "G")
+    assert pieces_logged(s) == ["B", "Y", "R"]
+    if restart:
+        s = restarted(s, tmp_path)
+    s.correct_cell(near, "G")
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in SCRIPT[:4]]
+    assert snap["alerts"] == [] and snap["holding"] == [] and rows(snap) == seen[3]
+    assert [e.kind for e in s._events].count("move") == 4 and "take_back" not in [e.kind for e in s._events]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_the_far_missed_square_tapped_first_during_a_hold_logs_nothing_at_once(tmp_path, restart):
+    """As above, while yellow's piece waits on a doubt and red, green and blue lay: the far tap
+    is held with the change, not logged on its own (before: a green monomino logged at once,
+    taken back by the catch-up later). On release the pending pieces are logged in order, all
+    legal, and nothing was ever taken back."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    far, near = (19, 2), (19, 1)
+    play(s, seen[:1])
+    for t in (1, 2, 3, 4):
+        if t >= 3:
+            s.observe(_put(seen[t], [far, near], "."), [MISSED, far, near], float(t))
+        else:
+            s.observe(seen[t], [MISSED], float(t))
+    s.correct_cell(far, "G")
+    assert pieces_logged(s) == ["B"]
+    if restart:
+        s = restarted(s, tmp_path)
+    s.correct_cell(near, "G")
+    s.correct_cell(MISSED, ".")
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["alerts"] == [] and snap["holding"] == [] and rows(snap) == seen[-1]
+    assert [e.kind for e in s._events].count("move") == len(moves) and "take_back" not in [e.kind for e in s._events]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_the_far_missed_hex_of_a_gemblo_piece_tapped_first_waits_for_the_piece(tmp_path, restart):
+    """The Gemblo case: the fifth piece (red's five hexes) is read without two hexes at its end,
+    the far one beside nothing the camera reads of it (not even across a bridge). Tapped first,
+    it waits with the piece; the near tap logs the piece whole and legal."""
+    moves = gemblo_script()[:5]
+    board = gemblo.rules(GEMBLO_3P).board
+    far, near = (-5, -2), (-5, -1)
+    piece = moves[4]
+    assert {far, near} < set(piece.cells) and near in board.cells_of(board.edge[board.index[far]])
+    assert far not in board.around([c for c in piece.cells if c not in (far, near)])
+    seen = gemblo_boards(moves)
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    play(s, seen[:4])
+    missing = {k: v for k, v in seen[4].items() if k not in (f"{far[0]},{far[1]}", f"{near[0]},{near[1]}")}
+    s.observe(missing, [far, near], 4.0)
+    s.correct_cell(far, piece.colour)
+    assert len(pieces_logged(s)) == 4
+    if restart:
+        s = restarted(s, tmp_path)
+    s.correct_cell(near, piece.colour)
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["alerts"] == [] and snap["holding"] == []
+    assert "take_back" not in [e.kind for e in s._events]

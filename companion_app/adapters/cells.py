@@ -425,8 +425,8 @@ class CellAdapter(GameAdapter):
         return {self.parse_cell(c): colour for c, colour in board.items() if colour != EMPTY}
 
     def corrected(self, derived: Derived, doc: dict) -> list[Item]:
-        """A tap; on a cell at a change the camera holds back (``unsure_change``), it reads
-        that cell of the camera's board rather than edits the moves.
+        """A tap; on a cell at a change the camera holds back (``unsure_change``; the cells
+        :meth:`reach` gives), it reads that cell of the camera's board rather than edits the moves.
 
         The held board is not sent again while it holds still, and a correction logged alone
         would make the tapped cell of a new piece a piece of its own (``correct``) and leave
@@ -447,10 +447,11 @@ class CellAdapter(GameAdapter):
         held = self.differences(derived) if self.kept or self.unsure_change(derived) else ()
         if held and not self.kept and self.catches_up:
             self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]  # e.g. dropped as no play
+        at_change = self.reach(held)  # before the tap reads its cell (it is no doubt then)
         payload = self.correction(derived, doc)
         cell = self.parse_cell(corrected_cell(payload))
         edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
-        if not held or cell not in self.board.around(held) or edits_a_move:
+        if cell not in at_change or edits_a_move:
             return [("correction", payload)]
         items = self.explained_alone(derived)
         if items is not None:
@@ -459,6 +460,26 @@ class CellAdapter(GameAdapter):
         if not items:
             return [("correction", {**payload, "held": True})]
         return [("correction", {**payload, "held": True})] + items if self.kept else items + [("correction", payload)]
+
+    def reach(self, held: Sequence[Cell]) -> set[Cell]:
+        """The cells a tap on which reads the ``held`` change (cells that changed, held back by
+        a doubt): those on or next to it, and the camera's doubts joined along edges to a
+        doubt there (``doubts_holding`` counts the ones next to it).
+
+        A piece laid with two squares the camera missed shows the change without them: the
+        near square is next to it, the far one only next to the near one. Tapped first, the
+        far square was a plain correction, logged at once as a one-square move, and the rest
+        of the piece became a second move (both flagged; no hold to take the first back). The
+        far square is as much the held piece as the near one, seen through the doubt between,
+        so its tap waits with the change until the piece is whole. A doubt joined by no doubt
+        (a clear cell between) is no part of the same unseen stretch: its tap stays a plain
+        correction, as does any tap while nothing is held."""
+        if not held:
+            return set()
+        b, near = self.board, self.board.around(held)
+        doubts = b.mask(c for c in self.uncertain if c not in self.overrides and c in b.index)
+        linked = [m for m in b.components(doubts) if any(c in near for c in b.cells_of(m))]
+        return near | {c for m in linked for c in b.cells_of(m)}
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
