@@ -25,6 +25,7 @@ from vision.image_io import load_image
 from vision.pose import BoardPose
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.gemblo import GembloPhoto, render_photo
+from vision.synth.phone import jpeg_420, one_hue
 
 SIZE = (960, 720)
 
@@ -1787,3 +1788,14 @@ def test_a_board_seen_steeply_with_a_corner_up_is_turned_by_its_plate_sides(seed
     reading = read_gemblo(image)
     wrong = [c for c in map(key, cells()) if reading.cells.get(c, ".") != p.cells.get(c, ".")]
     assert all(c in reading.uncertain for c in wrong), wrong
+
+
+@pytest.mark.parametrize("condition, seed", [("clean", 3), ("warm_light", 4), ("shadow", 7)])
+def test_a_one_hue_photo_never_reads_a_piece_as_a_confident_empty_cell(condition: str, seed: int) -> None:
+    # Through a sepia filter the translucent pieces keep only the light they take away: by colour
+    # their cells read empty. The cells whose light departs from the board's are doubted now,
+    # and with that many, every cell.
+    p = photo(condition, seed)
+    assert len(p.cells) > 20
+    reading = read_gemblo(jpeg_420(one_hue(upright(p), (0, 0, 0), (191, 235, 255)), 85))
+    assert silent_errors(p, reading) == []

@@ -30,6 +30,10 @@ board's grey there). Cells wholly covered, and cells at its rim whose doubtful p
 continues no piece (a sleeve's, a mug's), are guessed empty until the rules show that a piece
 seen beside them must continue beneath.
 
+A phone's sepia or duotone filter leaves the pieces only their light: where no cell shows a colour
+of its own, cells are doubted by their light instead (:mod:`vision.one_hue`), and the whole board
+once the light shows pieces whose colours the photo does not.
+
 For the live referee: :func:`locate_board` once, :func:`verify_pose` every frame (a few ms),
 :func:`read_with_pose` when something changed (no localisation, no rules).
 """
@@ -50,11 +54,12 @@ from .colour import CellColours, Palette, classify
 from .completion import DOUBTFUL_EVIDENCE, Trials, weighed
 from .grid import cell_borders, find_grid, quick_contrast
 from .image_io import as_bgr
+from .one_hue import light_only_doubts
 from .pose import BoardPose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
-from .sampling import (HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, mug_cells, under_occluder,
-                       with_neighbours)
+from .sampling import (CLEAR_BORDERS, HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, mug_cells,
+                       under_occluder, with_neighbours)
 
 if TYPE_CHECKING:  # calibration imports this module: no import at run time
     from calibration.colours import ColourProfile
@@ -148,11 +153,14 @@ def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
     return pose.scaled(w / pose.image_size[0])
 
 
-def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None" = None) -> BoardReading:
+def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None" = None, *,
+                   photo: bool = False) -> BoardReading:
     """Classify every cell at a known pose (no localisation, no rules prior).
 
     ``profile``: the table's colour profile (``calibration.colours``), used as the colour
-    classes' prior; without it the classes start from the nominal palette.
+    classes' prior; without it the classes start from the nominal palette. ``photo``: the
+    frame is a phone's photo, which may carry a one-hue filter (:func:`_light_only`); a
+    webcam's frame carries none, and the doubt would only hold live moves back.
     """
     start = time.perf_counter()
     frame = as_bgr(frame)
@@ -170,7 +178,26 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     colours = _glare_chroma(window, colours, occluded, lost)
     # blown-out cells and those touching them: where a piece's colour may be glare-thinned
     covered = _covered(occluded, hidden & ~with_neighbours(hidden & blown), borders, colours)
-    return _reading(_unseen(colours, covered), hidden, covered, pose, rect, start)
+    seen = cells_in_photo(pose, SIZE) & ~hidden
+    veiled = blown & (borders < CLEAR_BORDERS)  # a reflection veils the grooves; a bright piece keeps them
+    colours = _unseen(colours, covered)
+    if photo:
+        colours = _light_only(colours, inner, seen, with_neighbours(veiled))
+    return _reading(colours, seen, hidden, covered, pose, rect, start)
+
+
+def _light_only(colours: CellColours, inner: np.ndarray, seen: np.ndarray, shone: np.ndarray) -> CellColours:
+    """A photo whose pieces show only as light (a sepia or duotone filter): the cells it leaves in
+    doubt (:func:`vision.one_hue.light_only_doubts`) carry no colour evidence and are uncertain, so
+    the rules neither confirm them nor take them as read. ``inner``: the cells' middles; ``seen``:
+    the cells the photo shows, no occluder over them; ``shone``: glare spots, blown-out cells whose
+    grid the reflection veils, and their rims (under a one-hue filter a bright piece passes for
+    blown out too, but its grooves show). Nothing changes where colour shows."""
+    squares = np.indices((SIZE, SIZE)).reshape(2, -1).T.astype(float)
+    doubted = light_only_doubts(inner.mean(axis=2).reshape(-1, 3), squares, seen.ravel(),
+                                (colours.best() == 0).ravel(), shone.ravel())
+    doubted = doubted.reshape(SIZE, SIZE)
+    return _doubt(colours, doubted, doubted)
 
 
 def _covered(occluded: np.ndarray, away: np.ndarray, borders: np.ndarray, colours: CellColours) -> np.ndarray:
@@ -488,12 +515,12 @@ def _occluded(hidden: np.ndarray, blown: np.ndarray) -> np.ndarray:
     return hidden & ~np.isin(regions, glare)
 
 
-def _reading(colours: CellColours, hidden: np.ndarray, occluded: np.ndarray, pose: BoardPose,
+def _reading(colours: CellColours, seen: np.ndarray, hidden: np.ndarray, occluded: np.ndarray, pose: BoardPose,
              rect: np.ndarray, start: float) -> BoardReading:
-    # A board cut off by the photo's edge: the cells beyond it were never seen; under a hand
-    # or a cup the colour may be the occluder's. Their best label stays a guess. (A gridless
-    # region holding glare keeps this too: a hand can shine as white as a lamp's reflection.)
-    seen = cells_in_photo(pose, SIZE) & ~hidden
+    # A board cut off by the photo's edge: the cells beyond it were never seen (``seen``: the
+    # others, no occluder over them); under a hand or a cup the colour may be the occluder's.
+    # Their best label stays a guess. (A gridless region holding glare keeps this too: a hand
+    # can shine as white as a lamp's reflection.)
     conf = np.where(seen, colours.confidence, 0.0)
     return BoardReading("blokus", colours.letters(), conf, uncertain_cells(conf), pose, rect,
                         (time.perf_counter() - start) * 1000.0, colours.labels, colours.posterior,
@@ -514,7 +541,7 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     pose = _calibrated_pose(calibration)
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
-    reading = read_with_pose(image, pose, profile)
+    reading = read_with_pose(image, pose, profile, photo=True)
     rules = apply_rules(reading.board, reading.labels, reading.probabilities, reading.confidence,
                         occluded=reading.occluded, gridless=reading.gridless)
     reading.board, reading.confidence, reading.flags = rules.board, rules.confidence, rules.flags

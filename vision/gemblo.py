@@ -80,6 +80,10 @@ the bare cells under its own light, and a hue moved along the line between the t
 Under-exposure: a clear piece shows only as a few per cent more light than an empty cell. Where
 the board is so dim that this spans about a grey level, rounding hides it, so a cell that looks
 empty there is uncertain (best guess kept), never surely empty.
+
+A phone's sepia or duotone filter leaves the pieces only the light they take away: where no cell
+shows a colour of its own, cells are doubted by their light instead (:mod:`vision.one_hue`, as for
+Blokus), and every cell once the light shows pieces whose colours the photo does not.
 """
 from __future__ import annotations
 
@@ -102,6 +106,7 @@ from .gemblo_complete import complete_hidden, hex_ground
 from .hexgrid import EXTENT, NEIGHBOURS, cells, centres, edge_distance, key
 from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
+from .one_hue import light_only_doubts
 from .pose import BoardPose, check_angle, rectify
 from .reading import UNCERTAIN_BELOW
 from .sampling import PARTLY_HIDDEN, mug_cells
@@ -1546,7 +1551,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, *, rules: bool = True) ->
     :func:`read_gemblo` does; it is budgeted to RULES_TRIALS."""
     start = time.perf_counter()
     frame = as_bgr(frame)
-    return _read(frame, _fit_to(frame, pose), start, rules)
+    return _read(frame, _fit_to(frame, pose), start, rules, photo=False)
 
 
 def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = None) -> GembloReading:
@@ -1562,7 +1567,7 @@ def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
             _refuse_washed_out(image, e.code == "no_board")
             raise
         _refuse_washed_out(image, pose.contrast < VERIFY_FLOOR)
-    return _read(image, pose, start, rules=True)
+    return _read(image, pose, start, rules=True, photo=True)
 
 
 def _refuse_washed_out(image: np.ndarray, lattice_unseen: bool) -> None:
@@ -1577,11 +1582,11 @@ def _refuse_washed_out(image: np.ndarray, lattice_unseen: bool) -> None:
                         "board's cells do not show; expose for the board")
 
 
-def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> GembloReading:
+def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool, photo: bool) -> GembloReading:
     top = rectify(image, pose, CLEAR_PPU, 0.0)
     # the colour view from the finer one (a second pass over a 12 MP photo costs more)
     rect = cv2.resize(top, (int(round(EXTENT[0] * PPU)), int(round(EXTENT[1] * PPU))), interpolation=cv2.INTER_AREA)
-    labels, conf, changed, flags = _decide(top, rect, _in_photo(pose), rules)
+    labels, conf, changed, flags = _decide(top, rect, _in_photo(pose), rules, photo)
     names = [key(c) for c in cells()]
     return GembloReading(
         cells={names[i]: lab for i, lab in enumerate(labels) if lab != EMPTY},
@@ -1591,9 +1596,12 @@ def _read(image: np.ndarray, pose: BoardPose, start: float, rules: bool) -> Gemb
         changed_by_rules=[names[i] for i in changed])
 
 
-def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
-            rules: bool) -> tuple[list[str], np.ndarray, list[int], list[str]]:
-    """Labels, confidences, cells the rules relabelled and flags from the top-down views."""
+def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray, rules: bool,
+            photo: bool) -> tuple[list[str], np.ndarray, list[int], list[str]]:
+    """Labels, confidences, cells the rules relabelled and flags from the top-down views.
+    ``photo``: the view is a phone's photo, which may carry a one-hue filter (:func:`_light_only`);
+    a webcam's frame carries none, and early in a game the clear pieces, which show only as
+    light, would have the doubt hold live moves back."""
     white, two_white, white_middle = white_shares(top)
     if in_photo.any() and white_middle[in_photo].mean() >= OVEREXPOSED:
         raise ReadError("overexposed", f"the photo is over-exposed: {white_middle[in_photo].mean():.0%} of the "
@@ -1645,7 +1653,8 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     lost |= too_dark_for_clear(level) & (np.array(labels) == EMPTY)
     # And one read empty or clear in a reflection of the lamp or a window.
     bare = np.isin(labels, (EMPTY, "C"))
-    lost |= in_a_reflection(level, bare & in_photo & ~hidden) & bare
+    reflected = in_a_reflection(level, bare & in_photo & ~hidden)
+    lost |= reflected & bare
     overfull = _overfull(labels, in_photo & ~hidden)
     if overfull:
         lost |= np.isin(labels, (EMPTY, "C", *overfull))
@@ -1655,8 +1664,21 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray,
     lost |= faded
     # And a cell whose label the thing standing over the board may have lent it.
     lost |= lent[np.arange(len(labels)), [LABELS.index(label) for label in labels]]
+    # And, in a photo whose pieces show only as light (a sepia or duotone filter), a cell read
+    # by a colour it cannot show.
+    if photo:
+        lost |= _light_only(rect, in_photo & ~hidden, np.array(labels) == EMPTY, clipped | reflected)
     conf = np.where(lost, np.minimum(conf, UNCERTAIN_BELOW - 0.01), conf)
     return labels, conf, list(dict.fromkeys(changed)), flags
+
+
+def _light_only(rect: np.ndarray, seen: np.ndarray, read_empty: np.ndarray, shone: np.ndarray) -> np.ndarray:
+    """(463,) the cells a one-hue photo leaves in doubt (:func:`vision.one_hue.light_only_doubts`;
+    none where colour shows): ``rect`` the top-down colour view at PPU, ``seen`` the cells in sight
+    with no occluder over them, ``shone`` those whose light clipped or a reflection lies on. Cell
+    centres are given one neighbour apart (R units: sqrt 3)."""
+    middles = _gather(rect, _offsets(PPU)[0]).astype(np.float32) / 255
+    return light_only_doubts(middles.mean(axis=1), centres() / np.sqrt(3), seen, read_empty, shone)
 
 
 def _lent_by_occluder(walls: np.ndarray, read: list[str]) -> np.ndarray:

@@ -117,6 +117,17 @@ def white_balance_error(image: np.ndarray, temperature: float, tint: float) -> n
     return _encoded(_linear(image) * gains)
 
 
+def one_hue(image: np.ndarray, dark_bgr: tuple[float, float, float], light_bgr: tuple[float, float, float]
+            ) -> np.ndarray:
+    """A phone's sepia, mono-tint or duotone filter: each pixel's brightness (its encoded luma) mapped
+    onto the straight line from ``dark_bgr`` to ``light_bgr`` (0-255; a sepia tint runs from black).
+    The pieces keep only their brightness. Not among ``PHONE_EFFECTS``: the readers doubt such a
+    photo (``vision.one_hue``) rather than read it, so the held-out bench would only count refusals."""
+    luma = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)[..., None] / 255.0
+    dark, light = np.array(dark_bgr, np.float32), np.array(light_bgr, np.float32)
+    return _to_uint8(dark + luma * (light - dark))
+
+
 def noise_reduction(image: np.ndarray, luma_sigma: float, luma_px: float, chroma_px: float) -> np.ndarray:
     """Heavy noise reduction: an edge-preserving (bilateral) filter of luma with range
     ``luma_sigma`` (8-bit levels) and reach ``luma_px``, twice, and a wider edge-preserving

@@ -1,0 +1,66 @@
+"""The one-hue doubt (vision.one_hue) on plain cell colours: what a filter leaves, what colour shows."""
+from __future__ import annotations
+
+import numpy as np
+
+from vision.one_hue import COLOUR_SHOWN, PIECES_SHOWN, light_only_doubts, off_curve
+
+N = 20
+SQUARES = np.indices((N, N)).reshape(2, -1).T.astype(float)
+EVERY = np.ones(N * N, bool)
+NONE = np.zeros(N * N, bool)
+
+
+def _board(light: np.ndarray, dark_bgr=(0.05, 0.1, 0.2), light_bgr=(0.8, 0.9, 0.95)) -> np.ndarray:
+    """(cells x 3) a duotone's colours for the cells' brightness ``light`` (0-1)."""
+    dark, bright = np.array(dark_bgr), np.array(light_bgr)
+    return dark + light.reshape(-1, 1) * (bright - dark)
+
+
+def _pieces(count: int) -> np.ndarray:
+    """(cells) the first ``count`` cells of every other row: pieces apart from one another."""
+    at = np.zeros((N, N), bool)
+    rows = np.arange(0, N, 2)
+    for k in range(count):
+        at[rows[k % len(rows)], 2 * (k // len(rows))] = True
+    return at.ravel()
+
+
+def test_a_duotone_keeps_every_cell_on_its_brightness_to_colour_line() -> None:
+    rng = np.random.default_rng(1)
+    cells = _board(rng.uniform(0.2, 0.9, N * N)) + rng.normal(0, 0.003, (N * N, 3))
+    assert off_curve(cells, EVERY).max() < 0.03
+
+
+def test_coloured_pieces_lie_off_the_line_and_silence_the_doubt() -> None:
+    light = np.full(N * N, 0.5)
+    pieces = _pieces(COLOUR_SHOWN)
+    cells = _board(light)
+    cells[pieces] = (0.7, 0.3, 0.05)  # blue plastic, darker than the board
+    assert (off_curve(cells, EVERY) > 0.1).sum() == COLOUR_SHOWN
+    assert not light_only_doubts(cells, SQUARES, EVERY, ~pieces, NONE).any()
+
+
+def test_a_few_pieces_shown_only_by_light_are_doubted_where_they_stand_out() -> None:
+    light = np.full(N * N, 0.5)
+    pieces = _pieces(4)
+    light[pieces] = 0.75  # half as bright again as the board
+    doubted = light_only_doubts(_board(light), SQUARES, EVERY, EVERY, NONE)
+    assert (doubted == pieces).all()
+
+
+def test_many_pieces_shown_only_by_light_leave_every_cell_in_doubt() -> None:
+    # A piece as bright as the board cannot be told from it: once the light shows pieces on the
+    # board, no cell is read.
+    light = np.full(N * N, 0.5)
+    light[_pieces(PIECES_SHOWN)] = 0.75
+    assert light_only_doubts(_board(light), SQUARES, EVERY, EVERY, NONE).all()
+
+
+def test_a_glare_spot_is_no_piece_shown() -> None:
+    light = np.full((N, N), 0.5)
+    light[4:10, 4:10] = 0.95  # one reflection over 36 cells
+    shone = np.zeros((N, N), bool)
+    shone[3:11, 3:11] = True
+    doubted = light_only_doubts(_board(light.ravel()), SQUARES, EVERY, EVERY, shone.ravel())
+    assert not doubted[~shone.ravel()].any()
