@@ -1167,15 +1167,10 @@ def test_a_tap_on_a_square_of_a_piece_laid_during_a_hold_reads_only_the_boards_t
     assert snap["scores"] == expected["scores"] and s.store.kept_boards(s.id) == []
 
 
-@pytest.mark.parametrize("restart", [None, "between the taps", "after them"])
-def test_two_missed_squares_of_a_piece_laid_during_a_hold_tapped_far_one_first(tmp_path, restart):
-    """As above, but the camera misses two squares of green's piece and the player taps the far
-    one first: nothing the camera reads of the piece lies beside it, so that tap stands on no
-    piece. The second tap reads the piece through it, and both stand on it from then on (the
-    tap says which: ``joined``, so a restart joins them again): on release the far square is
-    read only on the boards that show green's piece, and the four pending pieces end logged in
-    order, green's whole and legal. Before, the far square was read on every kept board: a
-    green monomino was logged before yellow's piece and green's piece split in two."""
+def green_laid_with_two_squares_missed(tmp_path):
+    """A session whose yellow piece waits on a doubt while red, green and blue lay, the camera
+    missing two squares of green's piece: ``far`` (nothing of the piece read beside it) and
+    ``near``. Returns the session, the moves laid, the boards seen of them and the two squares."""
     s = new_session(tmp_path)
     moves = (SCRIPT[0], SCRIPT[1], *LATER)
     seen = boards(moves)
@@ -1187,6 +1182,19 @@ def test_two_missed_squares_of_a_piece_laid_during_a_hold_tapped_far_one_first(t
             s.observe(_put(seen[t], [far, near], "."), [MISSED, far, near], float(t))
         else:
             s.observe(seen[t], [MISSED], float(t))
+    return s, moves, seen, far, near
+
+
+@pytest.mark.parametrize("restart", [None, "between the taps", "after them"])
+def test_two_missed_squares_of_a_piece_laid_during_a_hold_tapped_far_one_first(tmp_path, restart):
+    """As above, but the camera misses two squares of green's piece and the player taps the far
+    one first: nothing the camera reads of the piece lies beside it, so that tap stands on no
+    piece. The second tap reads the piece through it, and both stand on it from then on (the
+    tap says which: ``joined``, so a restart joins them again): on release the far square is
+    read only on the boards that show green's piece, and the four pending pieces end logged in
+    order, green's whole and legal. Before, the far square was read on every kept board: a
+    green monomino was logged before yellow's piece and green's piece split in two."""
+    s, moves, seen, far, near = green_laid_with_two_squares_missed(tmp_path)
     s.correct_cell(far, "G")
     if restart == "between the taps":
         s = restarted(s, tmp_path)
@@ -1258,16 +1266,7 @@ def test_the_far_missed_square_tapped_first_during_a_hold_logs_nothing_at_once(t
     is held with the change, not logged on its own (before: a green monomino logged at once,
     taken back by the catch-up later). On release the pending pieces are logged in order, all
     legal, and nothing was ever taken back."""
-    s = new_session(tmp_path)
-    moves = (SCRIPT[0], SCRIPT[1], *LATER)
-    seen = boards(moves)
-    far, near = (19, 2), (19, 1)
-    play(s, seen[:1])
-    for t in (1, 2, 3, 4):
-        if t >= 3:
-            s.observe(_put(seen[t], [far, near], "."), [MISSED, far, near], float(t))
-        else:
-            s.observe(seen[t], [MISSED], float(t))
+    s, moves, seen, far, near = green_laid_with_two_squares_missed(tmp_path)
     s.correct_cell(far, "G")
     assert pieces_logged(s) == ["B"]
     if restart:
