@@ -411,7 +411,7 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
                         headers={"Content-Disposition": f'attachment; filename="tableref-game-{s.id}.blksgf"'})
 
 
-def default_seats(game: str, setup: Any, count: Any = 2) -> list[dict]:
+def default_seats(game: str, setup: Any, count: Any) -> list[dict]:
     """The players ``setup`` (of a document naming no players) has by default; Geometrius: as
     many as ``count`` asks (2-6), its colours named as the setup's settings name them."""
     if game != "geometrius":

@@ -251,6 +251,7 @@ class Session:
             events = self.adapter.turn_events(self._derived, index)
             self._record([("take_back", self.adapter.taken_back_by_tap(self._derived, events))])
             self._catch_up()
+            self._save_hold()  # the catch-up may have released or dropped the boards kept
 
     def declare_pass(self, seen: Any = None) -> None:
         """The colour to move says it passes (or, in Geometrius, makes a turn that changes nothing).

@@ -179,9 +179,9 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     # blown-out cells and those touching them: where a piece's colour may be glare-thinned
     covered = _covered(occluded, hidden & ~with_neighbours(hidden & blown), borders, colours)
     seen = cells_in_photo(pose, SIZE) & ~hidden
-    veiled = blown & (borders < CLEAR_BORDERS)  # a reflection veils the grooves; a bright piece keeps them
     colours = _unseen(colours, covered)
     if photo:
+        veiled = blown & (borders < CLEAR_BORDERS)  # a reflection veils the grooves; a bright piece keeps them
         colours = _light_only(colours, inner, seen, with_neighbours(veiled))
     return _reading(colours, seen, hidden, covered, pose, rect, start)
 

@@ -284,7 +284,7 @@ class CellAdapter(GameAdapter):
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
         standing = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
         ended = {cell: o for cell, o in self.overrides.items() if cell not in standing}
-        for k in self.kept:  # the boards kept were read with the ended corrections till now: they stay so
+        for k in self.kept if ended else ():  # the kept boards were read with the ended corrections: they stay so
             k.board = overridden(k.board, ended, k.uncertain)
         self.overrides = standing
         if self.kept and not self.holds_first_change(derived, seen_now):

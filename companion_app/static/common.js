@@ -9,7 +9,7 @@ const GAME_COLOUR_NAMES = { equilibrix: { B: "Black", W: "White" }, geometrius: 
    the table's own, which may be any word: a chip called "C" is no Gemblo clear, and one called
    "constructor" no key of an object's prototype. */
 function gameColourName(game, colour) {
-  const own = (names) => (names && Object.hasOwn(names, colour) ? names[colour] : undefined);
+  const own = (names) => (names && Object.prototype.hasOwnProperty.call(names, colour) ? names[colour] : undefined);
   const letters = game === "geometrius" ? undefined : COLOUR_NAMES;
   return own(GAME_COLOUR_NAMES[game]) || own(letters) || capitalise(colour);
 }
@@ -90,7 +90,7 @@ function chip(colour) {
 /* The colour a chip is drawn in: a Geometrius table may name its chips otherwise (the layout's
    ``paint`` gives each name's physical colour); any other colour is drawn as it is named. */
 function paint(colour) {
-  return (layout && layout.paint && Object.hasOwn(layout.paint, colour) && layout.paint[colour]) || colour;
+  return (layout && layout.paint && Object.prototype.hasOwnProperty.call(layout.paint, colour) && layout.paint[colour]) || colour;
 }
 
 /* The scores JSON (contract) as table rows: place, player and colours, score, squares left. */

@@ -42,6 +42,7 @@ function settings() {
 /* The chip a Geometrius colour name stands for (a select is drawn in it); other games' colours
    are drawn as they are named. */
 function chipOf(colour) {
+  if (game.value !== "geometrius") return colour;  // a Geometrius name ("B") is no other game's colour
   const named = [...form.querySelectorAll("input[data-chip]")].find((i) => i.value.trim() === colour);
   return named ? named.dataset.chip : colour;
 }
