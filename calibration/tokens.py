@@ -15,40 +15,20 @@ from __future__ import annotations
 import json
 import os
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rules.errors import parse_json
 from rules.geometrius import parse_catalogue
 from rules.polygon import Shape
 from vision.errors import ReadError
 from vision.geometrius import read_single_token
 
+from .catalogue import catalogue_doc
 from .errors import CalibrationError
 
 TOKEN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,15}$")
-
-
-def _catalogue_doc(path: Path) -> dict:
-    """The user's catalogue document, or the packaged default when the file is not there yet."""
-    if path.exists():
-        try:
-            doc = parse_json(path.read_text("utf-8"), str(path))
-        except (OSError, UnicodeDecodeError) as e:
-            raise CalibrationError("catalogue_invalid", f"cannot read the catalogue {path}: "
-                                   f"{getattr(e, 'strerror', None) or e}") from None
-        except ValueError as e:
-            raise CalibrationError("catalogue_invalid", str(e)) from None
-    else:
-        doc = json.loads(resources.files("rules").joinpath("data/geometrius-catalogue.json").read_text("utf-8"))
-    try:
-        parse_catalogue(doc)
-    except ValueError as e:
-        raise CalibrationError("catalogue_invalid", f"{path}: {e}") from None
-    return doc
 
 
 def _write(doc: dict, path: Path) -> None:
@@ -73,7 +53,7 @@ def add_token(image: np.ndarray, token_id: str, catalogue_path: str | Path) -> d
     if not isinstance(token_id, str) or not TOKEN_ID.match(token_id):
         raise CalibrationError("bad_token", f"token id {token_id!r}: use 1-16 letters, digits, '-' or '_'")
     path = Path(catalogue_path)
-    doc = _catalogue_doc(path)
+    doc = catalogue_doc(path)
     if any(t.get("id") == token_id for t in doc["tokens"]):
         raise CalibrationError("bad_token", f"the catalogue already has a token {token_id}; choose another id")
     try:

@@ -29,6 +29,7 @@ from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from calibration import Calibration, CalibrationError, load_calibration
+from calibration.catalogue import catalogue_doc
 from rules.errors import InputError, parse_json
 from vision import reproducible
 from rules import blokus, geometrius
@@ -127,11 +128,9 @@ class Table:
         if not isinstance(settings, dict) or "catalogue" in settings:
             return doc  # the setup's own catalogue (a malformed document is refused by the setup)
         try:
-            catalogue = parse_json(path.read_text("utf-8"), str(path))
-            geometrius.parse_catalogue(catalogue)
-        except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
-            raise SessionError(f"the table's token catalogue {path} cannot be used: "
-                               f"{getattr(e, 'strerror', None) or e}", "catalogue_invalid") from None
+            catalogue = catalogue_doc(path)
+        except CalibrationError as e:
+            raise SessionError(f"the table's token catalogue cannot be used: {e.message}", e.code) from None
         return {**doc, "settings": {**settings, "catalogue": catalogue}}
 
     def on_board(self, board: dict, uncertain: list, t: float) -> None:

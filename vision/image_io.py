@@ -92,11 +92,11 @@ def require_colour(image: np.ndarray) -> np.ndarray:
     light's cast, the sensor's colour noise) spreading its channels far more than JPEG
     rounding of a grey picture does. Measured on single pixels of a coarse grid, not on an
     average, so that a dim photo's colour noise is kept and the test stays cheap at 12 MP.
-    A tinted one-colour picture (a sepia, warm-mono or duotone filter) passes, and a board with
-    pieces is then read with its pieces as empty cells. It is not refused because no colour
-    measure tells it from a real photo of an empty board: measured (session 17) as the share
-    of 8 px patches whose chroma departs > 16 levels from the mean chroma of patches of the
-    same brightness, empty Blokus and Gemblo boards (warm light, wood, dim) score 0.0000, as
+    A tinted one-colour picture (a sepia, warm-mono or duotone filter) passes; the Blokus and
+    Gemblo readers doubt its cells by their light instead (:mod:`vision.one_hue`). It is not
+    refused here because no colour measure tells it from a real photo of an empty board:
+    measured (session 17) as the share of 8 px patches whose chroma departs > 16 levels from
+    the mean chroma of patches of the same brightness, empty Blokus and Gemblo boards (warm light, wood, dim) score 0.0000, as
     pure sepia does; Equilibrix and Geometrius photos with pieces go down to 0.001-0.005,
     below what JPEG rounding gives a filtered photo (up to 0.1).
     """
