@@ -47,16 +47,24 @@ def _distinct_names(pairs: list[tuple[str, Any]]) -> dict:
     return doc
 
 
+def _no_number(_constant: str) -> None:
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a document: no number (see :func:`parse_json`)."""
+    return None
+
+
 def parse_json(text: str | bytes, name: str) -> Any:
     """``text`` parsed as JSON, or a one-line ValueError naming ``name`` and the fault.
 
     Every document a user hands over (state, record, calibration, token catalogue, a tablet's
     request) and every saved row goes through here, so one nested thousands of levels deep is
     refused as bad JSON like any other malformed one instead of surfacing as Python's recursion
-    limit ("internal error"), and so is an object that names one key twice.
+    limit ("internal error"), and so is an object that names one key twice. ``NaN`` and
+    ``Infinity`` are not JSON (Python writes and reads them; a browser's reader refuses them):
+    they are read as null, so a number that is none is refused by the document's own checks,
+    and a review saved before its reader wrote null there opens again.
     """
     try:
-        return json.loads(text, object_pairs_hook=_distinct_names)
+        return json.loads(text, object_pairs_hook=_distinct_names, parse_constant=_no_number)
     except json.JSONDecodeError as e:
         raise ValueError(f"{name} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     except RecursionError:

@@ -754,3 +754,44 @@ def test_the_review_refuses_a_photo_with_the_code_tableref_score_gives_it(tmp_pa
                                               "game": "chess"}, content_type="multipart/form-data")
     assert answer.status_code == 400 and answer.get_json()["error"]["code"] == "unknown_game"
     assert "unknown game 'chess'" in answer.get_json()["error"]["message"]
+
+
+def test_an_answer_the_page_cannot_read_is_said_in_words_not_as_a_script_error(server, browser, monkeypatch):
+    """A reading carrying a number JSON has no word for (a Geometrius token's infinite
+    distance, before the reader wrote it as null) made the server's answer no JSON: the page
+    said "Cannot read properties of null (reading 'review')" and showed nothing. An answer the
+    page cannot read is now said in the user's words, and the page runs on."""
+    from tests.test_session_geometrius import START, camera
+
+    field = camera(START)
+    reading = SimpleNamespace(uncertain=[], to_state_json=lambda: {
+        "state": {"game": "geometrius", "tokens": json.loads(json.dumps(field))}, "uncertain": [],
+        "tokens": [{"row": 0, "col": 0, "match_distance": float("inf")}]})
+    monkeypatch.setitem(sys.modules, "vision.geometrius", SimpleNamespace(
+        read_geometrius=lambda image, calibration=None: reading,
+        debug_images=lambda r: {"overlay": np.full((40, 40, 3), 90, np.uint8)}))
+    page, errors = open_page(browser, LANDSCAPE, 10000)
+    page.goto(server.base + "/review")
+    page.select_option("#review-game", "geometrius")
+    page.set_input_files("#photo", {"name": "field.png", "mimeType": "image/png", "buffer": blank_png()})
+    page.click("#review-go")
+    page.wait_for_function("!document.querySelector('#review-go').disabled")
+    message = page.locator("#review-error").inner_text()
+    assert "answer could not be read" in message and "Cannot read" not in message
+    assert errors == []
+    page.close()
+
+
+def test_a_review_saved_with_a_number_json_has_no_word_for_opens_again(tmp_path):
+    """Reviews saved before the Geometrius reader wrote an infinite match distance as null
+    hold ``Infinity`` in their row (Python's json writes it); read back it is null, so the
+    server's answer is JSON a browser can read and the review opens again."""
+    from companion_app.store import ReviewRow, Store
+
+    store = Store.open(tmp_path)
+    token = {"row": 0, "col": 0, "match_distance": float("inf"), "angle": float("nan")}
+    store.create_review(ReviewRow("00000000000000aa", "geometrius", None, 1.0, 1.0,
+                                  {"tokens": [token]}, [], {}, [], {}), {})
+    again = Store.open(tmp_path).review("00000000000000aa")
+    assert again.read["tokens"] == [{"row": 0, "col": 0, "match_distance": None, "angle": None}]
+    json.loads(json.dumps(again.read), parse_constant=lambda c: pytest.fail(f"{c} in the answer"))

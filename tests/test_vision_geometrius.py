@@ -26,8 +26,8 @@ from rules.polygon import CAMERA, Polygon, card_matches
 from tableref.cli import main
 from vision.errors import ReadError
 from vision.exposure import refusal
-from vision.geometrius import (GeometriusReading, debug_images, locate_board, match_shape, read_geometrius,
-                               read_with_pose, verify_pose)
+from vision.geometrius import (GeometriusReading, TokenReading, debug_images, locate_board, match_shape,
+                               read_geometrius, read_with_pose, verify_pose)
 from vision.image_io import load_image
 from vision.pose import MAX_VIEW_ANGLE_DEG
 from vision.synth.conditions import CONDITIONS, sample_conditions
@@ -1443,3 +1443,16 @@ def test_a_side_without_clear_profiles_takes_its_parallel_sides_usual_contrast()
     parallel[0, 2] = parallel[2, 0] = True
     usual = _usual_contrast(contrast, side, 4, cornered, parallel)
     assert usual == pytest.approx([0.5, 0.6, 0.5, 0.8])
+
+
+def test_a_token_no_catalogue_shape_has_as_many_sides_as_is_strict_json():
+    """A token's polygon with more corners than any catalogue shape (a hand's edge cut into it)
+    is no distance from any shape: measured as infinite, it went out as ``Infinity``, which is
+    no JSON, so the review page and any strict reader of ``read --json`` failed on the whole
+    reading. It is ``null``, as a token with no distance is; a finite distance is kept."""
+    nine = [(10 * math.cos(a), 10 * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 9, endpoint=False)]
+    token = TokenReading(row=0, col=4, shape="unknown", stack=[], height_known=True, vertices=nine,
+                         distance=math.inf, uncertain=["shape"], centre_px=(821.5, 150.5), homography=np.eye(3))
+    strict = lambda text: json.loads(text, parse_constant=lambda word: pytest.fail(f"{word} is no JSON"))
+    assert strict(json.dumps(token.measured()))["match_distance"] is None
+    assert strict(json.dumps(replace(token, distance=1.23456).measured()))["match_distance"] == 1.235

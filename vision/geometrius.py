@@ -19,6 +19,7 @@ This module puts the steps together and holds the public reading API: ``read_geo
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
@@ -65,11 +66,19 @@ class TokenReading:
             doc["stack_height_known"] = False
         return doc
 
+    def match_distance(self) -> float | None:
+        """The distance for JSON: none when no catalogue shape has as many sides (infinite),
+        which JSON cannot carry (``Infinity`` broke every strict reader: the review page, a
+        ``read --json`` piped to another program)."""
+        if self.distance is None or not math.isfinite(self.distance):
+            return None
+        return round(self.distance, 3)
+
     def measured(self) -> dict:
         """The polygon's measured properties (sides in millimetres, angles in degrees)."""
         doc: dict[str, Any] = {"row": self.row, "col": self.col, "centre_px": [round(v, 1) for v in self.centre_px],
                                "vertices": [[round(x, 2), round(y, 2)] for x, y in self.vertices],
-                               "match_distance": None if self.distance is None else round(self.distance, 3),
+                               "match_distance": self.match_distance(),
                                "uncertain": list(self.uncertain)}
         try:
             poly = Polygon.of(self.vertices)

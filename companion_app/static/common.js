@@ -30,8 +30,31 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-/* POST to the server; resolves to its JSON, rejects with an Error carrying its message (and
-   the answer's HTTP ``status``; none when the server could not be reached). */
+/* An answer's JSON document; rejects with an Error in the user's words (and the HTTP
+   ``status``) when the server refused (its one-line message) or when a 2xx answer is no JSON the
+   browser can read: once a Geometrius reading's ``Infinity`` showed on the review page as
+   "Cannot read properties of null". ``detail``: the whole error object, for answers that say
+   more than a message (a 409's ``current``: what a cell holds now). */
+async function answerOf(response) {
+  let doc = null;
+  try {
+    doc = await response.json();
+  } catch (err) {
+    doc = null;
+  }
+  if (!response.ok) {
+    const message = doc && doc.error ? doc.error.message : `the server answered ${response.status}`;
+    throw Object.assign(new Error(message), { status: response.status, detail: doc && doc.error });
+  }
+  if (doc === null || typeof doc !== "object") {
+    throw Object.assign(new Error("the referee's answer could not be read: reload the page and try again"),
+                        { status: response.status });
+  }
+  return doc;
+}
+
+/* POST to the server; resolves to its JSON, rejects as answerOf does (with no ``status`` when
+   the server could not be reached). */
 async function post(url, body) {
   const init = { method: "POST", headers: {} };
   if (body instanceof FormData) {
@@ -46,19 +69,7 @@ async function post(url, body) {
   } catch (err) {
     throw new Error("the referee could not be reached: check the Wi-Fi and that the server runs");
   }
-  let doc = null;
-  try {
-    doc = await response.json();
-  } catch (err) {
-    doc = null;
-  }
-  if (!response.ok) {
-    const message = doc && doc.error ? doc.error.message : `the server answered ${response.status}`;
-    // ``detail``: the whole error object, for answers that say more than a message (a 409's
-    // ``current``: what a cell holds now).
-    throw Object.assign(new Error(message), { status: response.status, detail: doc && doc.error });
-  }
-  return doc;
+  return answerOf(response);
 }
 
 let toastTimer = null;
@@ -84,7 +95,18 @@ function capitalise(text) {
 
 function chip(colour) {
   const title = gameColourName(document.body.dataset.game, colour);
-  return el("span", { class: "chip", "data-colour": paint(colour), title });
+  return el("span", { class: "chip", "data-colour": paint(colour), "data-letter": chipLetter(colour), title });
+}
+
+/* The letter drawn in a colour's chip, so seats are told apart by more than hue: the colour's
+   own letter (B, Y, R, G, C, P; Equilibrix' B and W), a Geometrius chip name's initial when no
+   other chip name of the table starts with it (else none: a shared letter would mislead). */
+function chipLetter(colour) {
+  if (document.body.dataset.game !== "geometrius") return /^[A-Z]$/.test(colour) ? colour : null;
+  const initial = (name) => String(name).trim().charAt(0).toUpperCase();
+  const names = Object.keys((layout && layout.paint) || {});
+  const mine = initial(colour);
+  return mine && names.filter((name) => initial(name) === mine).length === 1 ? mine : null;
 }
 
 /* The colour a chip is drawn in: a Geometrius table may name its chips otherwise (the layout's
@@ -107,6 +129,12 @@ function renderScores(table, scores) {
       el("td", { class: "num left", text: String(p.remaining.length) })));
   }
   table.append(body);
+}
+
+/* The scores' tiebreak steps (contract ``tiebreak``) as list items, as the review and the live
+   page's finished game say them: equal points and a winner need the reason in words. */
+function tiebreakItems(scores) {
+  return scores.tiebreak.map((words) => el("li", { text: "Tiebreak: " + words }));
 }
 
 /* A colour's name in the game on screen (the page sets body[data-game]). */

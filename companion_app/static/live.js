@@ -69,6 +69,14 @@ function drawHoldingHint(s) {
     : "The ringed change is no move the camera can log: tap a ring to say what it holds, or set the pieces right";
 }
 
+/* A finished game's tiebreak in words under the scores: "White wins" on equal points says
+   nothing of why. Not during the game, when a tie (all at -89 at the start) decides nothing. */
+function drawTiebreak(s) {
+  const list = document.getElementById("tiebreak");
+  list.replaceChildren(...(s.game_over ? tiebreakItems(s.scores) : []));
+  list.hidden = !list.children.length;
+}
+
 function drawHistory(s) {
   const list = document.getElementById("history");
   const items = s.history.slice().reverse().map((t) => {
@@ -96,6 +104,7 @@ function render(s) {
   drawAlerts(s);
   drawTurn(s);
   renderScores(document.getElementById("scores"), s.scores);
+  drawTiebreak(s);
   drawHistory(s);
   const custom = BOARDS[s.layout.shape];
   const extra = document.getElementById("extra");
@@ -161,6 +170,12 @@ function correct(doc, done) {
 
 listenForCellTaps();
 
+/* What the table does with a move taken back: a pass laid nothing, so nothing is lifted. */
+const TAKEBACK_HINTS = {
+  move: "Lift the piece off the board too. Later moves stay and are judged again.",
+  pass: "Nothing to lift: the pass is struck from the record. Later moves stay and are judged again.",
+};
+
 function askTakeBack(item) {
   const index = Number(item.dataset.index);
   const turn = state && state.history[index];
@@ -168,6 +183,7 @@ function askTakeBack(item) {
   pickedTurn = index;
   pickedEvent = turn.event;
   document.getElementById("takeback-what").textContent = `move ${index + 1}: ${moveName(turn)}`;
+  document.getElementById("takeback-hint").textContent = TAKEBACK_HINTS[turn.pass ? "pass" : "move"];
   const custom = BOARDS[layout.shape];
   const details = document.getElementById("move-details");
   if (custom && custom.details) custom.details(state, turn, details); else details.replaceChildren();

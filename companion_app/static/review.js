@@ -297,7 +297,7 @@ function showVerdict() {
   const notes = [
     ...scores.flags.map((f) => el("li", { class: "flag" }, el("span", { class: "rule", text: f.rule }), " " + capitalise(f.message))),
     ...scores.undecided.map((u) => el("li", { class: "undecided" }, el("span", { class: "rule", text: u.rule }), " " + capitalise(u.message))),
-    ...scores.tiebreak.map((words) => el("li", { text: "Tiebreak: " + words })),
+    ...tiebreakItems(scores),
   ];
   document.getElementById("review-notes").replaceChildren(...notes);
   document.getElementById("review-download").href = review.download;
@@ -394,9 +394,7 @@ listRecent(JSON.parse(document.getElementById("recent-reviews").textContent));
 const reopen = document.getElementById("review-page").dataset.review;
 if (reopen) {
   fetch(`/api/review/${encodeURIComponent(reopen)}`)
-    .then((response) => response.json().then((doc) => {
-      if (!response.ok) throw new Error(doc.error ? doc.error.message : `the server answered ${response.status}`);
-      openReview(doc, false);
-    }))
+    .then(answerOf)
+    .then((doc) => openReview(doc, false))
     .catch((err) => showError(err.message));
 }
