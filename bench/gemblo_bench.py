@@ -6,7 +6,7 @@ truth; each condition draws its own camera, light and game (random legal 6-colou
 clear pieces included). The figures are those of :mod:`bench.photo_accuracy`.
 
 ``python -m bench gemblo_bench``; ``BENCH_PHOTOS=N`` sets the photos per condition (default 6).
-``python -m bench.gemblo_bench fit`` refits the clear-piece weights of ``vision.gemblo``
+``python -m bench.gemblo_bench fit`` refits the clear-piece weights of ``vision.gemblo_clear``
 (``FIT_PHOTOS=N`` per condition, default 6) on photos whose seeds the sweep never draws.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ import numpy as np
 
 from rules import gemblo
 from rules.placement import random_playout
-from vision import gemblo as reader
+from vision import gemblo_cells, gemblo_clear
 from vision.errors import ReadError
-from vision.gemblo import read_gemblo
+from vision.gemblo import locate_board, read_gemblo
 from vision.hexgrid import cells, key
 from vision.pose import rectify
 from vision.synth.conditions import CONDITIONS, sample_conditions
@@ -62,16 +62,16 @@ def _clear_examples(per_condition: int) -> tuple[np.ndarray, np.ndarray]:
                                  size=(1600, 1200))
             image = upright(photo)
             try:
-                pose = reader.locate_board(image)
+                pose = locate_board(image)
             except ReadError:
                 continue
-            gray, lab = reader.grey_and_lab(rectify(image, pose, reader.CLEAR_PPU, 0.0))
-            post = reader._probabilities(rectify(image, pose, reader.PPU, 0.0), gray, lab)[0]
+            gray, lab = gemblo_clear.grey_and_lab(rectify(image, pose, gemblo_cells.CLEAR_PPU, 0.0))
+            post = gemblo_clear.probabilities(rectify(image, pose, gemblo_cells.PPU, 0.0), gray, lab)[0]
             empty = post[:, 0] + post[:, -1] >= post.max(axis=1)  # read as empty by colour
-            z = reader.clear_zscores(reader.clear_features(gray, lab), empty)
+            z = gemblo_clear.clear_zscores(gemblo_clear.clear_features(gray, lab), empty)
             truth = np.array([photo.cells.get(n, ".") for n in NAMES])
             keep = empty & np.isin(truth, [".", "C"]) & ~np.isin(NAMES, list(photo.occluded))
-            xs.append(np.column_stack([z, np.clip(z, 0, None) ** 2 / reader.CLIP_Z])[keep])
+            xs.append(np.column_stack([z, np.clip(z, 0, None) ** 2 / gemblo_clear.CLIP_Z])[keep])
             ys.append(truth[keep] == "C")
         print(f"  {name}: done", file=sys.stderr, flush=True)
     return np.vstack(xs), np.concatenate(ys).astype(float)

@@ -18,8 +18,9 @@ from rules import gemblo
 from rules.gemblo import CORNERS
 from rules.placement import random_playout
 from vision import gemblo as reader
-from vision import hexpose
+from vision import gemblo_cells, gemblo_clear, gemblo_clusters, gemblo_prior, gemblo_walls, hexpose
 from vision.gemblo import debug_images, locate_board, read_gemblo, read_with_pose, verify_pose
+from vision.gemblo_complete import hex_ground
 from vision.hexgrid import EXTENT, cells, centres, corner_points, key
 from vision.image_io import load_image
 from vision.pose import BoardPose
@@ -48,7 +49,7 @@ def upright(p: GembloPhoto) -> np.ndarray:
 
 def top_grey(image: np.ndarray, pose: BoardPose) -> np.ndarray:
     """The top-down view the reader looks at walls and light in, in grey levels."""
-    return reader.grey_and_lab(reader.rectify(image, pose, reader.CLEAR_PPU, 0.0))[0]
+    return gemblo_clear.grey_and_lab(reader.rectify(image, pose, gemblo_cells.CLEAR_PPU, 0.0))[0]
 
 
 def silent_errors(p: GembloPhoto, reading, hidden_too: bool = False) -> list[str]:
@@ -99,9 +100,9 @@ def doubts(sure_clear: list[tuple[int, int]], doubtful: list[tuple[int, int]], p
     """Labels, confidences, posteriors and the empty-or-clear mask of a board holding surely
     clear cells and cells whose only doubt is clear or empty (best guess: clear iff p > 0.5)."""
     n = len(cells())
-    labels = [reader.EMPTY] * n
+    labels = [gemblo_cells.EMPTY] * n
     conf = np.ones(n)
-    post = np.zeros((n, len(reader.LABELS)))
+    post = np.zeros((n, len(gemblo_cells.LABELS)))
     post[:, 0] = 1.0
     for c in sure_clear:
         labels[NAME[c]] = "C"
@@ -109,7 +110,7 @@ def doubts(sure_clear: list[tuple[int, int]], doubtful: list[tuple[int, int]], p
         post[NAME[c], -1] = 1.0
     for c in doubtful:
         i = NAME[c]
-        labels[i] = "C" if p_clear > 0.5 else reader.EMPTY
+        labels[i] = "C" if p_clear > 0.5 else gemblo_cells.EMPTY
         conf[i] = 0.3
         post[i, 0], post[i, -1] = 1 - p_clear, p_clear
     return labels, conf, post, np.ones(n, bool)
@@ -119,13 +120,13 @@ def test_a_doubt_the_clear_tree_cannot_reach_is_empty() -> None:
     # Clear's pieces join across bridges (M5): a doubtful cell far from every clear cell, with
     # no doubtful cells linking it, is empty; one a bridge away from a clear piece stays in doubt.
     labels, conf, _, ok = doubts([(0, 0), (0, 1)], [(2, 0), (8, -3)], p_clear=0.6)
-    changed = reader._clear_tree(labels, conf, ok)
+    changed = gemblo_prior.clear_tree(labels, conf, ok)
     assert labels[NAME[8, -3]] == "." and conf[NAME[8, -3]] >= 0.5 and changed == [NAME[8, -3]]
     assert labels[NAME[2, 0]] == "C" and conf[NAME[2, 0]] < 0.5
     # Surely clear cells in two parts nothing links (obstacles of a 5-player game, a misread):
     # the tree is not what the photo shows, and nothing is decided by it.
     labels, conf, _, ok = doubts([(0, 0), (-9, 3)], [(8, -3)], p_clear=0.6)
-    assert reader._clear_tree(labels, conf, ok) == [] and conf[NAME[8, -3]] < 0.5
+    assert gemblo_prior.clear_tree(labels, conf, ok) == [] and conf[NAME[8, -3]] < 0.5
 
 
 def test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces() -> None:
@@ -135,7 +136,7 @@ def test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces() -> None:
     # dihex a straight trihex could be either.
     l_shape, dihex = [(0, 0), (0, 1), (0, 2), (1, 0)], [(-4, 2), (-4, 3)]
     labels, conf, post, ok = doubts(l_shape + dihex + [(-8, 0)], [(2, 0), (6, -6), (-4, 4)], p_clear=0.3)
-    reader._clear_pieces(labels, conf, post, ok)
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
     assert labels[NAME[2, 0]] == "C" and conf[NAME[2, 0]] >= 0.5
     assert labels[NAME[6, -6]] == "." and conf[NAME[6, -6]] >= 0.5
     assert conf[NAME[-4, 4]] < 0.5
@@ -149,7 +150,7 @@ def test_a_group_holding_a_faded_cell_is_best_guessed_but_decides_nothing() -> N
     labels, conf, post, ok = doubts(l_shape + dihex + [(-8, 0)], [(2, 0), (6, -6)], p_clear=0.3)
     faded = np.zeros(len(cells()), bool)
     faded[NAME[2, 0]] = True
-    reader._clear_pieces(labels, conf, post, ok, faded=faded)
+    gemblo_prior.clear_pieces(labels, conf, post, ok, faded=faded)
     assert labels[NAME[2, 0]] == "C" and conf[NAME[2, 0]] < 0.5
     assert labels[NAME[6, -6]] == "." and conf[NAME[6, -6]] >= 0.5
 
@@ -162,16 +163,16 @@ def test_weak_cells_that_complete_a_piece_are_best_guessed_clear_but_stay_in_dou
     line = [(0, 0), (0, 1), (0, 2), (0, 3)]
     labels, conf, post, ok = doubts([], line, p_clear=0.8)
     for c in line[2:]:
-        labels[NAME[c]] = reader.EMPTY
+        labels[NAME[c]] = gemblo_cells.EMPTY
         post[NAME[c], 0], post[NAME[c], -1] = 0.7, 0.3
-    reader._clear_pieces(labels, conf, post, ok)
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
     assert [labels[NAME[c]] for c in line] == ["C"] * 4
     assert all(conf[NAME[c]] < 0.5 for c in line)
     # A lone weak cell far from any clear piece stays a guess of empty: the monohex is one of
     # 463 places, a stray reading is likelier.
     labels, conf, post, ok = doubts([], [(5, -5)], p_clear=0.6)
-    reader._clear_pieces(labels, conf, post, ok)
-    assert labels[NAME[5, -5]] == reader.EMPTY and conf[NAME[5, -5]] < 0.5
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[5, -5]] == gemblo_cells.EMPTY and conf[NAME[5, -5]] < 0.5
 
 
 def test_a_lone_doubt_bridged_to_clear_is_weighed_as_the_monohex_among_its_few_places() -> None:
@@ -182,17 +183,17 @@ def test_a_lone_doubt_bridged_to_clear_is_weighed_as_the_monohex_among_its_few_p
     # the bridged cell when clear shows its monohex elsewhere.
     dihex, mono = [(0, 0), (0, 1)], (2, -1)
     labels, conf, post, ok = doubts(dihex, [mono], p_clear=0.75)
-    reader._clear_pieces(labels, conf, post, ok)
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
     assert labels[NAME[mono]] == "C" and conf[NAME[mono]] < 0.5
     lone = np.zeros(len(cells()), bool)
     lone[NAME[mono]] = True
-    assert int(reader._monohex_places(labels, lone).sum()) == 8
+    assert int(gemblo_prior._monohex_places(labels, lone).sum()) == 8
     labels, conf, post, ok = doubts(dihex, [(8, -3)], p_clear=0.75)
-    reader._clear_pieces(labels, conf, post, ok)
-    assert labels[NAME[8, -3]] == reader.EMPTY and conf[NAME[8, -3]] < 0.5
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[8, -3]] == gemblo_cells.EMPTY and conf[NAME[8, -3]] < 0.5
     labels, conf, post, ok = doubts(dihex + [(-6, 6)], [mono], p_clear=0.75)
-    reader._clear_pieces(labels, conf, post, ok)
-    assert labels[NAME[mono]] == reader.EMPTY
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[mono]] == gemblo_cells.EMPTY
 
 
 def gapped(sure_clear: list[tuple[int, int]], piece: list[tuple[int, int]], gap: tuple[int, int]):
@@ -216,13 +217,13 @@ def test_a_piece_across_a_doubtful_gap_from_clear_is_weighed_at_its_few_places(
     # next piece a score of places: the piece is guessed clear, the gap empty, all in doubt.
     gap = (1, 0)
     labels, conf, post, ok = gapped(sure_clear, piece, gap)
-    reader._clear_pieces(labels, conf, post, ok)
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
     assert all(labels[NAME[c]] == "C" and conf[NAME[c]] < 0.5 for c in piece)
-    assert labels[NAME[gap]] == reader.EMPTY
+    assert labels[NAME[gap]] == gemblo_cells.EMPTY
     # Far from every clear cell the monohex is no likelier than a stray reading: still empty.
     labels, conf, post, ok = gapped([(-6, 6), (-6, 7)], [(2, -1)], gap)
-    reader._clear_pieces(labels, conf, post, ok)
-    assert labels[NAME[2, -1]] == labels[NAME[gap]] == reader.EMPTY
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[2, -1]] == labels[NAME[gap]] == gemblo_cells.EMPTY
 
 
 @pytest.mark.parametrize("p_clear", [0.3, 0.5, 0.6, 0.75, 0.9])
@@ -235,12 +236,12 @@ def test_a_pieces_guess_does_not_hang_on_whether_the_gap_to_clear_is_doubtful(p_
     # either way (round 19 discounted both: clear at 30-60 % beside the doubtful gap, empty alone).
     dihex, mono, gap = [(0, 0), (0, 1)], (2, -1), (1, 0)
     labels, conf, post, ok = doubts(dihex, [mono], p_clear=p_clear)
-    reader._clear_pieces(labels, conf, post, ok)
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
     alone = labels[NAME[mono]]
     labels, conf, post, ok = doubts(dihex, [mono], p_clear=p_clear)
     conf[NAME[gap]], post[NAME[gap], 0], post[NAME[gap], -1] = 0.3, 0.999, 0.001
-    reader._clear_pieces(labels, conf, post, ok)
-    assert labels[NAME[mono]] == alone and labels[NAME[gap]] == reader.EMPTY
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
+    assert labels[NAME[mono]] == alone and labels[NAME[gap]] == gemblo_cells.EMPTY
 
 
 def test_a_sure_piece_s_prior_does_not_rise_because_a_doubtful_one_is_weighed_beside_it() -> None:
@@ -251,11 +252,11 @@ def test_a_sure_piece_s_prior_does_not_rise_because_a_doubtful_one_is_weighed_be
     dihex, mono = [NAME[0, 0], NAME[0, 1]], [NAME[2, -1]]
     none, beyond = np.zeros(len(cells()), bool), np.zeros(len(cells()), bool)
     beyond[dihex] = True
-    alone = reader._pieces_prior({"P02": dihex}, none, 8)
-    both = reader._pieces_prior({"P02": dihex, "P01": mono}, none, 8)
-    assert both - alone == pytest.approx(reader._pieces_prior({"P01": mono}, beyond, 8))
+    alone = gemblo_prior._pieces_prior({"P02": dihex}, none, 8)
+    both = gemblo_prior._pieces_prior({"P02": dihex, "P01": mono}, none, 8)
+    assert both - alone == pytest.approx(gemblo_prior._pieces_prior({"P01": mono}, beyond, 8))
     beyond[:], beyond[NAME[-2, 1]] = False, True  # bridged to (0, 0) only
-    assert reader._pieces_prior({"P02": dihex, "P01": mono}, beyond, 8) > both
+    assert gemblo_prior._pieces_prior({"P02": dihex, "P01": mono}, beyond, 8) > both
 
 
 def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() -> None:
@@ -267,8 +268,8 @@ def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() 
     # photo 6 had a clear cell read surely empty so).
     row = [(0, 0), (0, 1), (0, 2)]
     labels, conf, post, ok = doubts([(6, -6)], row, p_clear=0.012)
-    reader._clear_pieces(labels, conf, post, ok)
-    assert all(labels[NAME[c]] == reader.EMPTY and conf[NAME[c]] < 0.5 for c in row)
+    gemblo_prior.clear_pieces(labels, conf, post, ok)
+    assert all(labels[NAME[c]] == gemblo_cells.EMPTY and conf[NAME[c]] < 0.5 for c in row)
     # Beside a surely clear cell of the group the weighing still decides what only one
     # labelling explains (see test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces).
 
@@ -276,7 +277,7 @@ def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() 
 def corners_held(colours: str) -> tuple[list[str], np.ndarray]:
     """Labels and confidences of a board whose corners (rules.gemblo.CORNERS, in order) surely
     show these labels, everything else surely empty."""
-    labels, conf = [reader.EMPTY] * len(cells()), np.ones(len(cells()))
+    labels, conf = [gemblo_cells.EMPTY] * len(cells()), np.ones(len(cells()))
     for c, lab in zip(CORNERS, colours):
         labels[NAME[c]] = lab
     return labels, conf
@@ -290,20 +291,20 @@ def test_clear_s_start_is_the_corner_the_five_other_colours_leave() -> None:
     labels, conf = corners_held(".RYGBP")
     labels[NAME[6, 7]] = "C"
     conf[NAME[7, 7]] = 0.3
-    assert reader._clear_start(labels, conf, seen, readable) == NAME[7, 7]
+    assert gemblo_prior.clear_start(labels, conf, seen, readable) == NAME[7, 7]
     conf[NAME[7, 7]] = 1.0  # read surely empty: the rules still name it (the reader then doubts it)
-    assert reader._clear_start(labels, conf, seen, readable) == NAME[7, 7]
+    assert gemblo_prior.clear_start(labels, conf, seen, readable) == NAME[7, 7]
     # Not seen (a hand over it), or not a six-colour game as far as the corners show: nothing.
-    assert reader._clear_start(labels, conf, ~seen, readable) is None
+    assert gemblo_prior.clear_start(labels, conf, ~seen, readable) is None
     for corners in (".RYGB.", ".RYGBR", "YRYGBP"):
-        assert reader._clear_start(*corners_held(corners), seen, readable) is None
+        assert gemblo_prior.clear_start(*corners_held(corners), seen, readable) is None
     # Clear shows no cell: it may not have had its first turn, unless some colour shows a second
     # piece (turns go round, and a first turn is never passed), joined to its first across a
     # bridge (M5).
     labels, conf = corners_held(".RYGBP")
-    assert reader._clear_start(labels, conf, seen, readable) is None
+    assert gemblo_prior.clear_start(labels, conf, seen, readable) is None
     labels[NAME[-6, 12]] = "R"
-    assert reader._clear_start(labels, conf, seen, readable) == NAME[7, 7]
+    assert gemblo_prior.clear_start(labels, conf, seen, readable) == NAME[7, 7]
 
 
 def rim_obstacles(labels: list[str], colour: str, count: int = 15) -> None:
@@ -327,13 +328,13 @@ def test_a_five_player_game_s_bare_corner_is_not_taken_for_clear_s_start(obstacl
     seen, readable = np.ones(len(cells()), bool), np.zeros(len(cells()), bool)
     labels, conf = corners_held(".RYGBP")
     rim_obstacles(labels, obstacles)
-    assert reader._clear_start(labels, conf, seen, readable) is None
+    assert gemblo_prior.clear_start(labels, conf, seen, readable) is None
     # The same board with the obstacle colour's cells doubtful between the pieces: still separate
     # as far as the photo surely shows (cells doubting only clear or empty cannot be red).
     readable[:] = True
-    conf[[i for i, lab in enumerate(labels) if lab == reader.EMPTY]] = 0.3
+    conf[[i for i, lab in enumerate(labels) if lab == gemblo_cells.EMPTY]] = 0.3
     if obstacles == "R":
-        assert reader._clear_start(labels, conf, seen, readable) is None
+        assert gemblo_prior.clear_start(labels, conf, seen, readable) is None
 
 
 def bench_photo(seed: int, condition: str, i: int):
@@ -363,19 +364,19 @@ def test_cells_at_the_board_s_rim_are_not_taken_for_hidden() -> None:
     # none is, and a cup over a rim cell still hides it (seed 23, cup photo 1).
     image, truth = bench_photo(2, "blur", 5)
     pose = locate_board(image)
-    assert not truth.occluded and (reader.walls_seen(top_grey(image, pose)) >= reader.WALLS_HIDDEN).all()
+    assert not truth.occluded and (gemblo_walls.walls_seen(top_grey(image, pose)) >= gemblo_walls.WALLS_HIDDEN).all()
     image, _ = bench_photo(23, "cup", 0)
-    seen = reader.walls_seen(top_grey(image, locate_board(image)))
-    assert seen[NAME[11, -10]] < reader.WALLS_HIDDEN
+    seen = gemblo_walls.walls_seen(top_grey(image, locate_board(image)))
+    assert seen[NAME[11, -10]] < gemblo_walls.WALLS_HIDDEN
 
 
 def drawn_walls(off: dict[int, tuple[float, float]], flat: set[int] = frozenset()) -> np.ndarray:
     """A top-down grey view (as :func:`top_grey`) of the bare lattice's walls, each cell's drawn
     ``off`` its place by so many R (x, y) where given, the ``flat`` cells painted over plain, wider than
     a cell (as a fingertip)."""
-    ppu = reader.CLEAR_PPU
+    ppu = gemblo_cells.CLEAR_PPU
     view = np.full((int(round(EXTENT[1] * ppu)), int(round(EXTENT[0] * ppu))), 110, np.uint8)
-    normal = reader._side_normals()
+    normal = gemblo_walls._side_normals()
     turn = np.arctan2(normal[:, 1], normal[:, 0]) + np.pi / 6  # a hexagon's corners lie between its walls' normals
     corners = np.column_stack([np.cos(turn), np.sin(turn)])
     for i, centre in enumerate(centres()):
@@ -401,16 +402,16 @@ def test_a_corner_the_lens_bends_off_the_lattice_is_not_taken_for_hidden() -> No
     # hidden, and so does a plain patch (a hand), though a finger's edges cross it.
     corner = within((-14, 7), 1)
     view = drawn_walls({i: (0.25, 0.25) for i in corner})
-    assert (reader.walls_seen(view)[corner] >= reader.WALLS_HIDDEN).all()
+    assert (gemblo_walls.walls_seen(view)[corner] >= gemblo_walls.WALLS_HIDDEN).all()
     tip = NAME[3, 3]
-    assert reader.walls_seen(drawn_walls({}, flat={tip}))[tip] < reader.WALLS_HIDDEN
+    assert gemblo_walls.walls_seen(drawn_walls({}, flat={tip}))[tip] < gemblo_walls.WALLS_HIDDEN
     hand = within((0, 0), 2)
     view = drawn_walls({}, flat=set(hand))
     middle = centres()[NAME[0, 0]]
     for across in (-0.4, 0.9):  # two fingers' edges, slanting a little (R)
-        ends = np.rint((middle + [[-4.0, across], [4.0, across + 0.6]]) * reader.CLEAR_PPU).astype(int)
+        ends = np.rint((middle + [[-4.0, across], [4.0, across + 0.6]]) * gemblo_cells.CLEAR_PPU).astype(int)
         cv2.line(view, tuple(ends[0]), tuple(ends[1]), 200, 2)
-    assert (reader.walls_seen(view)[hand] < reader.WALLS_HIDDEN).all()
+    assert (gemblo_walls.walls_seen(view)[hand] < gemblo_walls.WALLS_HIDDEN).all()
 
 
 @pytest.mark.parametrize("seed, condition, i", [(5, "lens_distortion", 0), (5, "shadow", 4), (2, "clean", 0)])
@@ -428,13 +429,13 @@ def test_cells_whose_walls_the_pose_places_a_little_off_are_read(seed: int, cond
 def test_the_photos_own_clusters_of_clear_scores() -> None:
     rng = np.random.default_rng(0)
     empty, clear = rng.normal(-8, 1.2, 300), rng.normal(3, 1.0, 30)
-    odds, plain = reader._score_clusters(np.r_[empty, clear])
+    odds, plain = gemblo_clusters.score_clusters(np.r_[empty, clear])
     assert plain
     # Where the fitted scale is unsure (|score| < 5) this photo's clusters are not.
     assert odds(np.array([2.5]))[0] > 5 and odds(np.array([-4.0]))[0] < -5
     # Half-way between the clusters they stay unsure; with no clear cluster they say nothing.
     assert abs(odds(np.array([-2.5]))[0]) < 5
-    assert reader._score_clusters(rng.normal(-7, 1.5, 300)) is None
+    assert gemblo_clusters.score_clusters(rng.normal(-7, 1.5, 300)) is None
 
 
 def test_a_clear_cluster_on_the_empty_side_guides_the_best_guess_but_decides_nothing() -> None:
@@ -443,7 +444,7 @@ def test_a_clear_cluster_on_the_empty_side_guides_the_best_guess_but_decides_not
     # photo's own gap a doubtful cell lies on; it does not decide cells.
     rng = np.random.default_rng(1)
     empty, clear = rng.normal(-7.5, 1.0, 140), rng.normal(-1.0, 0.8, 50)
-    odds, plain = reader._score_clusters(np.r_[empty, clear])
+    odds, plain = gemblo_clusters.score_clusters(np.r_[empty, clear])
     assert not plain
     assert odds(np.array([-1.5]))[0] > 0 > odds(np.array([-6.0]))[0]
 
@@ -464,8 +465,8 @@ def test_a_clear_cluster_far_on_the_empty_side_is_found_where_the_photo_puts_it(
     rng = np.random.default_rng(4)
     score = np.where(clear, rng.normal(-3.6, 0.7, 463), rng.normal(-7.0, 0.6, 463))
     assert clear.sum() >= 30
-    assert reader._score_clusters(score) is None
-    odds = reader._clusters_where_they_lie(score, np.ones(463, bool))
+    assert gemblo_clusters.score_clusters(score) is None
+    odds = gemblo_clusters.clusters_where_they_lie(score, np.ones(463, bool))
     assert odds is not None
     called = odds(score) > 0
     assert (called == clear).mean() > 0.97 and called[clear].mean() > 0.9
@@ -478,24 +479,24 @@ def test_the_empty_cells_tail_under_a_shade_is_not_taken_for_a_clear_cluster() -
     # cells it would call clear make no pieces of the set, so nothing is taken from it.
     clear = played_clear(1)
     few = np.zeros(463, bool)
-    few[[i for region in reader._regions(["C" if c else "." for c in clear])[:3] for i in region]] = True
+    few[[i for region in gemblo_prior._regions(["C" if c else "." for c in clear])[:3] for i in region]] = True
     rng = np.random.default_rng(1)
     score = np.where(few, rng.normal(6.5, 0.7, 463), rng.normal(-7.0, 1.0, 463))
     xy = centres()
     shade = (np.hypot(*(xy - xy[NAME[-4, 6]]).T) < 7.0) & ~few
     score[shade] = rng.uniform(-5.0, 1.0, shade.sum())
     assert few.sum() <= 14 and shade.sum() >= 50
-    assert reader._score_clusters(score) is None
-    assert reader._clusters_where_they_lie(score, np.ones(463, bool)) is None
-    assert reader._in_pieces(shade) < reader.FOUND_PIECES
+    assert gemblo_clusters.score_clusters(score) is None
+    assert gemblo_clusters.clusters_where_they_lie(score, np.ones(463, bool)) is None
+    assert gemblo_prior.in_pieces(shade) < gemblo_clusters.FOUND_PIECES
 
 
 def found_fit(score: np.ndarray) -> tuple[np.ndarray, float, float]:
     """The cells the clear cluster sought where the photo puts it calls clear (unguarded), its
     separation from the empty one and its valley (every cell seen)."""
-    means, spreads, share = reader._found_clusters(score)
-    called = reader._cluster_odds(means, spreads, share)(score) > 0
-    return called, reader._separation(means, spreads), reader._valley(score, means, spreads)
+    means, spreads, share = gemblo_clusters._found_clusters(score)
+    called = gemblo_clusters._cluster_odds(means, spreads, share)(score) > 0
+    return called, gemblo_clusters.separation(means, spreads), gemblo_clusters._valley(score, means, spreads)
 
 
 def test_a_tight_peak_of_shaded_empty_cells_is_not_taken_for_a_clear_cluster() -> None:
@@ -505,18 +506,18 @@ def test_a_tight_peak_of_shaded_empty_cells_is_not_taken_for_a_clear_cluster() -
     # the cells the fit calls clear make no pieces of the set, so nothing is taken from it.
     clear = played_clear(1)
     one = np.zeros(463, bool)
-    one[reader._regions(["C" if c else "." for c in clear])[0]] = True
+    one[gemblo_prior._regions(["C" if c else "." for c in clear])[0]] = True
     rng = np.random.default_rng(1)
     score = np.where(one, rng.normal(6.5, 0.7, 463), rng.normal(-7.0, 0.6, 463))
     xy = centres()
     shade = (np.hypot(*(xy - xy[NAME[-4, 6]]).T) < 5.0) & ~one
     score[shade] = rng.normal(-3.5, 0.5, shade.sum())
-    assert reader._score_clusters(score) is None
+    assert gemblo_clusters.score_clusters(score) is None
     called, separation, valley = found_fit(score)
-    assert separation >= reader.FOUND_SEPARATION and valley <= reader.FOUND_GAP
+    assert separation >= gemblo_clusters.FOUND_SEPARATION and valley <= gemblo_clusters.FOUND_GAP
     assert called[shade].mean() > 0.9
-    assert reader._in_pieces(called) < reader.FOUND_PIECES
-    assert reader._clusters_where_they_lie(score, np.ones(463, bool)) is None
+    assert gemblo_prior.in_pieces(called) < gemblo_clusters.FOUND_PIECES
+    assert gemblo_clusters.clusters_where_they_lie(score, np.ones(463, bool)) is None
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -528,26 +529,26 @@ def test_stray_cells_scoring_a_peak_of_their_own_are_not_taken_for_a_clear_clust
     score = rng.normal(-7.0, 0.8, 463)
     stray = rng.random(463) < 0.10
     score[stray] = rng.normal(-3.5, 0.6, stray.sum())
-    assert reader._score_clusters(score) is None
+    assert gemblo_clusters.score_clusters(score) is None
     called, separation, valley = found_fit(score)
-    assert separation >= reader.FOUND_SEPARATION and valley <= reader.FOUND_GAP
-    assert reader._in_pieces(called) < reader.FOUND_PIECES
-    assert reader._clusters_where_they_lie(score, np.ones(463, bool)) is None
+    assert separation >= gemblo_clusters.FOUND_SEPARATION and valley <= gemblo_clusters.FOUND_GAP
+    assert gemblo_prior.in_pieces(called) < gemblo_clusters.FOUND_PIECES
+    assert gemblo_clusters.clusters_where_they_lie(score, np.ones(463, bool)) is None
 
 
 def test_a_clear_cluster_with_no_cell_at_its_peak_has_no_valley() -> None:
     # A fit whose clear peak holds no score is no peak at all: no valley lies before it.
     scores = np.random.default_rng(0).normal(-7.0, 1.0, 300)
-    assert reader._valley(scores, np.array([-7.0, 3.0]), np.array([1.0, 1.0])) > reader.FOUND_GAP
+    assert gemblo_clusters._valley(scores, np.array([-7.0, 3.0]), np.array([1.0, 1.0])) > gemblo_clusters.FOUND_GAP
 
 
 def clear_call(monkeypatch, score: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The reader's own clear call (:func:`reader._clear`) for a "photo" whose every cell is read
+    """The reader's own clear call (:func:`gemblo_clear._clear`) for a "photo" whose every cell is read
     empty, plainly, and scores ``score``."""
-    monkeypatch.setattr(reader, "clear_score", lambda z: score)
+    monkeypatch.setattr(gemblo_clear, "clear_score", lambda z: score)
     features = np.random.default_rng(5).normal(size=(463, 21))
     everywhere, nowhere = np.ones(463, bool), np.zeros(463, bool)
-    return reader._clear(features, everywhere, everywhere, nowhere)
+    return gemblo_clear._clear(features, everywhere, everywhere, nowhere)
 
 
 def test_the_clear_cluster_found_where_it_lies_gives_best_guesses_no_surer_than_the_score(monkeypatch) -> None:
@@ -561,8 +562,9 @@ def test_the_clear_cluster_found_where_it_lies_gives_best_guesses_no_surer_than_
     score = np.where(clear, rng.normal(-3.6, 0.7, 463), rng.normal(-7.0, 0.6, 463))
     p, conf, faded, _, guessed = clear_call(monkeypatch, score)
     assert ((p > 0.5) == clear).mean() > 0.97
-    assert np.array_equal(guessed, np.abs(score) < reader.CLEAR_SURE / 2) and guessed[clear].all()
-    assert (conf <= np.abs(score) / reader.CLEAR_SURE + 1e-12).all() and (conf[guessed] < reader.UNCERTAIN_BELOW).all()
+    assert np.array_equal(guessed, np.abs(score) < gemblo_cells.CLEAR_SURE / 2) and guessed[clear].all()
+    assert (conf <= np.abs(score) / gemblo_cells.CLEAR_SURE + 1e-12).all()
+    assert (conf[guessed] < reader.UNCERTAIN_BELOW).all()
 
 
 def test_a_clear_cluster_below_its_usual_place_is_cut_where_clear_s_pieces_lie(monkeypatch) -> None:
@@ -574,7 +576,7 @@ def test_a_clear_cluster_below_its_usual_place_is_cut_where_clear_s_pieces_lie(m
     clear = played_clear(1)
     rng = np.random.default_rng(1)
     score = np.where(clear, rng.normal(0.2, 1.0, 463), rng.normal(-6.8, 1.6, 463))
-    _, plain = reader._score_clusters(score)
+    _, plain = gemblo_clusters.score_clusters(score)
     assert not plain
     p = clear_call(monkeypatch, score)[0]
     assert ((p > 0.5) == clear).sum() >= 460 and (p[clear] > 0.5).sum() >= 37
@@ -590,8 +592,8 @@ def test_a_cut_moved_onto_stray_empty_cells_at_the_clear_peak_is_not_taken(monke
     score = np.where(clear, rng.normal(1.0, 1.0, 463), rng.normal(-6.8, 1.6, 463))
     stray = rng.choice(np.flatnonzero(~clear), 25, replace=False)
     score[stray] = rng.normal(-0.8, 0.6, 25)
-    odds, plain = reader._score_clusters(score)
-    assert not plain and reader._clusters_where_they_lie(score, np.ones(463, bool)) is not None
+    odds, plain = gemblo_clusters.score_clusters(score)
+    assert not plain and gemblo_clusters.clusters_where_they_lie(score, np.ones(463, bool)) is not None
     p = clear_call(monkeypatch, score)[0]
     assert np.array_equal(p > 0.5, odds(score) + score > 0)
 
@@ -611,14 +613,14 @@ def test_no_cell_the_found_clear_cluster_guesses_is_decided_downstream(monkeypat
     # guess; the clear pieces and the clear tree took them as the photo's, and the tree settled
     # one of them empty at TREE_CONF (sure, right by luck). Now every one of them stays in doubt.
     guessed = {}
-    clear_call = reader._clear
+    clear_call = gemblo_clear._clear
 
     def keep(features, empty, *args):
         out = clear_call(features, empty, *args)
         guessed["cells"] = out[4] & empty
         return out
 
-    monkeypatch.setattr(reader, "_clear", keep)
+    monkeypatch.setattr(gemblo_clear, "_clear", keep)
     image, _ = bench_photo(5, "hard", 0)
     reading = read_gemblo(image)
     names = [key(c) for c in cells()]
@@ -658,12 +660,12 @@ def test_a_cell_is_weighed_by_its_likeness_to_the_photos_own_clear_and_empty_cel
               "clear piece over a mark": piece + np.r_[np.zeros(40), np.full(5, -40.0), np.zeros(15)]}
     for k, look in enumerate(cells_.values()):
         pixels[400 + k] = look + rng.normal(0.0, 0.3, 60)
-    likeness, _ = reader.clear_likeness(pixels, clear, empty)
+    likeness, _ = gemblo_clear.clear_likeness(pixels, clear, empty)
     assert likeness[400] > 2 and likeness[401] < -2 and likeness[402] < -2 and likeness[403] > 2
-    assert np.abs(likeness).max() <= reader.LIKENESS_CAP
+    assert np.abs(likeness).max() <= gemblo_clear.LIKENESS_CAP
     # A photo that surely shows too few clear cells has no look of clear to go by.
-    few = clear & (np.arange(463) < reader.MIX_MIN_CLEAR - 1)
-    assert not reader.clear_likeness(pixels, few, empty)[0].any()
+    few = clear & (np.arange(463) < gemblo_clusters.MIX_MIN_CLEAR - 1)
+    assert not gemblo_clear.clear_likeness(pixels, few, empty)[0].any()
 
 
 def test_a_sure_cell_its_likeness_opposes_is_doubted_however_near_its_clusters_lie() -> None:
@@ -676,21 +678,21 @@ def test_a_sure_cell_its_likeness_opposes_is_doubted_however_near_its_clusters_l
     rng = np.random.default_rng(5)
     n = len(cells())
     piece = np.r_[np.full(10, 2.0), np.full(20, 1.0), np.zeros(10)]
-    labels = [reader.EMPTY] * 300 + ["C"] * 30 + [reader.EMPTY] * (n - 330)
+    labels = [gemblo_cells.EMPTY] * 300 + ["C"] * 30 + [gemblo_cells.EMPTY] * (n - 330)
     odds = np.r_[np.full(300, -8.0), np.full(30, 8.0), np.full(n - 330, -8.0)]
     odds[400] = -7.0
-    post = np.zeros((n, len(reader.LABELS)))
+    post = np.zeros((n, len(gemblo_cells.LABELS)))
     post[:, -1] = 1 / (1 + np.exp(-odds))
     post[:, 0] = 1 - post[:, -1]
-    conf = np.abs(odds) / reader.CLEAR_SURE
+    conf = np.abs(odds) / gemblo_cells.CLEAR_SURE
     readable, clear = np.ones(n, bool), np.array(labels) == "C"
     leans = []
     for shine in (np.ones(30), np.linspace(0.0, 2.0, 30)):
         pixels = rng.normal(0.0, 1.0, (n, 40))
         pixels[clear] += shine[:, None] * piece
         pixels[400] = piece + rng.normal(0.0, 0.3, 40)
-        likeness, share = reader.clear_likeness(pixels, clear, ~clear)
-        new_conf, lean = reader._weigh_likeness(pixels, post, conf, labels, readable, readable)
+        likeness, share = gemblo_clear.clear_likeness(pixels, clear, ~clear)
+        new_conf, lean = gemblo_clear.weigh_likeness(pixels, post, conf, labels, readable, readable)
         assert likeness[400] > 2 and new_conf[400] < reader.UNCERTAIN_BELOW
         assert lean[400] == pytest.approx(share * likeness[400])
         leans.append(share)
@@ -719,11 +721,11 @@ def test_doubtful_cells_are_best_guessed_by_their_likeness_to_the_photos_own(con
 def test_light_far_above_the_bare_cells_counts_against_clear_no_further() -> None:
     # The fitted light term rises, then falls below nothing at LIGHT_SAYS_NOTHING spreads (4.6):
     # beyond, a brighter cell scores no less clear; light far beyond says nothing either way.
-    level = reader.CLEAR_FEATURES.index("level")
-    z = np.zeros((4, len(reader.CLEAR_FEATURES)))
-    z[:, level] = [0.0, reader.LIGHT_SAYS_NOTHING, 8.0, reader.CLIP_Z]
-    score = reader.clear_score(z)
-    assert 0 < reader.LIGHT_SAYS_NOTHING < reader.CLIP_Z
+    level = gemblo_clear.CLEAR_FEATURES.index("level")
+    z = np.zeros((4, len(gemblo_clear.CLEAR_FEATURES)))
+    z[:, level] = [0.0, gemblo_clear.LIGHT_SAYS_NOTHING, 8.0, gemblo_clear.CLIP_Z]
+    score = gemblo_clear.clear_score(z)
+    assert 0 < gemblo_clear.LIGHT_SAYS_NOTHING < gemblo_clear.CLIP_Z
     assert np.allclose(score, score[0])
 
 
@@ -748,10 +750,10 @@ def test_a_cell_in_colour_doubt_whose_hue_faded_past_the_fitted_range_is_not_cal
     features[:3, :2] = [[40.0, 40.0], [40.0, 40.0], [3.0, 3.0]]
     empty = np.ones(463, bool)
     doubted = np.zeros(463, bool)
-    p0, conf0, faded0, _, _ = reader._clear(features, empty, empty, doubted)
+    p0, conf0, faded0, _, _ = gemblo_clear._clear(features, empty, empty, doubted)
     assert p0[0] < 0.5 and not faded0.any()
     doubted[[0, 2]] = True
-    p, conf, faded, _, _ = reader._clear(features, empty, empty, doubted)
+    p, conf, faded, _, _ = gemblo_clear._clear(features, empty, empty, doubted)
     assert p[0] >= 0.5 and faded[0]
     assert p[1] == p0[1] < 0.5 and not faded[1]
     assert p[2] == p0[2] and not faded[2]
@@ -773,7 +775,7 @@ def test_a_glaze_far_more_saturated_than_the_plastics_teaches_no_colour() -> Non
     mug = np.array([33.0, 31.0, -63.0]) + rng.normal(0, 1.0, (12, 3)) * [1.0, 2.0, 3.0]
     lab = np.vstack([*lab, mug])
     label = np.concatenate([np.full(n, j) for j, n in counts.items()] + [np.full(len(mug), 4)])
-    means, _ = _fit_classes(lab, np.eye(6)[label], reader.PALETTE.hues(), translucent=True)
+    means, _ = _fit_classes(lab, np.eye(6)[label], gemblo_cells.PALETTE.hues(), translucent=True)
     assert np.abs(means[4] - centres[4]).max() < 3.0
     assert np.abs(means[5] - centres[5]).max() < 3.0
 
@@ -876,7 +878,7 @@ def test_the_rules_leave_two_copies_of_a_clear_piece_to_the_clear_pieces() -> No
     labels, conf, post, ok = doubts(first + second, [beside], p_clear=0.45)
     conf[NAME[gap]], post[NAME[gap], 0], post[NAME[gap], -1] = 0.6, 0.95, 0.05
     read = list(labels)
-    labels, changed, flags = reader._apply_rules(labels, post, conf, ok, np.zeros(len(labels), bool))
+    labels, changed, flags = gemblo_prior.apply_rules(labels, post, conf, ok, np.zeros(len(labels), bool))
     assert labels == read and changed == []
     assert len(flags) == 2 and all(min(conf[NAME[c]] for c in copy) < 0.5 for copy in (first, second))
 
@@ -885,12 +887,12 @@ def two_blue_monohexes(doubt: float) -> tuple[list[str], np.ndarray, np.ndarray]
     """Labels, confidences and posteriors of a board holding two blue monohexes (one of each
     piece, M4: one is misread), each leaning purple by 1 %, the second read with ``doubt``."""
     n = len(cells())
-    labels, conf, post = [reader.EMPTY] * n, np.ones(n), np.zeros((n, len(reader.LABELS)))
+    labels, conf, post = [gemblo_cells.EMPTY] * n, np.ones(n), np.zeros((n, len(gemblo_cells.LABELS)))
     post[:, 0] = 1.0
     for c in ((0, 0), (3, 3)):
         labels[NAME[c]] = "B"
         post[NAME[c]] = 0.0
-        post[NAME[c], reader.LABELS.index("B")], post[NAME[c], reader.LABELS.index("P")] = 0.99, 0.01
+        post[NAME[c], gemblo_cells.LABELS.index("B")], post[NAME[c], gemblo_cells.LABELS.index("P")] = 0.99, 0.01
     conf[NAME[(3, 3)]] = doubt
     return labels, conf, post
 
@@ -905,19 +907,19 @@ def test_the_rules_fix_changes_no_plainly_read_cell_nor_a_hidden_one() -> None:
     none = np.zeros(len(cells()), bool)
     labels, conf, post = two_blue_monohexes(doubt=1.0)
     read = list(labels)
-    labels, changed, flags = reader._apply_rules(labels, post, conf, none, none)
+    labels, changed, flags = gemblo_prior.apply_rules(labels, post, conf, none, none)
     assert labels == read and changed == []
     assert len(flags) == 2 and conf[NAME[(0, 0)]] < 0.5 and conf[NAME[(3, 3)]] < 0.5
     # a doubtful cell in sight is still the fix's to change ...
     labels, conf, post = two_blue_monohexes(doubt=0.3)
-    labels, changed, flags = reader._apply_rules(labels, post, conf, none, none)
+    labels, changed, flags = gemblo_prior.apply_rules(labels, post, conf, none, none)
     assert changed == [NAME[(3, 3)]] and labels[NAME[(3, 3)]] == "P" and labels[NAME[(0, 0)]] == "B"
     assert flags == []
     # ... and not where the photo does not show it
     labels, conf, post = two_blue_monohexes(doubt=0.3)
     hidden = none.copy()
     hidden[NAME[(3, 3)]] = True
-    labels, changed, flags = reader._apply_rules(labels, post, conf, none, hidden)
+    labels, changed, flags = gemblo_prior.apply_rules(labels, post, conf, none, hidden)
     assert labels == read and changed == [] and len(flags) == 2
 
 
@@ -1007,10 +1009,10 @@ def test_best_guessed_clear_cells_lean_guesses_but_doubt_no_sure_cell() -> None:
     readable = np.ones(n, bool)
     for guess, leans in ((2.0, True), (0.5, False)):
         odds = np.array([-5.0] * 40 + [5.0] * 3 + [guess] * 11 + [-0.5, -5.0])
-        post = np.zeros((n, len(reader.LABELS)))
+        post = np.zeros((n, len(gemblo_cells.LABELS)))
         post[:, -1] = 1 / (1 + np.exp(-odds))
         post[:, 0] = 1 - post[:, -1]
-        new_conf, lean = reader._weigh_likeness(pixels, post, conf, labels, readable, readable)
+        new_conf, lean = gemblo_clear.weigh_likeness(pixels, post, conf, labels, readable, readable)
         assert np.array_equal(new_conf, conf)
         if leans:
             assert lean[54] > 0 and lean[55] > 0 and (lean[:40] < 0).all()
@@ -1022,13 +1024,13 @@ def test_only_odd_cells_that_look_clear_lose_the_score_s_empty() -> None:
     # Four cells the score calls empty at P(clear) = 0.1: odd and like the photo's clear cells
     # (raised to even odds), odd but like its empty cells, not odd, and odd with no likeness
     # either way (all three kept). A cell the score already calls clear is left alone.
-    post = np.zeros((5, len(reader.LABELS)))
+    post = np.zeros((5, len(gemblo_cells.LABELS)))
     post[:, 0], post[:, -1] = 0.9, 0.1
     post[4, 0], post[4, -1] = 0.2, 0.8
     odd = np.array([True, True, False, True, True])
     lean = np.array([2.0, -2.0, 2.0, 0.0, 2.0])
     before = post.copy()
-    beyond = reader._beyond_the_score(post, odd, lean)
+    beyond = gemblo_clear.beyond_the_score(post, odd, lean)
     assert beyond.tolist() == [True, False, False, False, False]
     assert post[0, 0] == post[0, -1] == pytest.approx(0.5)
     assert np.array_equal(post[1:], before[1:])
@@ -1036,18 +1038,18 @@ def test_only_odd_cells_that_look_clear_lose_the_score_s_empty() -> None:
 
 def test_the_likeliest_labellings_of_a_large_group_come_likeliest_first() -> None:
     rng = np.random.default_rng(3)
-    p = rng.uniform(0.05, 0.95, reader.PIECES_MAX_DOUBT + 3)
+    p = rng.uniform(0.05, 0.95, gemblo_prior.PIECES_MAX_DOUBT + 3)
     log_c, log_e = np.log(p), np.log(1 - p)
     weight = lambda on: float(log_c[on].sum() + log_e[~on].sum())  # noqa: E731
-    found = reader._likeliest(log_c, log_e)
-    assert len(found) == 1 << reader.PIECES_MAX_DOUBT
+    found = gemblo_prior._likeliest(log_c, log_e)
+    assert len(found) == 1 << gemblo_prior.PIECES_MAX_DOUBT
     assert len({tuple(on) for on in found}) == len(found)
     weights = [weight(on) for on in found]
     assert all(a >= b - 1e-9 for a, b in zip(weights, weights[1:]))
     every = sorted((weight(np.array(m, bool)) for m in np.ndindex(*[2] * len(p))), reverse=True)
     assert np.allclose(weights, every[:len(found)])
     # A small group: every labelling.
-    assert len(reader._likeliest(log_c[:4], log_e[:4])) == 16
+    assert len(gemblo_prior._likeliest(log_c[:4], log_e[:4])) == 16
 
 
 def test_empty_cells_are_measured_against_the_bare_board_not_what_the_light_spares() -> None:
@@ -1058,10 +1060,10 @@ def test_empty_cells_are_measured_against_the_bare_board_not_what_the_light_spar
     empty[:80] = True
     clipped = np.zeros(100, bool)
     clipped[:30] = True
-    assert (reader._plain(empty, clipped) == (empty & ~clipped)).all()
+    assert (gemblo_clear._plain(empty, clipped) == (empty & ~clipped)).all()
     clipped[:60] = True
-    assert (reader._plain(empty, clipped) == empty).all()
-    assert (reader._plain(empty, None) == empty).all()
+    assert (gemblo_clear._plain(empty, clipped) == empty).all()
+    assert (gemblo_clear._plain(empty, None) == empty).all()
 
 
 def test_clear_pieces_under_a_cool_lamp_that_clips_the_bare_board_are_not_read_empty() -> None:
@@ -1083,7 +1085,7 @@ def test_a_colour_on_more_cells_than_its_pieces_hold_puts_the_empty_cells_in_dou
     # blue pieces' dull colour it took before, so the photo still shows the guard at work.
     from vision import colour
     seen = np.ones(len(cells()), bool)
-    labels = ["R"] * 73 + [reader.EMPTY] * (len(cells()) - 73)
+    labels = ["R"] * 73 + [gemblo_cells.EMPTY] * (len(cells()) - 73)
     assert reader._overfull(labels, seen) == {"R": 73}
     seen[:2] = False  # cells under a hand, read red, do not count
     assert reader._overfull(labels, seen) == {} == reader._overfull(labels[1:] + ["G"], np.ones(len(cells()), bool))
@@ -1171,9 +1173,9 @@ def test_a_mug_standing_over_the_boards_middle_is_traced_round(i: int) -> None:
 
 
 def round_about(patch: set[int]) -> set[int]:
-    """The hexagons sharing a wall with one of ``patch`` (indices of :func:`reader.hex_ground`),
+    """The hexagons sharing a wall with one of ``patch`` (indices of :func:`hex_ground`),
     not in it."""
-    ground = reader.hex_ground()
+    ground = hex_ground()
     return {n for s in patch for n in ground.edges[s]} - patch
 
 
@@ -1181,26 +1183,26 @@ def test_a_glints_patch_lends_no_colour_round_it() -> None:
     # Fewer faint-walled cells than a mug's foot hides are a glint's spot, not a mug: the red
     # piece round it is read as it is. A patch a mug's size lends the colour read where it
     # hides the walls to its cells and those round it, never another colour or the bare board.
-    ground = reader.hex_ground()
+    ground = hex_ground()
     walls, read = np.ones(len(cells())), ["."] * len(cells())
     spot = {ground.index[(0, 0)]}
     spot |= round_about(spot)
     walls[sorted(spot)] = 0.2
     for i in round_about(spot):
         read[i] = "R"
-    assert not reader._lent_by_occluder(walls, read).any()
+    assert not gemblo_walls.lent_by_occluder(walls, read).any()
     mug = set(spot)
     for _ in range(2):
         mug |= round_about(mug)
     mug, rim = sorted(mug), sorted(round_about(mug))
-    assert len(mug) >= reader.MUG_CELLS
+    assert len(mug) >= gemblo_walls.MUG_CELLS
     walls[:], read[:] = 1.0, ["."] * len(read)
     walls[mug] = 0.2
     for i in mug[:5]:
         read[i] = "Y"
     read[rim[0]], read[rim[1]] = "Y", "G"
-    lent = reader._lent_by_occluder(walls, read)
-    Y, G, empty = (reader.LABELS.index(x) for x in ("Y", "G", "."))
+    lent = gemblo_walls.lent_by_occluder(walls, read)
+    Y, G, empty = (gemblo_cells.LABELS.index(x) for x in ("Y", "G", "."))
     assert lent[mug + rim, Y].all() and not lent[:, G].any() and not lent[:, empty].any()
 
 
@@ -1209,7 +1211,7 @@ def test_a_faint_patch_smaller_than_a_mugs_foot_lends_nothing() -> None:
     # Blokus's 16 mm squares); a mug standing on the board left faint patches of 72-113. A
     # lamp's reflection left 24-32 (the bench's seed 2 `glare` #0-#2) and doubted the right
     # cells round it read in the colour it showed: a patch smaller than the foot lends nothing.
-    ground = reader.hex_ground()
+    ground = hex_ground()
     hexagon = {ground.index[(0, 0)]}
     for _ in range(2):
         hexagon |= round_about(hexagon)
@@ -1220,7 +1222,7 @@ def test_a_faint_patch_smaller_than_a_mugs_foot_lends_nothing() -> None:
         walls[patch] = 0.2
         for i in patch + sorted(round_about(set(patch))):
             read[i] = "R"
-        assert len(patch) == cells and reader._lent_by_occluder(walls, read).any() == lends
+        assert len(patch) == cells and gemblo_walls.lent_by_occluder(walls, read).any() == lends
 
 
 def test_a_faint_patch_at_the_boards_rim_lends_whatever_its_size() -> None:
@@ -1229,19 +1231,19 @@ def test_a_faint_patch_at_the_boards_rim_lends_whatever_its_size() -> None:
     # red mug at a corner hid 3). Such a patch lends its colour at any size, as Blokus's
     # under_occluder takes a region at the board's edge whatever its size; the same patch moved
     # to the board's middle is a glint's spot and lends nothing.
-    ground = reader.hex_ground()
+    ground = hex_ground()
     at_rim = {ground.index[(14, -7)]}  # a corner of the board
     for _ in range(2):
         at_rim |= round_about(at_rim)
     at_rim = sorted(at_rim)
     inside = sorted(ground.index[(q - 14, r + 7)] for q, r in (ground.cells[i] for i in at_rim))
-    assert len(at_rim) == 8 < reader.MUG_CELLS
+    assert len(at_rim) == 8 < gemblo_walls.MUG_CELLS
     for patch, lends in ((at_rim, True), (inside, False)):
         walls, read = np.ones(len(ground.cells)), ["."] * len(ground.cells)
         walls[patch] = 0.2
         for i in patch + sorted(round_about(set(patch))):
             read[i] = "R"
-        assert reader._lent_by_occluder(walls, read).any() == lends
+        assert gemblo_walls.lent_by_occluder(walls, read).any() == lends
 
 
 def test_a_mugs_patch_lends_clear_round_it_whatever_colour_it_shows() -> None:
@@ -1251,15 +1253,15 @@ def test_a_mugs_patch_lends_clear_round_it_whatever_colour_it_shows() -> None:
     # at 0.52-0.54 while the mug's hidden cells read red). A patch a mug's size lends clear to
     # its cells and those round it, as it lends the colour it shows; nothing beyond them. A
     # smaller patch at the board's rim (a hand's fingers reaching in) lends only its colour.
-    ground = reader.hex_ground()
+    ground = hex_ground()
     mug = {ground.index[(0, 0)]}
     for _ in range(3):
         mug |= round_about(mug)
     at_rim = {ground.index[(14, -7)]}  # a corner of the board
     for _ in range(2):
         at_rim |= round_about(at_rim)
-    assert len(at_rim) < reader.MUG_CELLS <= len(mug)
-    C, R = (reader.LABELS.index(x) for x in ("C", "R"))
+    assert len(at_rim) < gemblo_walls.MUG_CELLS <= len(mug)
+    C, R = (gemblo_cells.LABELS.index(x) for x in ("C", "R"))
     for patch, lends_clear in ((mug, True), (at_rim, False)):
         near = sorted(patch | round_about(patch))
         beyond = sorted(set(range(len(ground.cells))) - set(near))
@@ -1267,7 +1269,7 @@ def test_a_mugs_patch_lends_clear_round_it_whatever_colour_it_shows() -> None:
         walls[sorted(patch)] = 0.2
         for i in patch:
             read[i] = "R"
-        lent = reader._lent_by_occluder(walls, read)
+        lent = gemblo_walls.lent_by_occluder(walls, read)
         assert lent[near, R].all() and not lent[beyond].any() and lent[:, C].any() == lends_clear
         assert lent[near, C].all() == lends_clear
 
@@ -1297,18 +1299,18 @@ def test_cells_dimmer_than_the_faintest_clear_piece_shows_in_are_too_dark() -> N
     # A clear piece lifts its cell 3-8 %; the faintest, 3 %, spans fewer than 1.5 grey levels in a
     # cell below 50 (seed 2 `hard` #7: 8 clear cells at 38-39, in the shade of a dark photo, were
     # read surely empty). Brighter, it shows.
-    view = np.full((int(EXTENT[1] * reader.CLEAR_PPU), int(EXTENT[0] * reader.CLEAR_PPU)), 45, np.uint8)
-    assert reader.too_dark_for_clear(reader.middle_level(view)).all()
-    assert not reader.too_dark_for_clear(reader.middle_level(view + 6)).any()
+    view = np.full((int(EXTENT[1] * gemblo_cells.CLEAR_PPU), int(EXTENT[0] * gemblo_cells.CLEAR_PPU)), 45, np.uint8)
+    assert gemblo_clear.too_dark_for_clear(gemblo_clear.middle_level(view)).all()
+    assert not gemblo_clear.too_dark_for_clear(gemblo_clear.middle_level(view + 6)).any()
 
 
 def test_a_cell_in_a_reflection_is_in_it_though_a_window_s_bar_shades_it() -> None:
     # A window's reflection lights a patch of the board twice as bright as the bare board
     # elsewhere; a cell its bar shades (seed 2 `hard` #6: 1.97 times) still lies in it. A cell
     # as bright as that bar alone, with no reflection round it, is lit by no reflection.
-    view = np.full((int(EXTENT[1] * reader.CLEAR_PPU), int(EXTENT[0] * reader.CLEAR_PPU)), 80, np.uint8)
-    ground = reader.hex_ground()
-    xy = np.rint(centres() * reader.CLEAR_PPU).astype(int)
+    view = np.full((int(EXTENT[1] * gemblo_cells.CLEAR_PPU), int(EXTENT[0] * gemblo_cells.CLEAR_PPU)), 80, np.uint8)
+    ground = hex_ground()
+    xy = np.rint(centres() * gemblo_cells.CLEAR_PPU).astype(int)
 
     def light(i: int, level: int) -> None:
         view[xy[i, 1] - 6:xy[i, 1] + 7, xy[i, 0] - 6:xy[i, 0] + 7] = level
@@ -1318,7 +1320,7 @@ def test_a_cell_in_a_reflection_is_in_it_though_a_window_s_bar_shades_it() -> No
         light(i, 170)
     light(shaded, 150)
     light(alone, 150)
-    inside = reader.in_a_reflection(reader.middle_level(view), np.ones(len(cells()), bool))
+    inside = gemblo_clear.in_a_reflection(gemblo_clear.middle_level(view), np.ones(len(cells()), bool))
     assert inside[shaded] and all(inside[i] for i in ground.edges[shaded]) and not inside[alone]
 
 
@@ -1629,7 +1631,7 @@ def test_a_photo_too_dark_for_clear_pieces_never_reads_them_surely_empty() -> No
     clear = [k for k, c in p.cells.items() if c == "C"]
     assert len(clear) >= 10 and all(k in reading.uncertain for k in clear if reading.cells.get(k) != "C")
     lit = read_gemblo(upright(p))
-    assert not reader.too_dark_for_clear(reader.middle_level(top_grey(upright(p), lit.pose))).any()
+    assert not gemblo_clear.too_dark_for_clear(gemblo_clear.middle_level(top_grey(upright(p), lit.pose))).any()
 
 
 def test_a_board_washed_out_to_white_is_refused_as_over_exposed() -> None:
@@ -1660,7 +1662,7 @@ def test_a_lattice_two_cells_off_the_plate_is_never_read_silently(seed: int, i: 
 
 
 def shaded_board_features(rng: np.random.Generator, clear: np.ndarray, lit: np.ndarray) -> np.ndarray:
-    """(463, 21) raw clear evidence (:func:`reader.clear_features`' columns) of a board a cast shadow
+    """(463, 21) raw clear evidence (:func:`gemblo_clear.clear_features`' columns) of a board a cast shadow
     crosses: the ``lit`` cells under the lamp (warmer, light 155), the others in the room's shade
     (light 80); the ``clear`` cells' hue faded across the line between the two lights' hues, and
     their light lifted 5 %. The ratios (glints, bands, sides) are the same for every cell."""
@@ -1671,7 +1673,7 @@ def shaded_board_features(rng: np.random.Generator, clear: np.ndarray, lit: np.n
     features[:, :2] = hue
     features[:, 2:4] = hue + 0.1 * rng.standard_normal((n, 2))
     level = np.where(lit, np.log(155.0), np.log(80.0)) + 0.02 * rng.standard_normal(n) + np.where(clear, 0.05, 0.0)
-    features[:, reader.LEVEL_COLUMN] = level
+    features[:, gemblo_clear.LEVEL_COLUMN] = level
     return features.astype(np.float32)
 
 
@@ -1688,8 +1690,8 @@ def test_a_cast_shadow_s_lit_part_is_measured_against_its_own_bare_cells() -> No
     features = shaded_board_features(rng, clear, lit)
     edge = np.flatnonzero(lit & ~clear)[:5]
     features[edge, :4] = (144.0, 132.0, 144.0, 132.0)  # half in shade: the two lights' hues mixed
-    features[edge, reader.LEVEL_COLUMN] = np.log(155.0)
-    z = reader.clear_zscores(features, ~clear)
+    features[edge, gemblo_clear.LEVEL_COLUMN] = np.log(155.0)
+    z = gemblo_clear.clear_zscores(features, ~clear)
     tint = z[:, 0]
     assert np.median(tint[lit & ~clear]) < 2 and tint[edge].max() < 3
     assert np.median(tint[clear]) > 6 and np.median(tint[~lit & ~clear]) < 2
@@ -1702,19 +1704,19 @@ def test_one_light_or_a_gradient_is_no_cast_shadow() -> None:
     n = len(cells())
     everywhere = np.ones(n, bool)
     gradient = np.log(np.linspace(70.0, 160.0, n)) + 0.01 * rng.standard_normal(n)
-    assert reader._lights(gradient, everywhere) == []
-    assert reader._lights(np.log(90.0) + 0.02 * rng.standard_normal(n), everywhere) == []
+    assert gemblo_clear.shadow_lights(gradient, everywhere) == []
+    assert gemblo_clear.shadow_lights(np.log(90.0) + 0.02 * rng.standard_normal(n), everywhere) == []
     # an evenly lit board's light in whole grey levels: most cells share one level, and the
     # two groups (39 and 40) once lay "infinitely" many spreads apart (no spread at all)
-    assert reader._lights(np.log(np.round(40.0 + 0.6 * rng.standard_normal(n)) + 1), everywhere) == []
+    assert gemblo_clear.shadow_lights(np.log(np.round(40.0 + 0.6 * rng.standard_normal(n)) + 1), everywhere) == []
     features = shaded_board_features(rng, np.zeros(n, bool), np.zeros(n, bool))
-    for level in (features[:, reader.LEVEL_COLUMN].copy(), gradient):
-        features[:, reader.LEVEL_COLUMN] = level
+    for level in (features[:, gemblo_clear.LEVEL_COLUMN].copy(), gradient):
+        features[:, gemblo_clear.LEVEL_COLUMN] = level
         centre = np.median(features, axis=0)
         z = (features - centre) / (1.4826 * np.median(np.abs(features - centre), axis=0) + 1e-6)
         plain = np.column_stack([np.hypot(z[:, 0], z[:, 1]), np.hypot(z[:, 2], z[:, 3]), z[:, 4:]])
-        assert np.allclose(reader.clear_zscores(features, everywhere), np.clip(plain, -reader.CLIP_Z, reader.CLIP_Z),
-                           atol=1e-4)
+        clip = gemblo_clear.CLIP_Z
+        assert np.allclose(gemblo_clear.clear_zscores(features, everywhere), np.clip(plain, -clip, clip), atol=1e-4)
 
 
 def test_a_light_without_sure_empty_cells_is_measured_against_the_whole_board() -> None:
@@ -1729,7 +1731,7 @@ def test_a_light_without_sure_empty_cells_is_measured_against_the_whole_board() 
     pixels[clear] += 0.3
     empty = ~shade & ~clear
     with np.errstate(all="raise"):
-        likeness, _ = reader.clear_likeness(pixels, clear, empty, [shade, ~shade])
+        likeness, _ = gemblo_clear.clear_likeness(pixels, clear, empty, [shade, ~shade])
     assert np.isfinite(likeness).all() and (likeness[clear] > 0).all()
 
 

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from rules.gemblo import decompose
-from vision.gemblo import LABELS, read_gemblo
 from vision.completion import complete, patches
+from vision.gemblo import read_gemblo
+from vision.gemblo_cells import LABELS
 from vision.gemblo_complete import WALLS_PARTLY, _continuing, _lent, complete_hidden, hex_ground
 from vision.hexgrid import cells, key
 from vision.reading import UNCERTAIN_BELOW

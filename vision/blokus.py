@@ -140,17 +140,9 @@ def _with_contrast(frame: np.ndarray, pose: BoardPose) -> BoardPose:
 
 def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
     """Is the board still where ``pose`` says? Cheap (samples borders, no rectification)."""
-    pose = _fit_to(frame, pose)
+    pose = pose.for_frame(frame)
     reference = pose.contrast or 0.8
     return quick_contrast(_gray(frame), pose) >= max(0.6, VERIFY_SHARE * reference)
-
-
-def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
-    """The pose for this frame's size (the live referee may locate on a different size)."""
-    h, w = frame.shape[:2]
-    if pose.image_size == (w, h):
-        return pose
-    return pose.scaled(w / pose.image_size[0])
 
 
 def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile | None" = None, *,
@@ -164,7 +156,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, profile: "ColourProfile |
     """
     start = time.perf_counter()
     frame = as_bgr(frame)
-    pose = _fit_to(frame, pose)
+    pose = pose.for_frame(frame)
     rect = rectify(frame, pose, PX_PER_CELL, MARGIN)
     inner, ring = cell_samples(rect, (SIZE, SIZE), PX_PER_CELL, MARGIN, GLARE_RING)
     borders = cell_borders(rect, PX_PER_CELL, MARGIN, SIZE)

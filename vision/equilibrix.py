@@ -142,7 +142,7 @@ def line_contrast(image: np.ndarray, pose: BoardPose) -> float:
 def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
     """Is the board still where ``pose`` says? Cheap: a few thousand pixels on and off the drawing."""
     frame = as_bgr(frame)
-    pose = _fit_to(frame, pose)
+    pose = pose.for_frame(frame)
     reference = pose.contrast or VERIFY_DEFAULT
     return line_contrast(frame, pose) >= max(VERIFY_FLOOR, VERIFY_SHARE * reference)
 
@@ -151,7 +151,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> EquilibrixReading:
     """Read every field and the ring at a known pose (no localisation)."""
     start = time.perf_counter()
     frame = as_bgr(frame)
-    return _read(frame, _fit_to(frame, pose), start)
+    return _read(frame, pose.for_frame(frame), start)
 
 
 def read_equilibrix(image: np.ndarray, calibration: BoardPose | Mapping | None = None, **_) -> EquilibrixReading:
@@ -162,7 +162,7 @@ def read_equilibrix(image: np.ndarray, calibration: BoardPose | Mapping | None =
     if calibration is not None:
         pose = calibration if isinstance(calibration, BoardPose) else \
             BoardPose.from_json(calibration.get("pose", calibration))
-        pose = _fit_to(image, pose)
+        pose = pose.for_frame(image)
     else:
         pose = locate(image)
     return _read(image, pose, start)
@@ -188,11 +188,6 @@ def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading
         uncertain=[names[i] for i in np.flatnonzero(conf < UNCERTAIN_BELOW)],
         ring=ring, origin=origin, timing_ms=(time.perf_counter() - start) * 1000.0, pose=pose, rectified=rect,
         ring_uncertain=ring_doubt)
-
-
-def _fit_to(frame: np.ndarray, pose: BoardPose) -> BoardPose:
-    h, w = frame.shape[:2]
-    return pose if pose.image_size == (w, h) else pose.scaled(w / pose.image_size[0])
 
 
 DRAW_BGR = {"B": (40, 40, 40), "W": (250, 250, 250), EMPTY: (0, 200, 0)}

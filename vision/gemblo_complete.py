@@ -29,7 +29,7 @@ may start at any cell some variant starts a colour at, turned as a state allows)
 choice, and a five-player game's obstacle colour never moves). Clear is a label like the
 others at a hidden cell: it shows neither a colour nor glints there (measured on seed 2:
 forbidding clear there read one cell worse). The doubts between clear and empty in sight are
-the clear pieces' logic's (:func:`vision.gemblo._clear_pieces`), not searched here.
+the clear pieces' logic's (:func:`vision.gemblo_prior.clear_pieces`), not searched here.
 """
 from __future__ import annotations
 

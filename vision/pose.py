@@ -105,6 +105,12 @@ class BoardPose:
         return replace(self, homography=self.homography @ np.linalg.inv(to_small),
                        corners=apply_h(to_small, self.corners), image_size=size)
 
+    def for_frame(self, frame: np.ndarray) -> "BoardPose":
+        """The same pose for ``frame``'s size: a pose may have been found on another size (the
+        live referee may locate on a different size; a calibration was taken on another photo)."""
+        h, w = frame.shape[:2]
+        return self if self.image_size == (w, h) else self.scaled(w / self.image_size[0])
+
     def to_json(self) -> dict:
         """Plain JSON (for a calibration file: a fixed camera keeps its board pose)."""
         return {"homography": self.homography.tolist(), "corners": self.corners.tolist(),

@@ -75,9 +75,9 @@ def mug_cells(cell_area_mm2: float) -> int:
     Gemblo: 72-119 hexagons, feet of 35-57). What else leaves a faint patch inside a board is
     mostly smaller than a foot: a window's reflection veils 1-7 Blokus cells, a lamp's 24-32
     Gemblo hexagons; a lamp's larger ones are mostly blown out (``glare``: here a patch mostly
-    blown out is no mug whatever its size; Gemblo's ``_lent_by_occluder`` has no such test). The
-    bar holds for a patch wholly inside the board: both readers take a patch reaching the board's
-    edge, a hand or a cup reaching in, at any size."""
+    blown out is no mug whatever its size; Gemblo's ``vision.gemblo_walls.lent_by_occluder`` has
+    no such test). The bar holds for a patch wholly inside the board: both readers take a patch
+    reaching the board's edge, a hand or a cup reaching in, at any size."""
     return round(np.pi * (MUG_FOOT_MM / 2) ** 2 / cell_area_mm2)
 
 
