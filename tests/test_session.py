@@ -1304,3 +1304,105 @@ def test_the_far_missed_hex_of_a_gemblo_piece_tapped_first_waits_for_the_piece(t
     assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
     assert snap["alerts"] == [] and snap["holding"] == []
     assert "take_back" not in [e.kind for e in s._events]
+
+
+# --- found by the seeded fuzz of the live session (session 19, bench/live_fuzz.py) ----------------
+
+def logs_the_game_after(s: Session, moves) -> None:
+    """The session logged ``moves``, in order and all legal, and holds nothing back."""
+    snap = s.snapshot()
+    assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
+    assert snap["alerts"] == [] and snap["holding"] == [] and s.adapter.kept == []
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_hand_over_a_piece_laid_during_a_hold_does_not_stall_the_catch_up(tmp_path, restart):
+    """Yellow waits on a doubt; red lays its piece, and on one board a hand hides a square of it
+    (read empty, doubted); green and blue play on, and every board after reads it all clearly.
+    The hand's board kept its doubt for good (a later clear reading that differs settled
+    nothing): the catch-up waited on it with every ring on the page read clearly, the game
+    stalled at blue's first piece. A square read clearly later as part of a piece the board
+    already showed was that piece's then (a piece is laid whole): the doubt is settled."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    hidden = LATER[0].cells[0]
+    play(s, seen[:1])
+    s.observe(seen[1], [MISSED], 1.0)
+    s.observe(_put(seen[2], [hidden], "."), [MISSED, hidden], 2.0)
+    s.observe(seen[2], [MISSED], 3.0)
+    s.observe(seen[3], [MISSED], 4.0)
+    if restart:
+        s = restarted(s, tmp_path)
+    s.observe(seen[4], [], 5.0)  # yellow's doubt read clearly: everything is
+    logs_the_game_after(s, moves)
+
+
+def test_a_shadow_doubted_while_a_change_is_held_is_no_piece_lifted(tmp_path):
+    """A shadow far from every piece is read as a red square, doubted, on the boards of
+    yellow's and red's pieces, then gone as green lays. The boards it was on held the change
+    (a doubted change), and the first clear board dropped them as if the change had gone from
+    the table: three placements ahead, it explained nothing, and the game stalled. A doubted
+    colour read clearly empty later was no piece that stays: those boards read the cell empty."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    shadow = (10, 10)
+    play(s, seen[:1])
+    s.observe(_put(seen[1], [shadow], "R"), [shadow], 1.0)
+    s.observe(_put(seen[2], [shadow], "R"), [shadow], 2.0)
+    s.observe(seen[3], [], 3.0)
+    s.observe(seen[4], [], 4.0)
+    logs_the_game_after(s, moves)
+
+
+def test_a_square_doubted_in_another_colour_then_read_right_keeps_the_boards_held(tmp_path):
+    """A square of yellow's piece is read red, doubted, while red and green play on; then it is
+    read yellow. The first kept board's change was taken for gone from the table (a cell of it
+    read otherwise), its boards dropped, and the table, three placements ahead, stalled. A
+    doubted reading is no sign the change went; the later clear one settles it."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    square = SCRIPT[1].cells[-1]
+    play(s, seen[:1])
+    for t, board in enumerate(seen[1:4], start=1):
+        s.observe(_put(board, [square], "R"), [square], float(t))
+    s.observe(seen[4], [], 4.0)
+    logs_the_game_after(s, moves)
+
+
+def test_a_tap_on_a_square_a_logged_piece_was_read_without_joins_it_while_a_change_is_held(tmp_path):
+    """Yellow's I5 is logged as an I4 (its fifth square read empty, clearly); red lays while a
+    shadow beside that square holds red's piece back. The tap saying the square is yellow read
+    as part of the held change: the square was logged as a yellow piece of its own after red
+    (two flagged moves). A colour's pieces never share an edge: it is the logged I5's."""
+    s = new_session(tmp_path)
+    i5 = Move("Y", SCRIPT[1].cells + (MISSED,))
+    play(s, boards(SCRIPT[:2]))  # the I4 the camera read
+    shadow = (1, 15)
+    s.observe(_put(boards(SCRIPT[:3])[-1], [shadow], "G"), [shadow], 2.0)
+    s.correct_cell(MISSED, "Y")
+    s.observe(boards((SCRIPT[0], i5, SCRIPT[2]))[-1], [], 3.0)
+    logs_the_game_after(s, (SCRIPT[0], i5, SCRIPT[2]))
+
+
+def test_a_tap_on_a_change_held_back_as_no_play_reads_the_camera_s_board(tmp_path):
+    """Yellow and red lay between two stable boards (two placements: one board explains them),
+    and a square of yellow's piece is read red, unnoticed. Yellow's piece in two colours and
+    red's are three pieces: the change waits as no play, ringed. The tap on the red square was
+    a plain correction (nothing was held on a doubt): a yellow piece of one square logged at
+    once, the rest of yellow's piece after it, both flagged. It reads the camera's board now."""
+    s = new_session(tmp_path)
+    moves = SCRIPT[:3]
+    seen = boards(moves)
+    square = SCRIPT[1].cells[-1]
+    play(s, seen[:1])
+    s.observe(_put(seen[2], [square], "R"), [], 1.0)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"] and list(square) in s.snapshot()["holding"]
+    s.correct_cell(square, "Y")
+    logs_the_game_after(s, moves)
+    s.observe(_put(seen[2], [square], "R"), [], 2.0)  # the camera still misreads it: the tap stands
+    logs_the_game_after(s, moves)
+    s.observe(seen[2], [], 3.0)
+    logs_the_game_after(s, moves)

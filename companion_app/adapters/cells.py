@@ -132,13 +132,19 @@ def correct(entries: list[Entry], cell: Cell, colour: str, event_id: int,
         out.append(e)
     if colour == EMPTY or any(cell in e.move.cells for e in out):
         return out
+    i = misread_out_of(out, cell, colour, near)
+    if i is None:
+        return out + [Entry(event_id, Laid(colour, (cell,)))]
+    out[i] = Entry(out[i].event_id, out[i].move.with_cells(out[i].move.cells + (cell,)))
+    return out
+
+
+def misread_out_of(entries: Sequence[Entry], cell: Cell, colour: str, near: Callable[[Cell], set[Cell]]) -> int | None:
+    """The index of the move a cell said to be ``colour`` joins: the latest move of that
+    colour it touches along an edge (the piece it was misread out of); None when none does."""
     touching = near(cell)
-    for i in range(len(out) - 1, -1, -1):
-        e = out[i]
-        if e.move.colour == colour and not e.move.passed and touching & set(e.move.cells):
-            out[i] = Entry(e.event_id, e.move.with_cells(e.move.cells + (cell,)))
-            return out
-    return out + [Entry(event_id, Laid(colour, (cell,)))]
+    return next((i for i in range(len(entries) - 1, -1, -1) if entries[i].move.colour == colour
+                 and not entries[i].move.passed and touching & set(entries[i].move.cells)), None)
 
 
 def corrected_cell(payload: dict) -> Any:
@@ -154,6 +160,9 @@ class CellAdapter(GameAdapter):
     # a board that is cells alone; a game whose camera reads more with each board (Equilibrix's
     # ring) would explain a kept board with the latest of those readings, so it waits instead.
     catches_up: bool = True
+    # Whether a colour's pieces never share an edge (Blokus B5, Gemblo M4): then a square of a
+    # colour beside a piece of it is that piece's (a tap's cell read clearly, a kept board's doubt).
+    pieces_apart: bool = False
 
     def __init__(self, setup: Any):
         super().__init__(setup)
@@ -305,23 +314,50 @@ class CellAdapter(GameAdapter):
     def keep(self, seen: dict[Cell, str], uncertain: tuple[Cell, ...], t: float) -> None:
         """Keep a board sent while a change is held back.
 
-        A doubt of an earlier kept board is settled when this board reads the cell clearly
-        and the same way (the camera has now read what it doubted); a clear reading that
-        differs settles nothing, as a piece may have been laid there since. A board the same
-        as the last kept one replaces it (nothing was played in between).
+        A doubt of an earlier kept board is settled when this board reads the cell clearly:
+        the same way (the camera has now read what it doubted); empty (what the doubt showed
+        there, a shadow read as a colour, was no piece that stays: a piece lifted since shows
+        on its squares read clearly, :meth:`stale`); or as a square of a piece that board
+        already showed (:meth:`completes`: a piece is laid whole, so the cell was that
+        piece's then: a hand over it, a misread). The earlier board then reads the cell so.
+        Any other clear reading settles nothing, as a piece may have been laid there since.
+        Left unsettled, such a doubt held the catch-up for good, or made its board stale, with
+        every ring on the page read clearly. A board the same as the last kept one replaces it
+        (nothing was played in between).
         """
         for k in self.kept:
-            k.uncertain = tuple(c for c in k.uncertain if c in uncertain or seen.get(c, EMPTY) != k.board.get(c, EMPTY))
+            settled = {c for c in k.uncertain if c not in uncertain
+                       and (seen.get(c, EMPTY) in (EMPTY, k.board.get(c)) or self.completes(k, c, seen))}
+            k.board = {c: colour for c, colour in {**k.board, **{c: seen.get(c, EMPTY) for c in settled}}.items()
+                       if colour != EMPTY}
+            k.uncertain = tuple(c for c in k.uncertain if c not in settled)
         if self.kept and self.kept[-1].board == seen:
             self.kept.pop()
         self.kept.append(Kept(dict(seen), uncertain, t))
 
+    def completes(self, kept: Kept, cell: Cell, seen: Mapping[Cell, str]) -> bool:
+        """Whether the board ``seen`` reads ``cell`` (doubted on the ``kept`` board) as a
+        square of a piece ``kept`` already shows: the cell is joined along edges, through
+        cells ``seen`` reads in its colour, to a cell ``kept`` read clearly in that colour. A
+        colour's pieces never share an edge (Blokus B5, Gemblo M4), so that piece is one,
+        laid whole before ``kept`` was seen (in a game where they may, nothing is settled so)."""
+        colour, b = seen.get(cell, EMPTY), self.board
+        if not self.pieces_apart or colour == EMPTY or kept.board.get(cell) == colour or cell not in b.index:
+            return False
+        part = next(m for m in b.components(b.mask(c for c, col in seen.items() if col == colour and c in b.index))
+                    if m >> b.index[cell] & 1)
+        return any(kept.board.get(c) == colour and c not in kept.uncertain for c in b.cells_of(part))
+
     def holds_first_change(self, derived: Derived, seen: dict[Cell, str]) -> bool:
-        """Whether the board ``seen`` still shows the change the first kept board holds back
-        (every cell of it read the same, the player's corrections standing)."""
+        """Whether the board ``seen`` still shows the change the first kept board holds back:
+        every cell of it read clearly on both boards is read the same (the player's
+        corrections standing). A cell doubted on either is no sign the change went: the doubt
+        the change waits on read clearly at last, or a hand over the piece now; dropping the
+        kept boards for it lost the pieces laid meanwhile (three or more: the game stalled)."""
         first = self.kept[0]
         then, now = self.with_overrides(first.board, first.uncertain), self.with_overrides(seen, self.uncertain)
-        return all(then.get(c) == now.get(c) for c in self.differences(derived, first))
+        doubted = {*first.uncertain, *self.uncertain}
+        return all(then.get(c) == now.get(c) for c in self.differences(derived, first) if c not in doubted)
 
     def stale(self, kept: Kept, latest: Kept, derived: Derived) -> bool:
         """Whether a kept board shows a piece the latest board no longer has (a cell it shows
@@ -425,8 +461,9 @@ class CellAdapter(GameAdapter):
         return {self.parse_cell(c): colour for c, colour in board.items() if colour != EMPTY}
 
     def corrected(self, derived: Derived, doc: dict) -> list[Item]:
-        """A tap; on a cell at a change the camera holds back (``unsure_change``; the cells
-        :meth:`reach` gives), it reads that cell of the camera's board rather than edits the moves.
+        """A tap; on a cell at a change the camera holds back (on a doubt, ``unsure_change``, or
+        as no play; the cells :meth:`reach` gives), it reads that cell of the camera's board
+        rather than edits the moves.
 
         The held board is not sent again while it holds still, and a correction logged alone
         would make the tapped cell of a new piece a piece of its own (``correct``) and leave
@@ -435,24 +472,37 @@ class CellAdapter(GameAdapter):
         correction (which then changes no move). Until then the tap is logged as ``held``: it
         edits no move on replay, and a restart stands it against the camera again
         (:meth:`restore`), so nothing the player tapped is lost. A tap that edits a logged
-        move (a cell the game holds in another colour) is a plain correction whatever is
-        held, as is any tap while no change is held back (a taken-back piece still on the
-        table is not held back: the take-back stands).
+        move (a cell the game holds in another colour; or, where a colour's pieces never share
+        an edge, a cell the camera read clearly as the game has it, said to be the colour of a
+        logged move beside it: a square of that move the camera missed unnoticed, which read
+        as part of the held change logged a piece of one square, both flagged) is a plain
+        correction whatever is held, as is any tap while the camera's board and the game agree
+        (a taken-back piece still on the table reads empty: the take-back stands). A doubted
+        cell beside a logged move of its colour stays the held change's: it may be a new
+        piece laid against its own colour (flagged as such once logged).
+
+        A change the camera holds back as no play (more than it can explain: often a misread
+        square cutting a piece in two, or a third piece, while a doubt held the board back) is
+        a change as much: a tap on it once was a plain correction, a piece of one square logged
+        at once and the rest of the piece after it, both flagged.
 
         The latest board is tried alone first (as any board: it may explain the table in one
         step); only when it is too far ahead are the boards the camera sent while the change
         was held caught up on (:meth:`catch_up`), after the tap (logged as ``held``, as it
         reads the latest board, and a cell it names may only be laid by a later board's move).
         """
-        held = self.differences(derived) if self.kept or self.unsure_change(derived) else ()
-        if held and not self.kept and self.catches_up:
-            self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]  # e.g. dropped as no play
-        at_change = self.reach(held)  # before the tap reads its cell (it is no doubt then)
+        changed = self.differences(derived)
+        unseen = {*changed, *self.uncertain}  # before the tap reads its cell (it is no doubt then)
+        at_change = self.reach(changed)
         payload = self.correction(derived, doc)
-        cell = self.parse_cell(corrected_cell(payload))
-        edits_a_move = self.laid(derived.game).get(cell, payload["colour"]) != payload["colour"]
+        cell, colour = self.parse_cell(corrected_cell(payload)), payload["colour"]
+        edits_a_move = self.laid(derived.game).get(cell, colour) != colour or (
+            self.pieces_apart and cell not in unseen
+            and misread_out_of(derived.entries, cell, colour, self.near) is not None)
         if cell not in at_change or edits_a_move:
             return [("correction", payload)]
+        if not self.kept and self.catches_up:  # e.g. dropped, or never kept, as no play
+            self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]
         items = self.explained_alone(derived)
         if items is not None:
             return items + [("correction", payload)]

@@ -19,6 +19,8 @@ from .cells import CellAdapter, Laid
 
 
 class PlacementAdapter(CellAdapter):
+    pieces_apart = True
+
     def __init__(self, setup: Any, game: str):
         self.game = game
         super().__init__(setup)
