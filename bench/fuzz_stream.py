@@ -208,7 +208,8 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
     true game cut after ``placements``. Before a declared pass and at the end, every misread
     still standing is tapped (when it must be) and a clear board is sent: a player settles
     the page's rings before passing."""
-    noise = [n for i, n in enumerate(plan.noise) if keep is None or i in set(keep)]
+    kept = None if keep is None else set(keep)
+    noise = [n for i, n in enumerate(plan.noise) if kept is None or i in kept]
     moves = truncated(plan.moves, placements)
     table: dict[Cell, str] = {}
     steps: list[Step] = []

@@ -159,7 +159,7 @@ def main() -> None:
     failing = []
     with tempfile.TemporaryDirectory() as tmp:
         for game in GAMES:
-            count, steps, by = 0, 0, Counter()
+            failed, steps, by = 0, 0, Counter()
             for seed in range(first, first + seeds):
                 plan = draw(seed, game)
                 folder = Path(tmp) / f"{game}{seed}"
@@ -168,9 +168,9 @@ def main() -> None:
                 steps += len(render(plan))
                 by.update(p for p, _, _ in broken)
                 if broken:
-                    count += 1
+                    failed += 1
                     failing.append((plan, broken))
-            print(f"| {game} | {seeds} | {steps} | {count} | "
+            print(f"| {game} | {seeds} | {steps} | {failed} | "
                   f"{', '.join(f'{p} {n}' for p, n in sorted(by.items())) or '-'} |", flush=True)
         for game in GAMES:
             print(f"\nfailing {game} seeds: {[plan.seed for plan, _ in failing if plan.game == game]}")

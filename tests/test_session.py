@@ -1406,3 +1406,19 @@ def test_a_tap_on_a_change_held_back_as_no_play_reads_the_camera_s_board(tmp_pat
     logs_the_game_after(s, moves)
     s.observe(seen[2], [], 3.0)
     logs_the_game_after(s, moves)
+
+
+def test_a_kept_boards_doubt_is_not_settled_into_an_older_piece_through_cells_only_doubted(tmp_path):
+    """A kept board doubts (5,9) (a hand); red's two squares at (5,5),(5,6) are read clearly. A
+    later board reads (5,9),(6,9) clearly as a new red piece, and a shadow between the two read
+    red, doubted. The doubt links nothing: (5,9) is not written into the earlier board as a
+    square of the old piece (it was then logged as a red piece of one square, flagged)."""
+    from companion_app.adapters.cells import Kept
+
+    adapter = new_session(tmp_path).adapter
+    adapter.kept = [Kept({(5, 5): "R", (5, 6): "R"}, ((5, 9),), 1.0)]
+    seen = {(5, 5): "R", (5, 6): "R", (5, 7): "R", (5, 8): "R", (5, 9): "R", (6, 9): "R"}
+    adapter.keep(seen, ((5, 7), (5, 8)), 2.0)
+    assert adapter.kept[0].board == {(5, 5): "R", (5, 6): "R"} and adapter.kept[0].uncertain == ((5, 9),)
+    adapter.keep({**seen, (5, 7): "R", (5, 8): "R"}, (), 3.0)  # read clearly now: one piece, laid whole before
+    assert adapter.kept[0].board.get((5, 9)) == "R" and adapter.kept[0].uncertain == ()

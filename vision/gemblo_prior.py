@@ -125,7 +125,7 @@ def apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
     budget = Trials(RULES_TRIALS)
     changed: list[int] = []
     bad = _bad(labels)
-    edges = _edges()
+    edges = hex_ground().edges
     for region in bad:
         if budget.left <= 0:
             break
@@ -178,7 +178,7 @@ def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -
     """A cell read as empty beside a clear region, where that region plus the cell would still
     be a piece, may be the piece's cell the photo hardly shows: there the clear evidence must
     say 'empty' more plainly (CLEAR_SURE_BESIDE) to be trusted."""
-    edges = _edges()
+    edges = hex_ground().edges
     score = clear_odds(post)
     ground = hex_ground()
     for region in _regions(labels):
@@ -188,17 +188,6 @@ def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -
         for i in beside:
             if ground.piece(region + [i]) is not None:
                 conf[i] = min(conf[i], float(np.clip(-score[i] / CLEAR_SURE_BESIDE, 0, 1)))
-
-
-def _edges() -> tuple[tuple[int, ...], ...]:
-    """Each cell's edge neighbours (indices)."""
-    return hex_ground().edges
-
-
-def _bridge_graph() -> tuple[tuple[int, ...], ...]:
-    """Each cell's edge neighbours and bridge partners (M5): the cells a colour's next piece
-    or next cell may lie at."""
-    return hex_ground().touch
 
 
 def clear_start(labels: list[str], conf: np.ndarray, seen: np.ndarray, readable: np.ndarray) -> int | None:
@@ -246,7 +235,7 @@ def _six_colour_groups(labels: list[str], sure: np.ndarray, readable: np.ndarray
 
 def _reach(source: int, open_: np.ndarray) -> np.ndarray:
     """(463,) the cells reached from ``source`` over edges and bridges (M5) through ``open_`` cells."""
-    graph = _bridge_graph()
+    graph = hex_ground().touch
     reach = np.zeros(len(open_), bool)
     reach[source] = True
     stack = [source]
@@ -339,7 +328,7 @@ def clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_on
     lean = np.zeros(len(labels)) if lean is None else lean
     sure = np.array([lab == "C" for lab in labels]) & ~doubt
     member = cand | sure
-    edges = _edges()
+    edges = hex_ground().edges
     with np.errstate(divide="ignore"):
         p = post[:, -1] / np.maximum(post[:, -1] + post[:, 0], 1e-12)
     log_c, log_e = np.log(np.clip(p, 1e-9, 1)), np.log(np.clip(1 - p, 1e-9, 1))
@@ -454,7 +443,7 @@ def _pieces_prior(made: dict[str, list[int]], outside: np.ndarray, places: int |
 def _bridged_clusters(made: dict[str, list[int]], outside: np.ndarray) -> list[tuple[list[str], bool]]:
     """The pieces ``made`` (each with its cells) in clusters linked by bridges (M5), each with
     whether one of its pieces is bridged to a cell called clear ``outside`` them."""
-    edges, graph = _edges(), _bridge_graph()
+    edges, graph = hex_ground().edges, hex_ground().touch
     mine = {i for own in made.values() for i in own}
     reach = {pid: {n for i in own for n in graph[i] if n not in edges[i]} - set(own)
              for pid, own in made.items()}
@@ -479,7 +468,7 @@ def _monohex_places(labels: list[str], lone: np.ndarray) -> np.ndarray:
     against the whole board. A larger piece has one of its cells at one of them
     (:func:`_pieces_prior`)."""
     clear = (np.array(labels) == "C") & ~lone
-    edges, graph = _edges(), _bridge_graph()
+    edges, graph = hex_ground().edges, hex_ground().touch
     bridged = np.array([any(clear[n] for n in graph[i] if n not in edges[i]) for i in range(len(clear))])
     beside = np.array([any(clear[n] for n in edges[i]) for i in range(len(clear))])
     return bridged & ~beside & ~clear & np.isin(labels, (EMPTY, "C"))

@@ -352,9 +352,7 @@ def locate_board(frame: np.ndarray) -> BoardPose:
 def verify_pose(frame: np.ndarray, pose: BoardPose) -> bool:
     """Do the token frames still show where ``pose`` put them (at least 60 % as clearly)?"""
     frame = exposed(as_bgr(frame))
-    h, w = frame.shape[:2]
-    if pose.image_size != (w, h):
-        pose = pose.scaled(w / pose.image_size[0])
+    pose = pose.for_frame(frame)
     reference = pose.contrast or 0.5
     return pose_evidence(frame, pose) >= 0.6 * reference
 
@@ -368,9 +366,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
     position in doubt (``numbered``)."""
     start = time.perf_counter()
     frame = exposed(as_bgr(frame))
-    h, w = frame.shape[:2]
-    if pose.image_size != (w, h):
-        pose = pose.scaled(w / pose.image_size[0])
+    pose = pose.for_frame(frame)
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     tokens, partial = pose_places(gray, pose)
     if not tokens:

@@ -327,7 +327,7 @@ class CellAdapter(GameAdapter):
         """
         for k in self.kept:
             settled = {c for c in k.uncertain if c not in uncertain
-                       and (seen.get(c, EMPTY) in (EMPTY, k.board.get(c)) or self.completes(k, c, seen))}
+                       and (seen.get(c, EMPTY) in (EMPTY, k.board.get(c)) or self.completes(k, c, seen, uncertain))}
             k.board = {c: colour for c, colour in {**k.board, **{c: seen.get(c, EMPTY) for c in settled}}.items()
                        if colour != EMPTY}
             k.uncertain = tuple(c for c in k.uncertain if c not in settled)
@@ -335,18 +335,21 @@ class CellAdapter(GameAdapter):
             self.kept.pop()
         self.kept.append(Kept(dict(seen), uncertain, t))
 
-    def completes(self, kept: Kept, cell: Cell, seen: Mapping[Cell, str]) -> bool:
-        """Whether the board ``seen`` reads ``cell`` (doubted on the ``kept`` board) as a
-        square of a piece ``kept`` already shows: the cell is joined along edges, through
-        cells ``seen`` reads in its colour, to a cell ``kept`` read clearly in that colour. A
-        colour's pieces never share an edge (Blokus B5, Gemblo M4), so that piece is one,
-        laid whole before ``kept`` was seen (in a game where they may, nothing is settled so)."""
-        colour, b = seen.get(cell, EMPTY), self.board
-        if not self.pieces_apart or colour == EMPTY or kept.board.get(cell) == colour or cell not in b.index:
+    def completes(self, kept: Kept, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
+        """Whether the board ``seen`` (``doubted``: its cells the camera could not read) reads
+        ``cell`` (doubted on the ``kept`` board) clearly as a square of a piece ``kept`` already
+        shows: the cell is joined along edges, through cells ``seen`` reads clearly in its colour,
+        to a cell ``kept`` read clearly in that colour. A colour's pieces never share an edge
+        (Blokus B5, Gemblo M4), so that piece is one, laid whole before ``kept`` was seen (in a
+        game where they may, nothing is settled so). A doubted cell links nothing: a shadow read
+        in the colour between an old piece and a new one would make the new one's square the old
+        one's."""
+        colour = seen.get(cell, EMPTY)
+        if not self.pieces_apart or colour == EMPTY or kept.board.get(cell) == colour or cell in doubted \
+                or cell not in self.board.index:
             return False
-        part = next(m for m in b.components(b.mask(c for c, col in seen.items() if col == colour and c in b.index))
-                    if m >> b.index[cell] & 1)
-        return any(kept.board.get(c) == colour and c not in kept.uncertain for c in b.cells_of(part))
+        clear = {c: col for c, col in seen.items() if c not in doubted}
+        return any(kept.board.get(c) == colour and c not in kept.uncertain for c in self.piece_around(clear, cell))
 
     def holds_first_change(self, derived: Derived, seen: dict[Cell, str]) -> bool:
         """Whether the board ``seen`` still shows the change the first kept board holds back:
@@ -491,7 +494,8 @@ class CellAdapter(GameAdapter):
         was held caught up on (:meth:`catch_up`), after the tap (logged as ``held``, as it
         reads the latest board, and a cell it names may only be laid by a later board's move).
         """
-        changed = self.differences(derived)
+        # a game that does not catch up (Equilibrix) holds no change back as no play
+        changed = self.differences(derived) if self.catches_up or self.kept or self.unsure_change(derived) else ()
         unseen = {*changed, *self.uncertain}  # before the tap reads its cell (it is no doubt then)
         at_change = self.reach(changed)
         payload = self.correction(derived, doc)
@@ -565,13 +569,18 @@ class CellAdapter(GameAdapter):
         player's corrections standing); empty for a piece the camera sees nothing of. With the
         other cells of it the player said are ``colour`` where the camera read them empty
         (earlier taps on the same piece)."""
-        b = self.board
-        board = {**self.with_overrides(self.camera_board, self.uncertain), cell: colour}
-        part = next(m for m in b.components(b.mask(c for c, col in board.items() if col == colour and c in b.index))
-                    if m >> b.index[cell] & 1)
-        cells = set(b.cells_of(part)) - {cell}
+        cells = self.piece_around({**self.with_overrides(self.camera_board, self.uncertain), cell: colour}, cell) \
+            - {cell}
         joined = {c for c, o in self.overrides.items() if c in cells and o.misread == EMPTY and o.colour == colour}
         return frozenset(c for c in cells if self.camera_board.get(c) == colour), joined
+
+    def piece_around(self, board: Mapping[Cell, str], cell: Cell) -> set[Cell]:
+        """The cells joined to ``cell`` along edges through cells ``board`` reads in its colour
+        (``cell`` among them): the piece it is a square of, where a colour's pieces stay apart."""
+        b, colour = self.board, board[cell]
+        part = next(m for m in b.components(b.mask(c for c, col in board.items() if col == colour and c in b.index))
+                    if m >> b.index[cell] & 1)
+        return set(b.cells_of(part))
 
     def with_overrides(self, seen: dict[Cell, str], doubted: Sequence[Cell]) -> dict[Cell, str]:
         """The board ``seen`` (``doubted``: its cells the camera could not read) as the player's

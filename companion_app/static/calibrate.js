@@ -45,7 +45,7 @@ async function frameProblem() {
     const doc = await response.json();
     return doc.error.message;
   } catch (err) {
-    return "the referee could not be reached: check the Wi-Fi and that the server runs";
+    return UNREACHABLE;
   }
 }
 

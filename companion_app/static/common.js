@@ -53,9 +53,22 @@ async function answerOf(response) {
   return doc;
 }
 
-/* POST to the server; resolves to its JSON, rejects as answerOf does (with no ``status`` when
-   the server could not be reached). */
-async function post(url, body) {
+const UNREACHABLE = "the referee could not be reached: check the Wi-Fi and that the server runs";
+
+/* GET or POST (``init``) to the server; resolves to its JSON, rejects as answerOf does (with no
+   ``status`` when the server could not be reached). */
+async function ask(url, init = {}) {
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (err) {
+    throw new Error(UNREACHABLE);
+  }
+  return answerOf(response);
+}
+
+/* POST ``body`` (JSON, or a form as it is) to the server, as ask. */
+function post(url, body) {
   const init = { method: "POST", headers: {} };
   if (body instanceof FormData) {
     init.body = body;
@@ -63,13 +76,7 @@ async function post(url, body) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  let response;
-  try {
-    response = await fetch(url, init);
-  } catch (err) {
-    throw new Error("the referee could not be reached: check the Wi-Fi and that the server runs");
-  }
-  return answerOf(response);
+  return ask(url, init);
 }
 
 let toastTimer = null;

@@ -393,8 +393,7 @@ listRecent(JSON.parse(document.getElementById("recent-reviews").textContent));
 /* /review/<id>: reopen the saved review. */
 const reopen = document.getElementById("review-page").dataset.review;
 if (reopen) {
-  fetch(`/api/review/${encodeURIComponent(reopen)}`)
-    .then(answerOf)
+  ask(`/api/review/${encodeURIComponent(reopen)}`)
     .then((doc) => openReview(doc, false))
     .catch((err) => showError(err.message));
 }
