@@ -508,11 +508,12 @@ def test_a_board_on_a_boldly_patterned_cloth_is_found_by_the_printed_circle_in_t
     assert wrong(p, reading) == []
 
 
-def _bench_photo(seed: int, condition: str, index: int) -> EquilibrixPhoto:
-    """Photo ``index`` of ``condition`` in the bench's sweep of ``seed``, at its 1600×1200."""
+def _bench_photo(seed: int, condition: str, index: int, size: tuple[int, int] = (1600, 1200)) -> EquilibrixPhoto:
+    """Photo ``index`` of ``condition`` in the bench's sweep of ``seed``, at its 1600×1200 (the
+    same scene at ``size``)."""
     rng = np.random.default_rng([seed, list(CONDITIONS).index(condition), index])
     position = random_position(rng)
-    return render_photo(rng, sample_conditions(condition, rng), (1600, 1200), position)
+    return render_photo(rng, sample_conditions(condition, rng), size, position)
 
 
 def test_a_board_half_in_a_hard_shadow_is_found_by_its_lines_against_the_light() -> None:
@@ -1022,3 +1023,19 @@ def test_on_a_tie_of_the_drawing_s_pieces_the_board_s_edge_picks_the_pose(monkey
     r_px = np.linalg.norm(truth - np.roll(truth, 1, 0), axis=1).mean() / 3  # corner nodes lie 3 r apart
     off = np.linalg.norm(truth[:, None] - pose.corners[None], axis=2).min(1)  # labelling aside (_upright)
     assert off.max() < 0.1 * r_px
+
+
+def test_a_drawing_pulled_off_by_a_hand_and_a_mug_is_laid_about_its_printed_circle() -> None:
+    """Held-out seed 97 `hard` 2 (a striped cloth, a hand and glare over the flower, a mug at the
+    rim, a 35 degree tilt; the same scene at 960x720 fails the same way): the printed circle is
+    found right, but the whole-drawing match moved every first guess to the end of its reach
+    and a wrong turn, no fit had more than 2 of the drawing's 49 pieces, and the board a person
+    reads was refused. Laid about the circle's frame's own middle, turned step by step and
+    judged by its pieces, the drawing is found: the board is read, every wrong field in doubt."""
+    p = _bench_photo(97, "hard", 2, (960, 720))
+    reading = read_equilibrix(upright(p))
+    assert reading.pose.quality >= eq_pose.POSE_TRUST
+    assert [n for n in wrong(p, reading) if n not in reading.uncertain] == []
+    truth = np.asarray(p.corners, float)
+    r_px = np.linalg.norm(truth - np.roll(truth, 1, 0), axis=1).mean() / 3  # corner nodes lie 3 r apart
+    assert np.linalg.norm(truth[:, None] - reading.pose.corners[None], axis=2).min(1).max() < 0.1 * r_px
