@@ -371,7 +371,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
     tokens, partial = pose_places(gray, pose)
     if not tokens:
         raise ReadError("no_board", "no Geometrius token shows where the field was")
-    doubtful = doubtful_places(gray, dark_mask(gray, max(15, w // 60)), tokens, partial)
+    doubtful = doubtful_places(gray, dark_mask(gray, max(15, frame.shape[1] // 60)), tokens, partial)
     # Grid mm with token (0, 0) at the origin, rows down: the contract frame itself.
     H = np.linalg.inv(pose.homography) @ np.array([[1 / PITCH_MM, 0, 0.5], [0, 1 / PITCH_MM, 0.5], [0, 0, 1]])
     located = Field(H, tuple(sorted(tokens | doubtful)), doubtful=frozenset(doubtful), origin=(0, 0))
