@@ -64,3 +64,42 @@ def test_a_glare_spot_is_no_piece_shown() -> None:
     shone[3:11, 3:11] = True
     doubted = light_only_doubts(_board(light.ravel()), SQUARES, EVERY, EVERY, shone.ravel())
     assert not doubted[~shone.ravel()].any()
+
+
+def _tritone(light: np.ndarray) -> np.ndarray:
+    """(cells x 3) a blue-magenta-yellow tritone's colours for the cells' brightness ``light`` (0-1):
+    straight from dark to middle and from middle to light, bent at the middle tone."""
+    tones = np.array([(0.43, 0.08, 0.08), (0.55, 0.24, 0.86), (0.47, 0.94, 1.0)])
+    return np.stack([np.interp(light, (0.0, 0.5, 1.0), tones[:, k]) for k in range(3)], 1)
+
+
+def test_a_tritone_bends_the_line_and_its_pieces_shown_by_light_are_all_doubted() -> None:
+    # The board's light 0.25-0.45 (a lamp's fall-off), pieces past the tritone's middle tone:
+    # off a straight line they passed for colour shown (base: nothing doubted).
+    rng = np.random.default_rng(2)
+    light = rng.uniform(0.25, 0.45, N * N)
+    pieces = _pieces(PIECES_SHOWN)
+    light[pieces] = rng.uniform(0.6, 0.75, PIECES_SHOWN)
+    cells = _tritone(light) + rng.normal(0, 0.003, (N * N, 3))
+    assert (off_curve(cells, EVERY) > 0.1).sum() >= COLOUR_SHOWN
+    assert light_only_doubts(cells, SQUARES, EVERY, EVERY, NONE).all()
+
+
+def test_the_sepia_matrix_clipping_to_white_is_no_colour_shown() -> None:
+    # The classic sepia matrix: a grey's channels at (0.94, 1.20, 1.35) x grey (BGR), each clipped at 1:
+    # red clips from a grey of 0.74, green from 0.83, and the light end runs to white.
+    grey = np.full(N * N, 0.5)
+    pieces = _pieces(PIECES_SHOWN)
+    grey[pieces] = np.linspace(0.8, 1.0, PIECES_SHOWN)  # light pieces, some whiter than the clip
+    cells = np.minimum(grey[:, None] * np.array([0.94, 1.20, 1.35]), 1.0)
+    assert light_only_doubts(cells, SQUARES, EVERY, EVERY, NONE).all()
+
+
+def test_a_bend_through_one_piece_colour_of_a_colour_photo_doubts_none_of_its_cells() -> None:
+    # A few yellow pieces, brighter than the grey board: a broken line could pass through them,
+    # but a cell's own doubt keeps to the straight line, which they lie off (guard: as on base).
+    light = np.full(N * N, 0.5)
+    pieces = _pieces(8)
+    cells = _board(light)
+    cells[pieces] = (0.1, 0.85, 0.95)
+    assert not light_only_doubts(cells, SQUARES, EVERY, ~pieces, NONE).any()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bench import heldout
-from vision.synth.phone import PHONE_EFFECTS, develop
+from vision.synth.phone import PHONE_EFFECTS, develop, one_hue, sepia_matrix
 
 # (centre x, centre y, BGR): near every corner and edge of a 1600 x 1200 photo, and the centre
 NEUTRAL = (60, 60, 60)
@@ -128,3 +128,24 @@ def test_ranking_puts_silent_errors_before_lost_boards():
     ranked = heldout.ranking({game.name: [base, silent, refused]})
     assert [effect for _, effect, *_ in ranked] == ["vivid", "overexposed"]
     assert ranked[1][3] == pytest.approx(1.0) and ranked[1][4] == 2  # every exact board lost: both refused
+
+
+def test_a_tritone_maps_brightness_through_its_middle_tone():
+    grey = np.array([[[0, 0, 0], [128, 128, 128], [255, 255, 255], [64, 64, 64]]], np.uint8)
+    out = one_hue(grey, (10, 20, 30), (100, 100, 200), (250, 240, 230)).astype(int)
+    ends_and_middle = np.array([[10, 20, 30], [100, 100, 200], [250, 240, 230]])
+    assert np.abs(out[0, :3] - ends_and_middle).max() <= 1  # (grey 128 lies a hair past the middle)
+    assert np.abs(out[0, 3] - (55, 60, 115)).max() <= 1  # halfway along its dark half
+
+
+def test_a_one_hue_filter_needs_two_tones(small):
+    with pytest.raises(ValueError, match="two tones"):
+        one_hue(small, (0, 0, 0))
+
+
+def test_the_sepia_matrix_clips_red_first():
+    levels = np.array([[[g, g, g] for g in (100, 200, 255)]], np.uint8)
+    out = sepia_matrix(levels).astype(int)[0].tolist()  # BGR
+    assert out[0] == [94, 120, 135]  # a tint of the grey below the clip
+    assert out[1] == [187, 241, 255]  # red clipped, green not yet: the tint turns yellower
+    assert out[2] == [239, 255, 255]  # white: blue alone short of the clip

@@ -26,7 +26,7 @@ from vision.image_io import load_image
 from vision.pose import MAX_VIEW_ANGLE_DEG, BoardPose, check_angle, corner_points
 from vision.sampling import cells_in_photo, under_occluder
 from vision.synth import CONDITIONS, SyntheticPhoto, render_photo, sample_conditions
-from vision.synth.phone import jpeg_420, one_hue
+from vision.synth.phone import jpeg_420, one_hue, sepia_matrix
 
 SIZE = (960, 720)
 
@@ -1076,6 +1076,28 @@ def test_a_one_hue_photo_never_reads_a_piece_as_a_confident_empty_cell(condition
     p = photo(condition, seed)
     assert sum(ch != "." for row in p.state for ch in row) > 20
     reading = read_blokus(jpeg_420(one_hue(upright(p), *tones), 85))
+    assert confident_errors(p, reading.board, reading.uncertain) == []
+
+
+def blue_magenta_yellow(image: np.ndarray) -> np.ndarray:
+    """A tritone: dark blue, magenta middle, light yellow."""
+    return one_hue(image, (110, 20, 20), (140, 60, 220), (120, 240, 255))
+
+
+def sepia_tritone(image: np.ndarray) -> np.ndarray:
+    """A tritone: dark brown, sepia middle, cream."""
+    return one_hue(image, (20, 30, 50), (80, 120, 170), (220, 240, 255))
+
+
+@pytest.mark.parametrize("condition, seed, develop", [
+    ("glare", 4, sepia_matrix), ("clean", 3, blue_magenta_yellow), ("clean", 5, sepia_tritone)])
+def test_a_photo_through_a_bent_one_hue_filter_never_reads_a_piece_as_a_confident_empty_cell(
+        condition: str, seed: int, develop) -> None:
+    # The classic sepia matrix clips red first, so its light end bends toward white; a tritone
+    # bends at its middle tone. Off a straight brightness-to-colour line, the pieces' cells
+    # passed for colour shown and nothing was doubted (base: 210, 92 and 261 silent cells).
+    p = photo(condition, seed)
+    reading = read_blokus(jpeg_420(develop(upright(p)), 85))
     assert confident_errors(p, reading.board, reading.uncertain) == []
 
 

@@ -26,7 +26,7 @@ from vision.image_io import load_image
 from vision.pose import BoardPose
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.gemblo import GembloPhoto, render_photo
-from vision.synth.phone import jpeg_420, one_hue
+from vision.synth.phone import jpeg_420, one_hue, sepia_matrix
 
 SIZE = (960, 720)
 
@@ -1800,4 +1800,21 @@ def test_a_one_hue_photo_never_reads_a_piece_as_a_confident_empty_cell(condition
     p = photo(condition, seed)
     assert len(p.cells) > 20
     reading = read_gemblo(jpeg_420(one_hue(upright(p), (0, 0, 0), (191, 235, 255)), 85))
+    assert silent_errors(p, reading) == []
+
+
+def blue_magenta_yellow(image: np.ndarray) -> np.ndarray:
+    """A tritone: dark blue, magenta middle, light yellow."""
+    return one_hue(image, (110, 20, 20), (140, 60, 220), (120, 240, 255))
+
+
+@pytest.mark.parametrize("condition, seed, develop", [
+    ("clean", 3, sepia_matrix), ("shadow", 7, blue_magenta_yellow), ("warm_light", 4, blue_magenta_yellow)])
+def test_a_photo_through_a_bent_one_hue_filter_never_reads_a_piece_as_a_confident_empty_cell(
+        condition: str, seed: int, develop) -> None:
+    # The classic sepia matrix (its red clips) and a blue-magenta-yellow tritone (bent at its
+    # middle tone) leave the cells off a straight brightness-to-colour line: read as colour
+    # shown, nothing was doubted (base: 173, 212 and 44 silent cells).
+    p = photo(condition, seed)
+    reading = read_gemblo(jpeg_420(develop(upright(p)), 85))
     assert silent_errors(p, reading) == []

@@ -1,4 +1,4 @@
-"""Doubt for a photo whose pieces show only as light: a sepia, warm-mono or duotone filter.
+"""Doubt for a photo whose pieces show only as light: a sepia, warm-mono, duotone or tritone filter.
 
 Such a filter maps every pixel's brightness to one colour, so the pieces keep only their
 brightness and the readers, which tell a piece from the board by colour, read them as empty
@@ -8,22 +8,28 @@ What the filter cannot fake is a board whose pieces show their colours; and what
 is the pieces' light. So, per reader:
 
 1. *Is colour shown?* In a one-hue photo each cell's chroma is a function of its brightness
-   (a tint scales with it, a duotone runs along a straight line between its two ends). A cell
-   whose chroma lies off the photo's brightness-to-colour curve (:func:`off_curve`) shows a
-   colour of its own; a photo of pieces in colour has dozens of them (every piece cell; 10 %
-   or more of a Blokus board on the bench's photos), a one-hue photo a few at most (JPEG
-   rounding). With :data:`COLOUR_SHOWN` such cells nothing is doubted.
+   (a tint scales with it, a duotone runs along a straight line between its two ends, a
+   tritone bends that line at its middle tone, the classic sepia matrix where its red clips).
+   A cell whose chroma lies off the photo's brightness-to-colour curve, a line broken once
+   (:func:`off_bent_curve`), shows a colour of its own; a photo of pieces in colour has dozens
+   of them (every piece cell of the colours the bend does not pass through; 10 % or more of a
+   Blokus board on the bench's photos), a one-hue photo a few at most (JPEG rounding, a cell
+   straddling the bend). With :data:`COLOUR_SHOWN` such cells nothing is doubted.
 2. *Otherwise* (a one-hue photo, or a real board with almost nothing on it), a cell is read
    only by its light: one whose brightness stands out from its neighbours' (the board's,
-   mostly; :data:`STANDS_OUT`) while its colour keeps to the curve is uncertain, and so is a
-   cell read as a piece colour that keeps to the curve (its "colour" is the filter's tint at
-   that brightness). A real empty board departs less: a soft sheen of the light brightens a
-   patch of 4-8 cells by 10-20 %, a shadow's edge darkens a few by as much.
-3. *Pieces shown only as light*: when that many cells depart (:data:`PIECES_SHOWN`), there are
-   pieces on the board whose colours cannot be seen, and a piece as bright as the board cannot be
-   told from it at all: every cell keeping to the curve is uncertain. A real empty board under a
-   shadow's edge, a warm lamp or a dim room departs at fewer (none of 50 in 15 conditions
-   reached it; a glare spot's cells, ``shone``, are not counted).
+   mostly; :data:`STANDS_OUT`) while its colour keeps to the straight line (:func:`off_curve`)
+   is uncertain, and so is a cell read as a piece colour that keeps to the line (its "colour"
+   is the filter's tint at that brightness). The straight line here, not the bent one: on a
+   board of a few pieces the bend may pass through one piece colour of a colour photo (a
+   yellow piece brighter than the board), whose cells would then be doubted. A real empty
+   board departs less: a soft sheen of the light brightens a patch of 4-8 cells by 10-20 %, a
+   shadow's edge darkens a few by as much.
+3. *Pieces shown only as light*: when that many cells keeping to the bent line depart
+   (:data:`PIECES_SHOWN`), there are pieces on the board whose colours cannot be seen, and a
+   piece as bright as the board cannot be told from it at all: every cell is uncertain (the few
+   off the line too: so few show a bend's rounded corner, not a colour). A real empty board
+   under a shadow's edge, a warm lamp or a dim room departs at fewer (none of 50 in 15
+   conditions reached it; a glare spot's cells, ``shone``, are not counted).
 
 Phone photos only (``read_blokus`` and ``read_gemblo``; not the live referee's ``read_with_pose``):
 a webcam has no such filter, and early in a Gemblo game the clear pieces show only as light, so
@@ -39,7 +45,10 @@ import numpy as np
 
 OFF_CURVE = 0.1  # chroma (0-1 channel units) off the brightness-to-colour curve: the cell's own colour
 COLOUR_SHOWN = 12  # cells this far off the curve: the photo shows colours (the bench's colour photos: dozens)
-CURVE_SHARE = 50  # the curve is fitted to this percentage of cells nearest it (the board, mostly)
+CURVE_SHARE = 50  # the straight line is fitted to this percentage of cells nearest it (the board, mostly)
+BENT_SHARE = 75  # the bent curve to this percentage: beyond its knee there may be only a tritone's brightest pieces
+KNEES = np.arange(5, 100, 5)  # the percentiles of the cells' brightness where the bent curve may bend
+CLIPPED = 0.97  # a cell whose brightest channel reaches this shows the clip's colour (white), not its own
 LIGHT_DEPARTS = 0.1  # log brightness off the neighbours' median: a cell's own light (a piece's)
 STANDS_OUT = 0.2  # ... this far off, a cell is doubted even where few depart (a board's soft sheen: 0.1-0.2)
 NEAR_CELLS = 2.5  # the neighbours a cell's light is compared with lie this close (cell units)
@@ -51,26 +60,59 @@ def _brightness(cell_bgr: np.ndarray) -> np.ndarray:
     return cell_bgr @ np.array([0.114, 0.587, 0.299])
 
 
-def off_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    """(n) how far each cell's chroma lies from the photo's brightness-to-colour curve.
-
-    ``cell_bgr``: (n x 3) each cell's typical colour, BGR 0-1; the curve is the ``seen`` cells'.
-    Chroma as two opponent differences (red-green, yellow-blue) in channel units, not divided by
-    the brightness: a tint and a duotone alike make them linear in the brightness (a line, not a
-    bent curve: fitted to the board's narrow band of brightness, a quadratic swung off at the
-    pieces' brighter cells). Fitted to the half of the cells nearest it, round by round, so the
-    pieces' colours in a colour photo do not pull it.
-    """
+def _opponents(cell_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's brightness (n) and chroma (n x 2): two opponent differences, red-green and
+    yellow-blue, in channel units, not divided by the brightness, so that a tint and a duotone
+    make them linear in the brightness."""
     b, g, r = cell_bgr[:, 0], cell_bgr[:, 1], cell_bgr[:, 2]
-    y = _brightness(cell_bgr)
-    chroma = np.stack([r - g, 0.5 * (r + g) - b], 1)
-    terms = np.stack([np.ones_like(y), y], 1)
-    near = seen.copy()
+    return _brightness(cell_bgr), np.stack([r - g, 0.5 * (r + g) - b], 1)
+
+
+def _gaps_to_lines(brightness: np.ndarray, chroma: np.ndarray, fitted: np.ndarray, knees: np.ndarray,
+                   share: float) -> np.ndarray:
+    """(knees x n) each cell's chroma distance from a line in brightness broken at each of ``knees``
+    (another slope above it; a knee past every cell leaves it straight), fitted to the ``fitted``
+    cells: to them all, then to the ``share`` percent of them nearest it, round by round, so that
+    the pieces' colours in a colour photo do not pull it."""
+    above = np.maximum(brightness[None] - knees[:, None], 0.0)
+    terms = np.stack(np.broadcast_arrays(1.0, brightness[None], above), -1)  # knees x n x 3
+    weight = np.broadcast_to(fitted, above.shape).astype(float)
     for _ in range(3):
-        coef = np.linalg.lstsq(terms[near], chroma[near], rcond=None)[0]
-        gap = np.linalg.norm(chroma - terms @ coef, axis=1)
-        near = seen & (gap <= np.percentile(gap[seen], CURVE_SHARE))
+        weighted = (terms * weight[..., None]).transpose(0, 2, 1)
+        normal = weighted @ terms + 1e-9 * np.eye(3)  # a knee past every fitted cell: no slope above it
+        gap = np.linalg.norm(chroma[None] - terms @ np.linalg.solve(normal, weighted @ chroma), axis=-1)
+        weight = fitted & (gap <= np.percentile(gap[:, fitted], share, axis=1)[:, None])
     return gap
+
+
+def off_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """(n) how far each cell's chroma lies from the photo's straight brightness-to-colour line.
+
+    ``cell_bgr``: (n x 3) each cell's typical colour, BGR 0-1; the line is the ``seen`` cells',
+    fitted to the :data:`CURVE_SHARE` of them nearest it (not a quadratic: fitted to the board's
+    narrow band of brightness, it swung off at the pieces' brighter cells). A tint or a duotone
+    keeps every cell on it.
+    """
+    brightness, chroma = _opponents(cell_bgr)
+    return _gaps_to_lines(brightness, chroma, seen, np.array([np.inf]), CURVE_SHARE)[0]
+
+
+def off_bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """(n) how far each cell's chroma lies from the photo's brightness-to-colour line broken once.
+
+    A tritone (dark, middle and light tones) bends the line at its middle tone, and the classic
+    sepia matrix where its red clips (the light end then runs to white). The knee is the one of
+    :data:`KNEES` that leaves fewest ``seen`` cells off the line (the darkest of equals), fitted to
+    :data:`BENT_SHARE` of them. Once broken, not freer: a free curve would follow a colour photo's
+    pieces of each colour, which share a brightness too. A cell with a clipped channel
+    (:data:`CLIPPED`) is left out of the fit and keeps to the curve: its chroma is the clip's.
+    """
+    brightness, chroma = _opponents(cell_bgr)
+    fitted = seen & (cell_bgr.max(axis=1) < CLIPPED)
+    if fitted.sum() < 4:
+        return np.zeros(len(brightness))
+    gaps = _gaps_to_lines(brightness, chroma, fitted, np.percentile(brightness[fitted], KNEES), BENT_SHARE)
+    return np.where(fitted, gaps[np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1))], 0.0)
 
 
 def light_departure(cell_bgr: np.ndarray, centres: np.ndarray, seen: np.ndarray) -> np.ndarray:
@@ -99,10 +141,11 @@ def light_only_doubts(cell_bgr: np.ndarray, centres: np.ndarray, seen: np.ndarra
     """
     if seen.sum() < 4:
         return np.zeros(len(seen), bool)
+    on_bend = off_bent_curve(cell_bgr, seen) <= OFF_CURVE
+    if (~on_bend & seen).sum() >= COLOUR_SHOWN:
+        return np.zeros(len(seen), bool)
+    departure = np.where(seen & ~shone, light_departure(cell_bgr, centres, seen), 0.0)
+    if ((departure > LIGHT_DEPARTS) & on_bend).sum() >= PIECES_SHOWN:
+        return seen | on_bend
     plain = off_curve(cell_bgr, seen) <= OFF_CURVE
-    if (~plain & seen).sum() >= COLOUR_SHOWN:
-        return np.zeros(len(plain), bool)
-    departure = np.where(plain & seen & ~shone, light_departure(cell_bgr, centres, seen), 0.0)
-    if (departure > LIGHT_DEPARTS).sum() >= PIECES_SHOWN:
-        return plain
-    return (departure > STANDS_OUT) | (plain & ~read_empty)
+    return plain & ((departure > STANDS_OUT) | ~read_empty)

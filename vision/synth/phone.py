@@ -117,15 +117,32 @@ def white_balance_error(image: np.ndarray, temperature: float, tint: float) -> n
     return _encoded(_linear(image) * gains)
 
 
-def one_hue(image: np.ndarray, dark_bgr: tuple[float, float, float], light_bgr: tuple[float, float, float]
-            ) -> np.ndarray:
-    """A phone's sepia, mono-tint or duotone filter: each pixel's brightness (its encoded luma) mapped
-    onto the straight line from ``dark_bgr`` to ``light_bgr`` (0-255; a sepia tint runs from black).
-    The pieces keep only their brightness. Not among ``PHONE_EFFECTS``: the readers doubt such a
-    photo (``vision.one_hue``) rather than read it, so the held-out bench would only count refusals."""
-    luma = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)[..., None] / 255.0
-    dark, light = np.array(dark_bgr, np.float32), np.array(light_bgr, np.float32)
-    return _to_uint8(dark + luma * (light - dark))
+def one_hue(image: np.ndarray, *tones_bgr: tuple[float, float, float]) -> np.ndarray:
+    """A phone's sepia, mono-tint, duotone or tritone filter (a gradient map): each pixel's brightness
+    (its encoded luma) mapped onto the path through ``tones_bgr`` (0-255, darkest first, spread evenly
+    over the brightness; a sepia tint runs from black). Two tones give a straight line of colours,
+    three (dark, mid, light) a line bent at the middle grey. The pieces keep only their brightness.
+    Not among ``PHONE_EFFECTS``: the readers doubt such a photo (``vision.one_hue``) rather than read
+    it, so the held-out bench would only count refusals."""
+    if len(tones_bgr) < 2:
+        raise ValueError(f"a one-hue filter maps brightness onto at least two tones, got {len(tones_bgr)}")
+    luma = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32) / 255.0
+    stops = np.linspace(0.0, 1.0, len(tones_bgr))
+    tones = np.array(tones_bgr, np.float32)
+    return _to_uint8(np.dstack([np.interp(luma, stops, tones[:, k]) for k in range(3)]))
+
+
+# The W3C Filter Effects ``sepia(1)`` matrix (rows: output R, G, B of input R, G, B), which photo apps copy.
+_SEPIA_MATRIX = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]], np.float32)
+
+
+def sepia_matrix(image: np.ndarray) -> np.ndarray:
+    """The classic sepia filter: each output channel a fixed mix of the pixel's encoded R, G, B
+    (:data:`_SEPIA_MATRIX`), clipped at 255. Its three rows are nearly proportional, so the colour
+    is a tint of one brightness, but white comes out at (345, 306, 239): red clips first (from a
+    grey of about 190), then green, and the bright end of the tint bends toward yellow-white."""
+    rgb = image[..., ::-1].astype(np.float32)
+    return _to_uint8(np.clip(rgb @ _SEPIA_MATRIX.T, 0, 255))[..., ::-1].copy()
 
 
 def noise_reduction(image: np.ndarray, luma_sigma: float, luma_px: float, chroma_px: float) -> np.ndarray:
