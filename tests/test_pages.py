@@ -1146,18 +1146,23 @@ def test_geometrius_seats_and_session_take_the_colour_names_setting(tmp_path):
     assert bad.status_code == 400 and "not 5" in bad.get_json()["error"]["message"]
 
 
+def geometrius_live(server, browser, names: list[str], players: list[dict], viewport: dict):
+    """The live page of a Geometrius game whose table names its chips ``names``."""
+    server.app.extensions["tableref"].start_session(
+        {"game": "geometrius", "players": players, "settings": {"colour_names": names}})
+    page = browser.new_page(viewport=viewport)
+    page.set_default_timeout(20000)
+    page.goto(server.base + "/live")
+    return page
+
+
 def test_renamed_geometrius_chips_are_drawn_in_their_physical_colour(server, browser):
     """A table calling its purple chips orange: the live page names them Orange and draws
     them purple (the chip the camera saw), in the field and in the scores."""
     from tests.test_session_geometrius import START, camera, chips
 
-    names = ["red", "blue", "green", "yellow", "orange", "white"]
-    players = [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["red"]}]
-    server.app.extensions["tableref"].start_session(
-        {"game": "geometrius", "players": players, "settings": {"colour_names": names}})
-    page = browser.new_page(viewport=LANDSCAPE)
-    page.set_default_timeout(20000)
-    page.goto(server.base + "/live")
+    page = geometrius_live(server, browser, ["red", "blue", "green", "yellow", "orange", "white"],
+                           [{"name": "Ann", "colours": ["orange"]}, {"name": "Bob", "colours": ["red"]}], LANDSCAPE)
     page.wait_for_selector("#conn[data-state=live]")
     server.session.observe(camera(START), [], 0.0)
     server.session.observe(camera(chips(START, Q01="purple")), [], 1.0)

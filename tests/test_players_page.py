@@ -2,7 +2,7 @@
 on a tablet held upright and on a phone, seats told apart by more than hue, the keyboard's
 place always seen, and a finished game's tiebreak said in words (session 19's walk through
 the pages as players would use them)."""
-from tests.test_pages import boards, browser, server, setup_page, shot, start_game  # noqa: F401 (fixtures)
+from tests.test_pages import boards, browser, geometrius_live, server, setup_page, shot, start_game  # noqa: F401 (fixtures)
 
 PHONE = {"width": 390, "height": 844}
 UPRIGHT_TABLET = {"width": 768, "height": 1024}
@@ -73,11 +73,7 @@ def test_a_geometrius_chip_shows_its_name_s_initial_unless_another_name_shares_i
     names = ["rose", "blue", "green", "yellow", "ruby", "white"]
     players = [{"name": "Ann", "colours": ["rose"]}, {"name": "Bo", "colours": ["ruby"]},
                {"name": "Cy", "colours": ["green"]}]
-    server.app.extensions["tableref"].start_session(
-        {"game": "geometrius", "players": players, "settings": {"colour_names": names}})
-    page = browser.new_page(viewport=PHONE)
-    page.set_default_timeout(20000)
-    page.goto(server.base + "/live")
+    page = geometrius_live(server, browser, names, players, PHONE)
     page.wait_for_selector("#scores tbody tr")
     letters = {p: page.locator(f'#scores tr[data-player="{p}"] .chip').get_attribute("data-letter")
                for p in ("Ann", "Bo", "Cy")}

@@ -17,6 +17,7 @@ import pytest
 from rules import gemblo
 from rules.gemblo import CORNERS
 from rules.placement import random_playout
+from tests.test_vision_blokus import blue_magenta_yellow
 from vision import gemblo as reader
 from vision import gemblo_cells, gemblo_clear, gemblo_clusters, gemblo_prior, gemblo_walls, hexpose
 from vision.gemblo import debug_images, locate_board, read_gemblo, read_with_pose, verify_pose
@@ -1801,11 +1802,6 @@ def test_a_one_hue_photo_never_reads_a_piece_as_a_confident_empty_cell(condition
     assert len(p.cells) > 20
     reading = read_gemblo(jpeg_420(one_hue(upright(p), (0, 0, 0), (191, 235, 255)), 85))
     assert silent_errors(p, reading) == []
-
-
-def blue_magenta_yellow(image: np.ndarray) -> np.ndarray:
-    """A tritone: dark blue, magenta middle, light yellow."""
-    return one_hue(image, (110, 20, 20), (140, 60, 220), (120, 240, 255))
 
 
 @pytest.mark.parametrize("condition, seed, develop", [
