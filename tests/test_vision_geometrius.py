@@ -1456,3 +1456,72 @@ def test_a_token_no_catalogue_shape_has_as_many_sides_as_is_strict_json():
     strict = lambda text: json.loads(text, parse_constant=lambda word: pytest.fail(f"{word} is no JSON"))
     assert strict(json.dumps(token.measured()))["match_distance"] is None
     assert strict(json.dumps(replace(token, distance=1.23456).measured()))["match_distance"] == 1.235
+
+
+# --- session 19: chip tops in a one-hue photo (sepia, duotone, tritone) -----------------------
+
+def _chip_cells(card_bgr: tuple[int, int, int], chips: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Sixteen cards under light falling off across the field, and a top of each of ``chips``
+    on them (the palette's colours, card-relative), as BGR 0-255 pixels of one row."""
+    from vision.geometrius_token import CHIP_COLOURS
+
+    light = np.linspace(0.55, 1.0, 16)
+    cards = light[:, None] * np.array(card_bgr, float)
+    tops = np.array([np.array(CHIP_COLOURS[c])[::-1] * cards[3 * k % 16] for k, c in enumerate(chips)])
+    return np.clip(cards, 0, 255), np.clip(tops, 0, 255)
+
+
+def _filtered(cells: np.ndarray, effect) -> np.ndarray:
+    """The cells through a phone filter, as the pixels of a one-row image."""
+    return effect(np.round(cells)[None].astype(np.uint8))[0].astype(float)
+
+
+def test_chip_tops_show_their_colour_only_off_the_photos_one_hue_curve():
+    """A one-hue filter (sepia, a duotone, a tritone, the sepia matrix) leaves a chip top only
+    its brightness, the cards' curve; the palette then read it as some chip, mostly sure. In
+    colour the coloured tops lie off that curve, under warm light too; a field of white chips
+    only shows no colour either (doubted: safe, not silent)."""
+    from vision.geometrius_stack import tops_colour_shown
+    from vision.synth.phone import one_hue, sepia_matrix
+
+    chips = ["red", "blue", "green", "yellow", "purple", "white", "red", "blue"]
+    for card in [(235, 240, 245), (170, 215, 250)]:  # daylight, a warm lamp
+        cards, tops = _chip_cells(card, chips)
+        assert tops_colour_shown(tops, cards)
+        assert not tops_colour_shown(*_chip_cells(card, ["white"] * 6))
+        for effect in [lambda im: one_hue(im, (0, 0, 0), (191, 235, 255)),
+                       lambda im: one_hue(im, (20, 35, 60), (200, 235, 250)), sepia_matrix,
+                       lambda im: one_hue(im, (110, 20, 20), (140, 60, 220), (120, 240, 255))]:
+            assert not tops_colour_shown(_filtered(tops, effect), _filtered(cards, effect))
+
+
+@lru_cache(maxsize=None)
+def _small_field() -> GeometriusPhoto:
+    """A clean field at 1000 x 750 whose tops read silently wrong through sepia and a tritone
+    on the reader before session 19 (three and two of ten)."""
+    rng = np.random.default_rng(2)
+    return render_photo(rng, sample_conditions("clean", rng), (1000, 750))
+
+
+@pytest.mark.parametrize("tones", [[(0, 0, 0), (191, 235, 255)],  # sepia
+                                   [(110, 20, 20), (140, 60, 220), (120, 240, 255)]])  # tritone blue-magenta-yellow
+def test_a_one_hue_photo_reads_no_chip_top_silently_wrong(tones):
+    """Through a phone's sepia or tritone filter the tops show only their brightness, which the
+    palette read as a chip colour, some wrong and sure of it. Every top is in doubt now; the
+    tokens' shapes are read as before."""
+    from vision.synth.phone import jpeg_420, one_hue
+
+    p = _small_field()
+    r = read_geometrius(jpeg_420(one_hue(upright(p), *tones), 85))
+    tops = [(truth, near) for truth, near in pairs(p, r) if truth.stack and truth.top_visible]
+    assert len(tops) == 10
+    for truth, near in tops:
+        assert near.stack[-1:] == truth.stack[-1:] or "stack" in near.uncertain, (truth.stack, near.stack)
+
+
+def test_a_colour_photos_chip_tops_are_not_doubted_for_one_hue():
+    """The same field in colour: every top read right and none in doubt."""
+    p = _small_field()
+    tops = [(truth, near) for truth, near in pairs(p, read_geometrius(upright(p))) if truth.stack and truth.top_visible]
+    assert len(tops) == 10
+    assert all(near.stack[-1:] == truth.stack[-1:] and "stack" not in near.uncertain for truth, near in tops)

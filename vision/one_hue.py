@@ -31,7 +31,8 @@ is the pieces' light. So, per reader:
    under a shadow's edge, a warm lamp or a dim room departs at fewer (none of 50 in 15
    conditions reached it; a glare spot's cells, ``shone``, are not counted).
 
-Phone photos only (``read_blokus`` and ``read_gemblo``; not the live referee's ``read_with_pose``):
+Phone photos only (``read_blokus``, ``read_gemblo``, and ``read_geometrius``'s chip tops through
+``geometrius_stack.tops_colour_shown``; not the live referee's ``read_with_pose``):
 a webcam has no such filter, and early in a Gemblo game the clear pieces show only as light, so
 the doubt held live moves back (``python -m bench live_games``: 7 of 11 steps logged by the
 camera alone -> 6, the player's taps 30 -> 36).
