@@ -154,7 +154,9 @@ def test_taking_back_a_pass_does_not_ask_to_lift_a_piece(server, browser):
     page.close()
 
 
-ON_TOP = """els => els.map((e) => { const r = e.getBoundingClientRect();
+# Whether each element is the one a tap on its middle reaches (brought into view first: what
+# lies above it on the page, a saved game's panel, may push it below a phone's screen).
+ON_TOP = """els => els.map((e) => { e.scrollIntoView({ block: "center" }); const r = e.getBoundingClientRect();
     return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === e; })"""
 
 
@@ -169,7 +171,9 @@ def test_on_a_phone_a_two_colour_seat_shows_both_its_colours(server, browser):
     for game, variant in (("blokus", "two-player"), ("gemblo", "2p-double")):
         page.select_option("#game", game)
         page.select_option("#variant", variant)
-        page.wait_for_function("document.querySelectorAll('#players select.colour').length === 4")
+        # two seats of two colours each (the game's default seats, drawn first, may have 4 of one)
+        page.wait_for_function("document.querySelectorAll('#players select.colour').length === 4"
+                               " && document.querySelectorAll('#players input').length === 2")
         colours = page.locator("#players select.colour")
         assert colours.evaluate_all(ON_TOP) == [True] * 4, f"a colour of a {game} seat is covered"
         assert page.locator("#players input").evaluate_all(ON_TOP) == [True] * 2

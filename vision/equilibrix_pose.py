@@ -1052,8 +1052,13 @@ def locate(image: np.ndarray, reference: BoardPose | None = None) -> BoardPose:
     # curves of the photo's fainter edges then hold the circle (:meth:`_Edges.fainter`).
     # When none of those guesses' fits is confirmed, the printed circles they came from are
     # tried once more, the drawing laid about each frame's own middle (:func:`_centred_guesses`).
+    # Not for the live referee looking for a board it lost (``reference``): every half second
+    # while a hand covers the board it would cost 0.5-2.5 s. Nor with no circle found: the
+    # earlier search's refusal says more (no round edge, the board cut by the photo's edge).
     for arcs, faint, centred in ((False, False, False), (True, False, False), (False, True, False),
                                  (False, False, True)):
+        if centred and (reference is not None or not edges.frames):
+            continue
         try:
             pose = _locate_in(gray, lab, size, arcs=arcs, edges=edges.fainter() if faint else edges,
                               centred=centred)

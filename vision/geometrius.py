@@ -37,8 +37,7 @@ from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_f
                                numbered, orient, pose_evidence, pose_places, token_frame)
 from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, centred_on_polygon, covers_polygon,
                                  measure_polygon, shortest_side_dropped, match_shape)
-from .geometrius_stack import (classify_chip, field_camera, find_stack, focal_from_stacks, read_stack,
-                               tops_colour_shown, washed_top)
+from .geometrius_stack import find_stack, focal_from_stacks, read_stack, classify_chip, field_camera, washed_top
 from .geometrius_token import FRAME_MM, PITCH_MM, POLY_RADIUS_MM, PPM, Pos, warp
 from .image_io import as_bgr
 from .pose import BoardPose, apply_h
@@ -138,13 +137,11 @@ class GeometriusReading:
 
 # --- the read -------------------------------------------------------------------------------
 
-def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarray | None = None,
-                undo_blur: bool = True, photo: bool = False) -> GeometriusReading:
+def _read_field(image: np.ndarray, located: Field, start: float,
+                gray: np.ndarray | None = None, undo_blur: bool = True) -> GeometriusReading:
     """The tokens at ``located``'s places. ``undo_blur``: where the polygons show heavy blur,
     measure them again on the sharpened photo (a photo is all there is; a blurred live
-    frame is not worth a second pass: a steady one follows). ``photo``: where the chip tops
-    show no colours of their own (a phone's sepia, duotone or tritone filter), every top is
-    in doubt (``tops_colour_shown``; photos only: a webcam has no such filter)."""
+    frame is not worth a second pass: a steady one follows)."""
     catalogue = load_catalogue()
     H = located.H
     h, w = image.shape[:2]
@@ -183,12 +180,6 @@ def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarra
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
         read.append((pos, Ht, stack, uncertain, *_token_polygon(red, Ht, stack.outline, catalogue.shapes)))
-    tops = np.array([sight.stone for *_, sight, _ in seen if sight is not None])
-    cards = np.array([card_rgb[::-1] for *_, card_rgb, _, _ in seen])
-    if photo and len(tops) and not tops_colour_shown(tops, cards):  # a one-hue photo: no top's colour shows
-        for _, _, stack, uncertain, _, _ in read:
-            if stack.stack and "stack" not in uncertain:
-                uncertain.append("stack")
     if undo_blur:
         _measured_unblurred(red, read, located.doubtful, catalogue.shapes)
     tokens: list[TokenReading] = []
@@ -328,7 +319,7 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     photo = as_bgr(image)
     image = exposed(photo)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # once, for the search and the frames
-    reading = _read_field(image, locate_field(image, gray), start, gray, photo=True)
+    reading = _read_field(image, locate_field(image, gray), start, gray)
     if not any(t.vertices for t in reading.read):
         raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but none shows a "
                                        "polygon)")

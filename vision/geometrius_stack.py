@@ -10,9 +10,7 @@
    is read, each chip's side) is compared with the token's card as the white reference; a
    top read white but far more colourful than the card is a coloured chip under glare, its
    colour (what the glare left of it) a guess; so is any top lit far brighter than its card,
-   and a top no whole number of chips puts where it was found. In a photo through a one-hue
-   filter (sepia, a duotone, a tritone) no top shows a colour of its own: every top is a guess
-   (:func:`tops_colour_shown`).
+   and a top no whole number of chips puts where it was found.
 """
 from __future__ import annotations
 
@@ -26,7 +24,6 @@ import numpy as np
 
 from .geometrius_token import CHIP_COLOURS, CHIP_MM, CHIP_RADIUS_MM, SIDE_SHADE, SPOTS, STONE_RADIUS_MM
 from .matching import sample_at
-from .one_hue import off_bent_curve
 from .pose import apply_h
 
 
@@ -41,9 +38,6 @@ TILT_FOR_FOCAL_DEG = 12.0  # below this the homography hardly shows the focal le
 LIT_APART = 1.5  # a top this much brighter than its card (any channel) is lit apart from it: its colour a guess
 # (a white top is 1.0-1.3 times its card; seed 307 `hard` 5's yellow top at 1.68 under a reflection, read sure, left
 # its stack's glare-lit lower chips unchecked)
-TOP_OFF_CURVE = 0.2  # a chip top this far off the photo's brightness-to-colour curve shows its colour
-# (bench photos, 28 in colour: the farthest top of each 0.32-1.28 off, dim light least; through sepia, the matrix
-# or a tritone: every top within 0.1)
 OFF_STACK_STEPS = 1.0  # a top this many chip steps from every whole height (sides tall enough to count) is no stack's
 # (bench seeds 6, 41 and 211, 1289 such tops: every right one within 0.75 steps; the two wrong ones 1.6 and 3.5)
 
@@ -193,7 +187,6 @@ class _Sighting:
     colour: str
     margin: float
     outline: np.ndarray  # token mm: what the stack covers in the photo
-    stone: np.ndarray | None = None  # the top's face colour, BGR 0-255: for the photo's colour curve
 
 
 _RING = np.linspace(0, 2 * np.pi, 32, endpoint=False)
@@ -266,7 +259,7 @@ def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: n
         colour, margin = washed, 0.0
     elif float(rel.max()) > LIT_APART:  # lit apart from its card: the card is no white reference for it
         margin = 0.0
-    return _Sighting(base, top, score, colour, margin, outline, stone), score
+    return _Sighting(base, top, score, colour, margin, outline), score
 
 
 def _centre_top(value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, top: np.ndarray, radius: float,
@@ -323,19 +316,6 @@ def read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H:
         stack.append(colour)
         sure = sure and m > 5
     return StackReading(stack + [sight.colour], True, sure, sight.outline)
-
-
-def tops_colour_shown(tops_bgr: np.ndarray, cards_bgr: np.ndarray) -> bool:
-    """Do the chip tops show their colours? A one-hue phone filter (sepia, a duotone or a
-    tritone) leaves each top only its brightness, which the palette reads as some chip, mostly
-    sure of it. Such a filter keeps every colour on one curve of brightness
-    (``one_hue.off_bent_curve``), the cards (white) and the tops alike; in a colour photo the
-    tops of the coloured chips lie far off it, and one so far off is enough. A field of white
-    chips only, or of a lone chip darker than every card (the bend may pass through it), is
-    doubted: in doubt, not read wrong.
-    ``tops_bgr``, ``cards_bgr``: (n x 3) BGR 0-255."""
-    cells = np.vstack([tops_bgr, cards_bgr]).astype(np.float64) / 255.0
-    return bool((off_bent_curve(cells, np.ones(len(cells), bool))[: len(tops_bgr)] > TOP_OFF_CURVE).any())
 
 
 def focal_from_stacks(H: np.ndarray, size: tuple[int, int], cam: FieldCamera,

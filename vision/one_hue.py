@@ -31,8 +31,7 @@ is the pieces' light. So, per reader:
    under a shadow's edge, a warm lamp or a dim room departs at fewer (none of 50 in 15
    conditions reached it; a glare spot's cells, ``shone``, are not counted).
 
-Phone photos only (``read_blokus``, ``read_gemblo``, and ``read_geometrius``'s chip tops through
-``geometrius_stack.tops_colour_shown``; not the live referee's ``read_with_pose``):
+Phone photos only (``read_blokus`` and ``read_gemblo``; not the live referee's ``read_with_pose``):
 a webcam has no such filter, and early in a Gemblo game the clear pieces show only as light, so
 the doubt held live moves back (``python -m bench live_games``: 7 of 11 steps logged by the
 camera alone -> 6, the player's taps 30 -> 36).
@@ -50,6 +49,7 @@ CURVE_SHARE = 50  # the straight line is fitted to this percentage of cells near
 BENT_SHARE = 75  # the bent curve to this percentage: beyond its knee there may be only a tritone's brightest pieces
 KNEES = np.arange(5, 100, 5)  # the percentiles of the cells' brightness where the bent curve may bend
 CLIPPED = 0.97  # a cell whose brightest channel reaches this shows the clip's colour (white), not its own
+CLIP_SPREAD = 0.4  # ... unless its channels lie this far apart: a bright yellow piece clipped (about 0.87), not a filter's light end (the sepia matrix: 0.15-0.26)
 LIGHT_DEPARTS = 0.1  # log brightness off the neighbours' median: a cell's own light (a piece's)
 STANDS_OUT = 0.2  # ... this far off, a cell is doubted even where few depart (a board's soft sheen: 0.1-0.2)
 NEAR_CELLS = 2.5  # the neighbours a cell's light is compared with lie this close (cell units)
@@ -106,14 +106,19 @@ def off_bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
     :data:`KNEES` that leaves fewest ``seen`` cells off the line (the darkest of equals), fitted to
     :data:`BENT_SHARE` of them. Once broken, not freer: a free curve would follow a colour photo's
     pieces of each colour, which share a brightness too. A cell with a clipped channel
-    (:data:`CLIPPED`) is left out of the fit and keeps to the curve: its chroma is the clip's.
+    (:data:`CLIPPED`) is left out of the fit and keeps to the curve, its chroma the clip's, unless
+    its channels lie far apart (:data:`CLIP_SPREAD`): a bright yellow piece in a colour photo
+    clips too, and counted as on the curve it was a piece shown only by light, every cell of an
+    overexposed board of yellow pieces then doubted.
     """
     brightness, chroma = _opponents(cell_bgr)
-    fitted = seen & (cell_bgr.max(axis=1) < CLIPPED)
+    clipped = cell_bgr.max(axis=1) >= CLIPPED
+    fitted = seen & ~clipped
     if fitted.sum() < 4:
         return np.zeros(len(brightness))
     gaps = _gaps_to_lines(brightness, chroma, fitted, np.percentile(brightness[fitted], KNEES), BENT_SHARE)
-    return np.where(fitted, gaps[np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1))], 0.0)
+    coloured = seen & clipped & (np.ptp(cell_bgr, axis=1) >= CLIP_SPREAD)
+    return np.where(fitted | coloured, gaps[np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1))], 0.0)
 
 
 def light_departure(cell_bgr: np.ndarray, centres: np.ndarray, seen: np.ndarray) -> np.ndarray:
@@ -147,6 +152,6 @@ def light_only_doubts(cell_bgr: np.ndarray, centres: np.ndarray, seen: np.ndarra
         return np.zeros(len(seen), bool)
     departure = np.where(seen & ~shone, light_departure(cell_bgr, centres, seen), 0.0)
     if ((departure > LIGHT_DEPARTS) & on_bend).sum() >= PIECES_SHOWN:
-        return seen | on_bend
+        return np.ones(len(seen), bool)
     plain = off_curve(cell_bgr, seen) <= OFF_CURVE
     return plain & ((departure > STANDS_OUT) | ~read_empty)
