@@ -104,13 +104,3 @@ def test_a_bend_through_one_piece_colour_of_a_colour_photo_doubts_none_of_its_ce
     cells[pieces] = (0.1, 0.85, 0.95)
     assert not light_only_doubts(cells, SQUARES, EVERY, ~pieces, NONE).any()
 
-
-def test_bright_yellow_pieces_clipped_in_a_colour_photo_are_colour_shown() -> None:
-    # An overexposed colour photo of yellow pieces only: their red channel clips. Counted as on
-    # the brightness-to-colour curve like a filter's clipped light end, they were pieces shown
-    # only by light, and every cell of the board was doubted.
-    light = np.full(N * N, 0.5)
-    pieces = _pieces(PIECES_SHOWN)
-    cells = _board(light)
-    cells[pieces] = (0.1, 0.85, 1.0)
-    assert not light_only_doubts(cells, SQUARES, EVERY, ~pieces, NONE).any()

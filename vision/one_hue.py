@@ -49,7 +49,6 @@ CURVE_SHARE = 50  # the straight line is fitted to this percentage of cells near
 BENT_SHARE = 75  # the bent curve to this percentage: beyond its knee there may be only a tritone's brightest pieces
 KNEES = np.arange(5, 100, 5)  # the percentiles of the cells' brightness where the bent curve may bend
 CLIPPED = 0.97  # a cell whose brightest channel reaches this shows the clip's colour (white), not its own
-CLIP_SPREAD = 0.4  # ... unless its channels lie this far apart: a bright yellow piece clipped (about 0.87), not a filter's light end (the sepia matrix: 0.15-0.26)
 LIGHT_DEPARTS = 0.1  # log brightness off the neighbours' median: a cell's own light (a piece's)
 STANDS_OUT = 0.2  # ... this far off, a cell is doubted even where few depart (a board's soft sheen: 0.1-0.2)
 NEAR_CELLS = 2.5  # the neighbours a cell's light is compared with lie this close (cell units)
@@ -106,19 +105,17 @@ def off_bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
     :data:`KNEES` that leaves fewest ``seen`` cells off the line (the darkest of equals), fitted to
     :data:`BENT_SHARE` of them. Once broken, not freer: a free curve would follow a colour photo's
     pieces of each colour, which share a brightness too. A cell with a clipped channel
-    (:data:`CLIPPED`) is left out of the fit and keeps to the curve, its chroma the clip's, unless
-    its channels lie far apart (:data:`CLIP_SPREAD`): a bright yellow piece in a colour photo
-    clips too, and counted as on the curve it was a piece shown only by light, every cell of an
-    overexposed board of yellow pieces then doubted.
+    (:data:`CLIPPED`) is left out of the fit and keeps to the curve: its chroma is the clip's. (So
+    does a bright piece colour clipped in a colour photo: an overexposed board of yellow pieces
+    alone may be doubted whole. Its clipped channels' spread does not tell it from a tritone's
+    clipped light end: 0.87 against 0.53, and such a photo read silently again.)
     """
     brightness, chroma = _opponents(cell_bgr)
-    clipped = cell_bgr.max(axis=1) >= CLIPPED
-    fitted = seen & ~clipped
+    fitted = seen & (cell_bgr.max(axis=1) < CLIPPED)
     if fitted.sum() < 4:
         return np.zeros(len(brightness))
     gaps = _gaps_to_lines(brightness, chroma, fitted, np.percentile(brightness[fitted], KNEES), BENT_SHARE)
-    coloured = seen & clipped & (np.ptp(cell_bgr, axis=1) >= CLIP_SPREAD)
-    return np.where(fitted | coloured, gaps[np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1))], 0.0)
+    return np.where(fitted, gaps[np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1))], 0.0)
 
 
 def light_departure(cell_bgr: np.ndarray, centres: np.ndarray, seen: np.ndarray) -> np.ndarray:
