@@ -876,9 +876,7 @@ def _upright(pose: BoardPose, reference: BoardPose | None = None) -> BoardPose:
         reach = float(np.mean(np.linalg.norm(mids - centre, axis=1)))
         # Two sides' heights differ by about reach * (angle off the tie, radians).
         if mids[order[1], 1] - mids[k, 1] < reach * math.radians(TIE_DEG):
-            ref = reference.scaled(pose.image_size[0] / reference.image_size[0]) \
-                if reference.image_size != pose.image_size else reference
-            before = ref.to_photo(sides[:1])[0]
+            before = reference.for_size(pose.image_size).to_photo(sides[:1])[0]
             k = int(min(order[:2], key=lambda j: np.linalg.norm(mids[j] - before)))
     board_to_undist = np.linalg.inv(pose.homography) @ _about_centre(60.0 * k)
     return _pose_from(board_to_undist, pose.image_size, pose.distortion, pose.quality, pose.residual)

@@ -109,7 +109,11 @@ class BoardPose:
         """The same pose for ``frame``'s size: a pose may have been found on another size (the
         live referee may locate on a different size; a calibration was taken on another photo)."""
         h, w = frame.shape[:2]
-        return self if self.image_size == (w, h) else self.scaled(w / self.image_size[0])
+        return self.for_size((w, h))
+
+    def for_size(self, size: tuple[int, int]) -> "BoardPose":
+        """The same pose for an image of ``size`` (width, height) of the same view."""
+        return self if self.image_size == tuple(size) else self.scaled(size[0] / self.image_size[0])
 
     def to_json(self) -> dict:
         """Plain JSON (for a calibration file: a fixed camera keeps its board pose)."""

@@ -5,11 +5,17 @@
 const COLOUR_NAMES = { B: "Blue", Y: "Yellow", R: "Red", G: "Green", C: "Clear", P: "Purple", ".": "Empty" };
 const GAME_COLOUR_NAMES = { equilibrix: { B: "Black", W: "White" }, geometrius: { ".": "No chip" } };
 
+/* Whether ``key`` is ``object``'s own (a name such as "constructor" is no prototype's key here);
+   Object.hasOwn itself came with Chrome 93 and Safari 15.4, later than some tablets. */
+function hasOwn(object, key) {
+  return Object.prototype.hasOwnProperty.call(object, key);
+}
+
 /* A colour's name in a game (Equilibrix' B is black). Geometrius names its colours in words,
    the table's own, which may be any word: a chip called "C" is no Gemblo clear, and one called
    "constructor" no key of an object's prototype. */
 function gameColourName(game, colour) {
-  const own = (names) => (names && Object.prototype.hasOwnProperty.call(names, colour) ? names[colour] : undefined);
+  const own = (names) => (names && hasOwn(names, colour) ? names[colour] : undefined);
   const letters = game === "geometrius" ? undefined : COLOUR_NAMES;
   return own(GAME_COLOUR_NAMES[game]) || own(letters) || capitalise(colour);
 }
@@ -119,7 +125,7 @@ function chipLetter(colour) {
 /* The colour a chip is drawn in: a Geometrius table may name its chips otherwise (the layout's
    ``paint`` gives each name's physical colour); any other colour is drawn as it is named. */
 function paint(colour) {
-  return (layout && layout.paint && Object.prototype.hasOwnProperty.call(layout.paint, colour) && layout.paint[colour]) || colour;
+  return (layout && layout.paint && hasOwn(layout.paint, colour) && layout.paint[colour]) || colour;
 }
 
 /* The scores JSON (contract) as table rows: place, player and colours, score, squares left. */

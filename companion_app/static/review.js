@@ -351,9 +351,8 @@ function listRecent(reviews) {
 
 /* The list again from the server: a review just scored or corrected shows in it. */
 function showRecent() {
-  fetch("/api/reviews")
-    .then((response) => (response.ok ? response.json() : null))
-    .then((doc) => { if (doc) listRecent(doc.reviews); })
+  ask("/api/reviews")
+    .then((doc) => listRecent(doc.reviews))
     .catch(() => {});  // the list is a convenience: the review itself is saved
 }
 
