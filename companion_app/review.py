@@ -71,7 +71,7 @@ class ReviewHooks:
     game: Callable[[], str]  # the table's game: the upload form's default
     page: Callable[..., str]  # renders a template with the app's common context
     error: Callable[[str, str, int], Response]  # the app's one-line JSON error
-    variants: Mapping[str, Mapping[str, str]]  # {game: {variant: label}}
+    variants: Mapping[str, Mapping[str, tuple[str, str]]]  # {game: {variant: (short name, description)}}
     max_mb: int
 
 

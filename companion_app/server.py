@@ -47,29 +47,31 @@ MAX_BODY_KB = 256  # a tap or a setup; a Geometrius setup carrying a table's own
 LOCK_FILE = "tableref.lock"  # in the data folder: held by the one server using it
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")  # how a browser on this computer names it
 KEEPALIVE_S = 15.0
+# Each variant's short name (what its select shows: a phone cut "Classic: four players" to
+# "Classic: four p...") and its description (shown in words under the select).
 VARIANT_LABELS = {
     "blokus": {
-        "classic": "Classic: four players",
-        "team": "Team: blue + red against yellow + green",
-        "two-player": "Two players, two colours each",
-        "three-player-shared": "Three players, the neutral colour taken in turns",
-        "three-player-free": "Three players, the neutral colour laid freely",
+        "classic": ("Classic", "four players, one colour each"),
+        "team": ("Team", "blue + red against yellow + green"),
+        "two-player": ("Two players", "two colours each"),
+        "three-player-shared": ("Three, shared", "three players, the neutral colour taken in turns"),
+        "three-player-free": ("Three, free", "three players, the neutral colour laid freely"),
     },
     "gemblo": {
-        "6p": "Six players: the whole board",
-        "5p": "Five players: the sixth colour's pieces as obstacles",
-        "4p": "Four players: the rectangle",
-        "3p": "Three players: the central hexagon",
-        "2p": "Two players, one colour each from opposite starts",
-        "2p-double": "Two players, two colours each",
+        "6p": ("Six players", "the whole board"),
+        "5p": ("Five players", "the sixth colour's pieces as obstacles"),
+        "4p": ("Four players", "the rectangle"),
+        "3p": ("Three players", "the central hexagon"),
+        "2p": ("Two players", "one colour each, from opposite starts"),
+        "2p-double": ("Two, double", "two players, two colours each"),
     },
     "equilibrix": {
-        "zdrzovacka": "ZDRŽOVAČKA: the first who cannot move loses",
-        "autonomie": "AUTONOMIE: territory (empty regions walled by one colour)",
-        "tri-mety": "TŘI METY: join the corner markers",
+        "zdrzovacka": ("ZDRŽOVAČKA", "the first who cannot move loses"),
+        "autonomie": ("AUTONOMIE", "territory (empty regions walled by one colour)"),
+        "tri-mety": ("TŘI METY", "join the corner markers"),
     },
     "geometrius": {
-        "standard": "Standard: four turns each",
+        "standard": ("Standard", "four turns each"),
     },
 }
 
@@ -305,7 +307,7 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
     @app.get("/setup")
     def setup_page() -> str:
-        # Variants as [code, label] pairs: JSON objects lose their order on the way (tojson sorts keys).
+        # Variants as [code, [name, description]] pairs: JSON objects lose their order on the way (tojson sorts keys).
         # A seat's colours come with the seats (/api/seats): a Geometrius table names its own.
         choices = {g: {"variants": list(VARIANT_LABELS[g].items())} for g in LIVE_GAMES}
         return page("setup.html", games=GAMES, live_games=LIVE_GAMES, choices=choices,

@@ -1,8 +1,13 @@
 """The live page for every player at the table, in a real browser: a board big enough to tap
 on a tablet held upright and on a phone, seats told apart by more than hue, the keyboard's
 place always seen, and a finished game's tiebreak said in words (session 19's walk through
-the pages as players would use them)."""
-from tests.test_pages import boards, browser, geometrius_live, server, setup_page, shot, start_game  # noqa: F401 (fixtures)
+the pages as players would use them); and what that walk left open, mended in session 20: a
+magnifier for squares too small for a finger, taps at least 44 px tall for a finger, the board
+reached by keyboard, alerts that never push the turn line away, and variants named short."""
+from rules.placement import Move
+from tests.test_pages import (  # noqa: F401 (fixtures)
+    PAGES, boards, browser, geometrius_live, server, setup_page, shot, start_game)
+from tests.test_session import SCRIPT
 
 PHONE = {"width": 390, "height": 844}
 UPRIGHT_TABLET = {"width": 768, "height": 1024}
@@ -180,4 +185,294 @@ def test_on_a_phone_a_two_colour_seat_shows_both_its_colours(server, browser):
         assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
     colours.nth(1).click()  # a tap reaches the second colour of the first seat
     shot(page, "players-setup-two-colours-phone")
+    page.close()
+
+
+# --- session 20: the walk's open list ---------------------------------------------------------
+
+def finger_page(browser, base, viewport, path="/live"):
+    """A page on a touch screen (the browser then says ``pointer: coarse``, as a phone does)."""
+    context = browser.new_context(viewport=viewport, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20000)
+    page.goto(base + path)
+    return page
+
+
+# The cells drawn wholly inside the magnifier's view, with their drawn size (the shorter side).
+IN_VIEW = """() => { const v = document.getElementById("magnified").getBoundingClientRect();
+    return [...document.querySelectorAll("#magnified .cell")].map((e) => [e.dataset.cell, e.getBoundingClientRect()])
+      .filter(([, r]) => r.x >= v.x - 1 && r.right <= v.right + 1 && r.y >= v.y - 1 && r.bottom <= v.bottom + 1)
+      .map(([k, r]) => [k, Math.min(r.width, r.height)]); }"""
+
+
+def test_a_finger_on_squares_too_small_to_tap_gets_a_magnifier_first(server, browser):
+    """A 20 x 20 board on a phone draws 16 px squares, and a fingertip covers two or three: the
+    first tap opens the squares round it at 44 px and more, and a tap there corrects that
+    square; Close goes back to the board. Where a finger has 28 px and more (a large tablet),
+    one tap still opens the correction."""
+    blokus_game(browser, server.base).close()
+    server.session.observe(boards()[0], [], 0.0)
+    page = finger_page(browser, server.base, PHONE)
+    page.wait_for_selector('#board .cell[data-cell="1,1"][data-colour="B"]')
+    page.tap('#board .cell[data-cell="5,5"]')
+    page.wait_for_selector("#magnifier[open]")
+    assert not page.locator("#picker").evaluate("e => e.open")
+    assert page.locator("#magnifier h2").inner_text() == "Tap the cell to correct"
+    cells = dict(page.evaluate(IN_VIEW))
+    assert "5,5" in cells and len(cells) >= 25 and min(cells.values()) >= 44, cells
+    # the board's own drawing: the blue piece in the corner shows in a corner's magnifier
+    page.click("#magnifier button[value='']")
+    page.wait_for_selector("#magnifier[open]", state="detached")
+    page.tap('#board .cell[data-cell="0,0"]')
+    page.wait_for_selector("#magnifier[open]")
+    assert page.locator('#magnified .cell[data-cell="1,1"]').get_attribute("data-colour") == "B"
+    assert "0,0" in dict(page.evaluate(IN_VIEW))  # kept inside the board: the corner is in view
+    shot(page, "players-magnifier-phone")
+    page.tap('#magnified .cell[data-cell="2,3"]')
+    page.wait_for_selector("#picker[open]")
+    assert page.locator("#picker-cell").inner_text() == "row 3, column 4"
+    assert not page.locator("#magnifier").evaluate("e => e.open")
+    page.click('#picker .choice[data-colour="R"]')
+    page.wait_for_selector('#board .cell[data-cell="2,3"][data-colour="R"]')
+    page.context.close()
+
+    page = finger_page(browser, server.base, {"width": 1920, "height": 1080})
+    page.wait_for_selector("#conn[data-state=live]")
+    assert page.locator('#board .cell[data-cell="5,5"]').bounding_box()["width"] >= 28
+    page.tap('#board .cell[data-cell="5,5"]')
+    page.wait_for_selector("#picker[open]")
+    assert not page.locator("#magnifier").evaluate("e => e.open")
+    page.context.close()
+
+
+def test_on_a_phone_the_flower_s_fields_are_magnified_and_geometrius_tokens_are_not(server, browser):
+    """The flower's curved triangles are drawn 14 px wide on a phone, a petal twice that: its
+    fields are magnified as the squares are. A Geometrius token is some 60 px: one tap opens its
+    sheet."""
+    from tests.test_session_geometrius import START, camera
+
+    server.app.extensions["tableref"].start_session({"game": "equilibrix", "variant": "zdrzovacka"})
+    page = finger_page(browser, server.base, PHONE)
+    page.wait_for_selector("#board .cell.field")
+    page.locator("#board .cell.field").nth(40).tap()
+    page.wait_for_selector("#magnifier[open]")
+    assert page.locator("#magnifier h2").inner_text() == "Tap the field to correct"
+    fields = dict(page.evaluate(IN_VIEW))
+    assert fields and min(fields.values()) >= 44, fields
+    field = max(fields, key=fields.get)  # the largest in view: a tap on its middle is on it
+    page.tap(f'#magnified .cell[data-cell="{field}"]')
+    page.wait_for_selector("#picker[open]")
+    assert page.locator("#picker-cell").inner_text() == f"field {field}"
+    page.context.close()
+
+    geometrius_live(server, browser, ["red", "blue", "green", "yellow", "purple", "white"],
+                    [{"name": "Ann", "colours": ["red"]}, {"name": "Bo", "colours": ["blue"]}], PHONE).close()
+    server.session.observe(camera(START), [], 0.0)
+    page = finger_page(browser, server.base, PHONE)
+    page.tap('#board rect.token-face[data-cell="1,1"]')
+    page.wait_for_selector("#tokenfix[open]")
+    assert not page.locator("#magnifier").evaluate("e => e.open")
+    page.context.close()
+
+
+# Each link and button shown (not in a closed sheet) with its height as laid out (offsetHeight:
+# an alert's arrival animation scales it for a moment, which a drawn box would count).
+TAPPED = """() => [...document.querySelectorAll("a[href], button")]
+    .filter((e) => e.getClientRects().length && !e.closest("dialog"))
+    .map((e) => [e.textContent.trim().slice(0, 30), e.offsetHeight])"""
+
+
+def test_every_link_and_button_is_44_px_tall_for_a_finger_and_24_for_a_mouse(server, browser):
+    """The top bar's links were 27 px tall on a phone and the exports 21: a finger needs 44 px,
+    a mouse 24 (WCAG 2.2 2.5.8). The bar gives up its own padding for it, so the upright
+    tablet's board keeps its size and the page, an alert showing, still fits the screen."""
+    blokus_game(browser, server.base).close()
+    for t, rows in enumerate(boards()):
+        server.session.observe(rows, [], float(t))
+    for viewport in (PHONE, UPRIGHT_TABLET):
+        for finger, least in ((True, 44), (False, 24)):
+            context = browser.new_context(viewport=viewport, has_touch=finger)
+            page = context.new_page()
+            page.set_default_timeout(20000)
+            for path in PAGES:
+                page.goto(server.base + path)
+                page.wait_for_load_state()
+                if path == "/live":
+                    page.wait_for_selector("#history li[data-index='0']")
+                    moves = page.locator("#history li").evaluate_all("els => els.map((e) => e.offsetHeight)")
+                    assert min(moves) >= least
+                small = [(text, round(h)) for text, h in page.evaluate(TAPPED) if h < least - 0.5]
+                assert not small, f"{path} at {viewport['width']} px ({'finger' if finger else 'mouse'}): {small}"
+            if viewport == UPRIGHT_TABLET:
+                page.goto(server.base + "/live")
+                page.wait_for_selector("#conn[data-state=live]")
+                scroll_height, height = page.evaluate(PAGE_HEIGHT)
+                assert scroll_height <= height, "the upright tablet's page scrolls"
+                square = page.locator("#board").bounding_box()["width"]
+                assert square >= 380 - 1, f"the upright board shrank to {square} px"  # session 19's size
+            context.close()
+
+
+def test_the_board_is_one_tab_stop_and_its_cells_are_reached_by_the_arrows(server, browser):
+    """A keyboard could not reach a cell to correct it. The board is one tab stop: the arrows
+    move a ringed cell, named with what it holds; Enter or Space opens the correction a tap
+    opens, and Escape closes it with the focus back on the cell."""
+    page = blokus_game(browser, server.base)
+    server.session.observe(boards()[0], [], 0.0)
+    server.session.observe(boards()[0], [(3, 3)], 1.0)  # the camera doubts an empty square
+    page.wait_for_selector('#board .cell[data-cell="1,1"][data-colour="B"]')
+    focused = "document.activeElement.dataset.cell || null"
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if page.evaluate(focused):
+            break
+    else:
+        raise AssertionError("no cell of the board is reached by the keyboard")
+    assert page.evaluate(focused) == "0,0"
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused) is None, "the board is more than one tab stop"
+    page.keyboard.press("Shift+Tab")
+    for key in ("ArrowDown", "ArrowRight", "ArrowRight", "ArrowDown", "ArrowDown", "ArrowRight"):
+        page.keyboard.press(key)
+    assert page.evaluate(focused) == "3,3"
+    label = "document.activeElement.getAttribute('aria-label')"
+    assert page.evaluate(label) == "Row 4, column 4: empty, uncertain"
+    for key in ("ArrowUp", "ArrowUp", "ArrowLeft", "ArrowLeft"):
+        page.keyboard.press(key)
+    assert page.evaluate(label) == "Row 2, column 2: blue"
+    assert page.locator("#board .focus-ring").count() == 1
+    shot(page, "players-keyboard-cell")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#picker[open]")
+    assert page.locator("#picker-cell").inner_text() == "row 2, column 2"
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#picker[open]", state="detached")
+    assert page.evaluate(focused) == "1,1"
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press(" ")
+    page.wait_for_selector("#picker[open]")
+    page.click('#picker .choice[data-colour="B"]')
+    page.wait_for_selector('#board .cell[data-cell="1,2"][data-colour="B"]')
+    assert page.evaluate(focused) == "1,2"
+    page.close()
+
+
+def test_on_the_hex_board_up_and_down_go_straight_and_left_and_right_zigzag_along_the_row(server, browser):
+    """Gemblo's hexes have six neighbours and four arrows: Up and Down go to the hex straight
+    above or below, Left and Right to the upper and lower neighbour in turn, so the keyboard's
+    cell keeps to its row instead of drifting up or down the board."""
+    page = setup_page(browser, server.base, "gemblo")
+    start_game(page)
+    page.wait_for_selector("#board .cell")
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.matches('#board .cell')"):
+            break
+    centre = """(() => { const r = document.activeElement.getBoundingClientRect();
+        return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; })()"""
+    x0, y0 = page.evaluate(centre)
+    rise = []
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+        x, y = page.evaluate(centre)
+        assert x > x0
+        x0 = x
+        rise.append(y - y0)
+    assert rise[0] == rise[2] != 0 and rise[1] == rise[3] == 0, rise  # a zigzag along the row
+    for arrow, way in (("ArrowDown", 1), ("ArrowUp", -1)):
+        page.keyboard.press(arrow)
+        x, y = page.evaluate(centre)
+        assert x == x0 and (y - y0) * way > 0, arrow
+        y0 = y
+    page.close()
+
+
+def test_a_geometrius_token_is_reached_and_corrected_by_keyboard(server, browser):
+    """The tokens are the Geometrius board's cells: the arrows reach them, Enter opens the
+    token's own sheet, Escape gives the focus back."""
+    from tests.test_session_geometrius import START, camera
+
+    page = geometrius_live(server, browser, ["red", "blue", "green", "yellow", "purple", "white"],
+                           [{"name": "Ann", "colours": ["red"]}, {"name": "Bo", "colours": ["blue"]}], UPRIGHT_TABLET)
+    server.session.observe(camera(START), [], 0.0)
+    page.wait_for_selector('#board rect.token-face[data-cell="1,1"]')
+    page.locator('#board rect.token-face[data-cell="0,0"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')").startswith("Row 1, column 1: Q01 with")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#tokenfix[open]")
+    assert page.locator("#fix-where").inner_text() == "Q01 (row 1, column 1)"
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#tokenfix[open]", state="detached")
+    assert page.evaluate("document.activeElement.dataset.cell") == "1,1"
+    page.close()
+
+
+# Whether an element lies wholly in the live panel's visible box.
+IN_PANEL = """(sel) => { const p = document.querySelector(".panel").getBoundingClientRect();
+    const r = document.querySelector(sel).getBoundingClientRect();
+    return r.top >= p.top - 1 && r.bottom <= p.bottom + 1; }"""
+
+
+def test_three_alerts_keep_to_their_own_height_and_the_turn_line_stays_in_sight(server, browser):
+    """On a landscape tablet three alerts pushed the turn line, "Game over" and the scores out
+    of the panel. The alerts now scroll in a box of their own, newest first under their
+    count, and the turn line is in sight whether the panel is scrolled to its top or its end."""
+    page = blokus_game(browser, server.base)
+    page.close()
+    more = SCRIPT + (Move("Y", ((10, 10),)), Move("R", ((12, 12),)))
+    for t, rows in enumerate(boards(more)):
+        server.session.observe(rows, [], float(t))
+    assert len(server.session.snapshot()["alerts"]) == 3
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.set_default_timeout(20000)
+    page.goto(server.base + "/live")
+    page.wait_for_selector(".alert")
+    ids = page.locator(".alert").evaluate_all("els => els.map((e) => Number(e.dataset.alert))")
+    assert ids == sorted(ids, reverse=True) and len(ids) == 3
+    assert page.locator(".alerts-count").inner_text() == "3 alerts, newest first"
+    box = page.locator("#alerts").evaluate("e => [e.scrollHeight, e.clientHeight]")
+    assert box[0] > box[1], "the alerts do not scroll inside their own box"
+    assert page.evaluate(IN_PANEL, "#turn"), "the turn line is pushed out of the panel"
+    assert page.evaluate(IN_PANEL, "#scores thead")
+    page.locator(".panel").evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    assert page.evaluate(IN_PANEL, "#turn"), "the turn line scrolls away with the panel"
+    assert page.evaluate(IN_PANEL, ".moves h2")
+    shot(page, "players-three-alerts-landscape")
+    page.close()
+
+
+# How wide the chosen option's words are against the room the select has for them (its box less
+# its padding and the arrow): a select's scrollWidth does not see its own label cut.
+LABEL_FITS = """(e) => { const s = getComputedStyle(e); const probe = document.createElement("span");
+    probe.style.cssText = `position: absolute; white-space: pre; font: ${s.font}`; probe.textContent = e.options[e.selectedIndex].text;
+    document.body.append(probe); const words = probe.getBoundingClientRect().width; probe.remove();
+    return [words, e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) - 20,
+            e.scrollWidth, e.clientWidth]; }"""
+
+
+def test_on_a_phone_the_variant_shows_its_short_name_and_its_description_under_it(server, browser):
+    """"Classic: four players" showed as "Classic: four p…" in a phone's select. The select shows
+    the variant's short name, whole; its description stands in words under it and follows
+    the choice."""
+    page = browser.new_page(viewport=PHONE)
+    page.set_default_timeout(20000)
+    for path, game, variant, about in (("/setup", "#game", "#variant", "#variant-about"),
+                                       ("/review", "#review-game", "#review-variant", "#review-variant-about")):
+        page.goto(server.base + path)
+        for name in ("blokus", "gemblo", "equilibrix", "geometrius"):
+            page.select_option(game, name)
+            for code in page.locator(f"{variant} option").evaluate_all("os => os.map((o) => o.value)"):
+                page.select_option(variant, code)
+                words, room, scroll_width, width = page.locator(variant).evaluate(LABEL_FITS)
+                assert words <= room and scroll_width <= width, f"{path}: the {name} {code} label is cut"
+                assert page.locator(about).is_visible() and len(page.locator(about).inner_text()) > 5
+        page.select_option(game, "blokus")
+        page.select_option(variant, "classic")
+        assert page.locator(about).inner_text() == "Four players, one colour each"
+        page.select_option(variant, "team")
+        assert page.locator(about).inner_text() == "Blue + red against yellow + green"
+    shot(page, "players-variant-phone")
     page.close()

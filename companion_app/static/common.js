@@ -150,6 +150,19 @@ function tiebreakItems(scores) {
   return scores.tiebreak.map((words) => el("li", { text: "Tiebreak: " + words }));
 }
 
+/* A game's ``variants`` ([code, [short name, description]] pairs) in ``select`` by their short
+   names, the chosen one's description in words in ``about`` under it: a phone cut the long
+   labels in the select ("Classic: four p…"). ``select`` keeps the description up to date. */
+function offerVariants(select, about, variants) {
+  const describe = () => {
+    const chosen = variants.find(([code]) => code === select.value);
+    about.textContent = chosen ? capitalise(chosen[1][1]) : "";
+  };
+  select.replaceChildren(...variants.map(([code, [name]]) => el("option", { value: code, text: name })));
+  select.onchange = describe;  // one describer per select, whichever game's variants it offers
+  describe();
+}
+
 /* A colour's name in the game on screen (the page sets body[data-game]). */
 function colourName(colour) {
   return gameColourName(document.body.dataset.game || null, colour);
@@ -167,7 +180,6 @@ let layout = null;       // the board's drawing (static per game, from the snaps
 let builtFor = null;     // the session (or review) whose board is built
 let cellNodes = new Map();  // "a,b" -> the cell's polygon
 let centres = new Map(); // "a,b" -> [x, y]
-let pickedCell = null;
 
 function svg(tag, attrs) {
   const node = document.createElementNS(SVG, tag);
@@ -247,12 +259,19 @@ function outline(cells) {
 }
 
 function drawBoard(s) {
+  const hadFocus = document.getElementById("board").contains(document.activeElement);
   const custom = BOARDS[s.layout.shape];
   if (custom) {
     if (builtFor !== s.session.id) { layout = s.layout; custom.build(s.layout); builtFor = s.session.id; }
     cellNodes = custom.draw(s);
-    return;
+  } else {
+    drawGrid(s);
   }
+  boardDrawn(s, hadFocus);  // reach.js: the keyboard's cell and the magnifier follow the board
+}
+
+/* The square and hex boards: each cell's colour, the doubts, the last move, the alerts. */
+function drawGrid(s) {
   if (builtFor !== s.session.id) { buildBoard(s.layout); builtFor = s.session.id; }
   for (const [k, node] of cellNodes) node.dataset.colour = s.cells[k] || ".";
   const marks = document.getElementById("marks");
@@ -310,14 +329,20 @@ function markCorrected(keys) {
   for (const k of keys) {
     const node = cellNodes.get(cellKey(k));
     if (!node) continue;
-    for (const kind of ["corrected-halo", "corrected"]) {
-      const ring = node.cloneNode(false);
-      for (const name of [...ring.getAttributeNames()]) if (name.startsWith("data-")) ring.removeAttribute(name);
-      ring.setAttribute("class", kind);
-      ring.dataset.of = cellKey(k);
-      node.parentNode.append(ring);
-    }
+    for (const kind of ["corrected-halo", "corrected"]) ringOver(node, kind).dataset.of = cellKey(k);
   }
+}
+
+/* A copy of a cell's own shape drawn over it (after every cell, so no neighbour hides it) as a
+   ring of class ``kind``: only its shape, no tap target, no name, no keyboard stop. */
+function ringOver(node, kind) {
+  const ring = node.cloneNode(false);
+  for (const name of [...ring.getAttributeNames()]) {
+    if (/^(data-|aria-|tabindex$|role$)/.test(name)) ring.removeAttribute(name);
+  }
+  ring.setAttribute("class", kind);
+  node.parentNode.append(ring);
+  return ring;
 }
 
 function cellName(cell) {
@@ -325,28 +350,4 @@ function cellName(cell) {
   if (custom) return custom.name(cell);
   const [a, b] = cell;
   return layout.label.replace("{a}", a + layout.label_base).replace("{b}", b + layout.label_base);
-}
-
-/* Tapping a cell opens the game's picker (its colours and empty; a board with its own sheet,
-   Geometrius' tokens, opens that). The choice goes to ``correct(doc, done)``, which each page
-   defines: the live page posts it to the session, the review page sets the photo's reading. */
-function listenForCellTaps() {
-  document.getElementById("board").addEventListener("click", (event) => {
-    const cell = event.target.closest(".cell");
-    if (!cell || !layout) return;
-    pickedCell = cellValue(cell.dataset.cell);
-    const custom = BOARDS[layout.shape];
-    if (custom && custom.pick) { custom.pick(pickedCell); return; }
-    document.getElementById("picker-cell").textContent = cellName(pickedCell);
-    const choices = document.getElementById("choices");
-    choices.replaceChildren(...layout.pickable.concat(["."]).map((code) =>
-      el("button", { class: "choice", value: code, "data-colour": code, text: colourName(code) })));
-    document.getElementById("picker").showModal();
-  });
-
-  document.getElementById("picker").addEventListener("close", (event) => {
-    const colour = event.target.returnValue;
-    if (!colour || !pickedCell) return;
-    correct({ cell: pickedCell, colour }, `Corrected ${cellName(pickedCell)} to ${colourName(colour).toLowerCase()}`);
-  });
 }

@@ -23,18 +23,25 @@ function moveName(turn) {
   return turn.pass ? `${who} passes` : `${who} · ${pieceName(turn.piece)}`;
 }
 
+/* The alerts, newest first, in a list of bounded height that scrolls inside (style.css): three
+   alerts once pushed the turn line and "Game over" out of a landscape tablet's panel. With more
+   than one, their count heads the list, so the ones scrolled out of sight are known to be there. */
 function drawAlerts(s) {
   const ids = s.alerts.map((a) => `${a.id}:${a.message}`).join(" ");
   if (ids === alertsShown) return;  // redrawing would replay the arrival animation
   alertsShown = ids;
   const box = document.getElementById("alerts");
-  box.replaceChildren(...s.alerts.map((a) => el("section", { class: a.warning ? "alert warning" : "alert", "data-alert": a.id },
+  const n = s.alerts.length;
+  const count = n > 1 ? [el("p", { class: "alerts-count", text: `${n} alerts, newest first` })] : [];
+  const newestFirst = s.alerts.slice().reverse();
+  box.replaceChildren(...count, ...newestFirst.map((a) => el("section", { class: a.warning ? "alert warning" : "alert", "data-alert": a.id },
     el("div", { class: "alert-head" },
       el("span", { class: "rule", text: a.rule }),
       el("span", { text: `${a.warning ? "Check" : "Illegal"}: ${colourName(a.colour)}, move ${a.index + 1}` +
                          (a.piece ? ` (${pieceName(a.piece)})` : "") })),
     el("p", { class: "alert-msg", text: capitalise(a.message) + "." }),
     el("button", { class: "ack", type: "button", "data-ack": a.id, text: "Seen: dismiss" }))));
+  box.scrollTop = 0;  // the newest in sight
 }
 
 function drawTurn(s) {

@@ -24,10 +24,12 @@ let saving = Promise.resolve();
 let pending = 0;       // saves not answered yet
 
 /* Each game has its own variants: the list follows the game chosen. */
-reviewGame.addEventListener("change", () => {
-  document.getElementById("review-variant").replaceChildren(...(VARIANTS[reviewGame.value] || []).map(
-    ([code, label]) => el("option", { value: code, text: label })));
-});
+function drawVariants() {
+  offerVariants(document.getElementById("review-variant"), document.getElementById("review-variant-about"),
+                VARIANTS[reviewGame.value] || []);
+}
+reviewGame.addEventListener("change", drawVariants);
+drawVariants();
 
 function showError(message) {
   const box = document.getElementById("review-error");

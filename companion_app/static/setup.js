@@ -14,8 +14,7 @@ let asked = 0;  // the latest seats request: older answers are dropped
 let drawing = Promise.resolve();  // the latest seats request's drawing: a submit waits for it
 
 function drawVariants() {
-  variant.replaceChildren(...CHOICES[game.value].variants.map(([code, label]) =>
-    el("option", { value: code, text: label })));
+  offerVariants(variant, document.getElementById("variant-about"), CHOICES[game.value].variants);
 }
 
 /* Settings fields belong to a game and maybe to some of its variants (data-game, data-variants). */

@@ -161,5 +161,13 @@
     }
   });
 
-  BOARDS.tokens = { build, draw, panel, pick, name: placeName };
+  /* What the token at ``k`` holds, in words for a screen reader (reach.js): its shape, its chips. */
+  function holds(s, k) {
+    const t = s.geometrius.tokens.find((x) => `${x.row},${x.col}` === k);
+    if (!t) return "no token";
+    const chips = t.stack.length ? t.stack.map((c) => colourName(c)).join(", ") : "no chip";
+    return `${t.shape || "a token not named yet"} with ${chips}`;
+  }
+
+  BOARDS.tokens = { build, draw, panel, pick, holds, name: placeName };
 })();
