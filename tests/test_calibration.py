@@ -24,7 +24,12 @@ from companion_app.calibration_page import CalibrationHooks, install
 from companion_app.server import create_app
 from rules.blokus import COLOUR_NAMES, COLOURS
 from vision.blokus import PALETTE, read_blokus
+from vision.equilibrix import read_equilibrix
 from vision.errors import ReadError
+from vision.flowergrid import EXTENT as FLOWER_EXTENT
+from vision.gemblo import read_gemblo
+from vision.hexgrid import EXTENT as HEX_EXTENT
+from vision.pose import BoardPose
 from vision.synth import CONDITIONS, render_photo
 
 SIZE = (960, 720)
@@ -324,6 +329,8 @@ def _damage(doc: dict, kind: str) -> str:
         doc["camera"]["matrix"] = [[1, 2], [3, 4]]
     elif kind == "board":
         del doc["board"]["pose"]["homography"]
+    elif kind == "flat board":  # a homography that maps the whole photo onto one line of the board
+        doc["board"]["pose"]["homography"] = [[1, 0, 0], [1, 0, 0], [0, 0, 1]]
     elif kind == "colours":
         doc["colours"]["classes"]["B"]["lab"] = ["x", 1, 2]
     elif kind == "no camera":
@@ -337,7 +344,8 @@ def _damage(doc: dict, kind: str) -> str:
 
 @pytest.mark.parametrize("kind, code", [
     ("format", "calibration_format"), ("version", "calibration_version"), ("camera", "calibration_corrupt"),
-    ("board", "calibration_corrupt"), ("colours", "calibration_corrupt"), ("no camera", "calibration_mismatch"),
+    ("board", "calibration_corrupt"), ("flat board", "calibration_corrupt"), ("colours", "calibration_corrupt"),
+    ("no camera", "calibration_mismatch"),
     ("other size", "calibration_mismatch"), ("raw pose", "calibration_mismatch"),
 ])
 def test_damaged_or_mismatched_file_reported(tmp_path, full, kind, code):
@@ -359,6 +367,94 @@ def test_unreadable_file_reported(tmp_path, content, code):
     with pytest.raises(CalibrationError) as e:
         load_calibration(path)
     assert e.value.code == code and e.value.to_json()["error"]["code"] == code
+
+
+# --- a board pose handed to a reader ----------------------------------------------------------
+
+def _pose_of(game: str) -> BoardPose:
+    """A plausible pose of ``game``'s board in a 640 x 480 photo (its extent is what tells the boards apart)."""
+    extent = {"blokus": (20.0, 20.0), "gemblo": HEX_EXTENT, "equilibrix": FLOWER_EXTENT}[game]
+    to_photo = np.array([[400 / extent[0], 0, 120], [0, 400 / extent[0], 40], [0, 0, 1.0]])
+    return BoardPose(np.linalg.inv(to_photo), np.zeros((4 if game == "blokus" else 6, 2)), 1.0, (640, 480), extent)
+
+
+READ = {"blokus": read_blokus, "gemblo": read_gemblo, "equilibrix": read_equilibrix}
+BLANK = np.full((480, 640, 3), 128, np.uint8)
+
+
+@pytest.mark.parametrize("game", sorted(READ))
+@pytest.mark.parametrize("damage", ["no pose", "no homography", "not numbers", "a 2x2 homography", "a list"])
+def test_a_reader_refuses_a_damaged_pose_in_one_line(game, damage):
+    """Every reader parses its calibration the same way (``vision.pose.calibrated_pose``): a
+    pose that cannot be read is refused as such. Before, Gemblo and Equilibrix raised KeyError,
+    ValueError or AttributeError tracebacks, and Blokus ignored a pose it could not find."""
+    doc = {"pose": _pose_of(game).to_json()}
+    if damage == "no pose":
+        doc = {"method": "auto"}
+    elif damage == "no homography":
+        del doc["pose"]["homography"]
+    elif damage == "not numbers":
+        doc["pose"]["homography"] = [["x", 0, 0], [0, 1, 0], [0, 0, 1]]
+    elif damage == "a 2x2 homography":
+        doc["pose"]["homography"] = [[1, 0], [0, 1]]
+    else:
+        doc = [1, 2]
+    with pytest.raises(ReadError) as e:
+        READ[game](BLANK, calibration=doc)
+    assert e.value.code == "calibration_corrupt" and "\n" not in e.value.message
+    assert game.capitalize() in e.value.message
+
+
+@pytest.mark.parametrize("game, other", [(g, o) for g in sorted(READ) for o in sorted(READ) if o != g])
+def test_a_reader_refuses_another_boards_pose(game, other):
+    """Handed another game's board pose, as a pose or as its JSON, a reader refuses it, naming
+    both boards' sizes. Before, Equilibrix read a photo through a Gemblo pose with every field
+    black and in doubt, Gemblo through an Equilibrix pose with every cell in doubt, and Blokus
+    searched for its grid as if it had been handed none."""
+    for calibration in (_pose_of(other), {"pose": _pose_of(other).to_json()}):
+        with pytest.raises(ReadError) as e:
+            READ[game](BLANK, calibration=calibration)
+        assert e.value.code == "calibration_mismatch" and game.capitalize() in e.value.message
+
+
+@pytest.mark.parametrize("game", ["gemblo", "equilibrix"])
+def test_a_reader_handed_its_own_boards_pose_reads_at_it(game):
+    """The hex and round readers' calibration path, through the one parse: the pose located in
+    a photo, handed back as its JSON under "pose", reads the photo as locating did."""
+    from vision.synth import equilibrix as synth_equilibrix
+    from vision.synth import gemblo as synth_gemblo
+
+    rng = np.random.default_rng(4)
+    if game == "gemblo":
+        image = synth_gemblo.render_photo({}, CONDITIONS["clean"], rng, (960, 720)).image
+    else:
+        image = synth_equilibrix.render_photo(rng, CONDITIONS["clean"], (960, 720)).image
+    located = READ[game](image)
+    again = READ[game](image, calibration={"pose": located.pose.to_json()})
+    assert np.allclose(again.pose.homography, located.pose.homography)
+    assert again.to_state_json()["state"] == located.to_state_json()["state"]
+
+
+def test_a_blokus_board_lock_named_for_another_games_photo_gives_it_the_lens_only(tmp_path, shot):
+    """``tableref read --game equilibrix --calibration FILE``: the calibration page and
+    ``tableref calibrate board`` lock only Blokus's grid (and profile its colours). That pose
+    was handed to the Gemblo and Equilibrix readers as their own (an Equilibrix board under a
+    Blokus lock had 8 fields read wrong surely); the other board lies elsewhere on the table, so
+    its photo is read with the calibration's lens alone, as without a lock."""
+    from vision.photo import read_photo
+    from vision.synth import equilibrix as synth_equilibrix
+
+    path = tmp_path / "calibration.json"
+    save_calibration(Calibration(board=lock_board(shot.image)), path)
+    image = synth_equilibrix.render_photo(np.random.default_rng(4), CONDITIONS["clean"], (960, 720)).image
+    photo = tmp_path / "flower.png"
+    cv2.imwrite(str(photo), image)
+    calibrated = read_photo(str(photo), "equilibrix", calibration=str(path)).to_state_json()
+    plain = read_photo(str(photo), "equilibrix").to_state_json()
+    assert [calibrated[k] for k in ("state", "uncertain", "corners")] == [plain[k] for k in ("state", "uncertain", "corners")]
+    blokus = tmp_path / "board.png"
+    cv2.imwrite(str(blokus), shot.image)
+    assert read_photo(str(blokus), "blokus", calibration=str(path)).board == shot.state
 
 
 # --- the command line ----------------------------------------------------------------------------

@@ -17,11 +17,17 @@ from rules import equilibrix
 from tableref.cli import main
 from vision import flowergrid as fg
 from vision import equilibrix_fields as eq_fields
+from vision import equilibrix_circle as eq_circle
+from vision import equilibrix_edges as eq_edges
+from vision import equilibrix_fit as eq_fit
+from vision import equilibrix_guesses as eq_guesses
 from vision import equilibrix_pose as eq_pose
 from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_with_pose, verify_pose
 from vision.equilibrix_complete import complete
 from vision.equilibrix_fields import _covered_samples, light_terms, fit_light
-from vision.equilibrix_pose import _locate_in, _working
+from vision.equilibrix_drawing import CORNER_NODES, pose_from
+from vision.equilibrix_edges import working
+from vision.equilibrix_pose import _locate_in
 from vision.equilibrix_outlines import (ellipse_points, ellipse_radius, fit_ellipses, one_outline, paired_ellipses,
                                        smooth_arcs)
 from vision.errors import ReadError
@@ -477,7 +483,7 @@ def test_a_board_on_a_busy_cloth_is_found_from_its_edges_smooth_arcs() -> None:
     rng = np.random.default_rng([43, list(CONDITIONS).index("patterned_table"), 0])
     position = random_position(rng)
     p = render_photo(rng, sample_conditions("patterned_table", rng), (1600, 1200), position)
-    gray, lab, _ = _working(upright(p))
+    gray, lab, _ = working(upright(p))
     with pytest.raises(ReadError):
         _locate_in(gray, lab, (gray.shape[1], gray.shape[0]))  # the whole curves alone
     reading = read_equilibrix(upright(p))
@@ -498,8 +504,8 @@ def test_a_board_on_a_boldly_patterned_cloth_is_found_by_the_printed_circle_in_t
     rng = np.random.default_rng([79, list(CONDITIONS).index("patterned_table"), index])
     position = random_position(rng)
     p = render_photo(rng, sample_conditions("patterned_table", rng), (1600, 1200), position)
-    gray, lab, _ = _working(upright(p))
-    edges = eq_pose._Edges(gray)
+    gray, lab, _ = working(upright(p))
+    edges = eq_edges.PhotoEdges(gray)
     for arcs in (False, True):  # the whole curves, and their smooth arcs, at the usual cut
         with pytest.raises(ReadError):
             _locate_in(gray, lab, (gray.shape[1], gray.shape[0]), arcs=arcs, edges=edges)
@@ -824,9 +830,10 @@ def test_a_plain_frame_without_a_board_pairs_no_arcs_and_looks_for_no_circle(mon
     def never(*_, **__):
         raise AssertionError("the busy-table search ran on a plain table")
 
-    monkeypatch.setattr(eq_pose, "OrientedEdges", never)
-    monkeypatch.setattr(eq_pose, "paired_ellipses", never)
-    monkeypatch.setattr(eq_pose, "_circle_ellipse", never)
+    monkeypatch.setattr(eq_edges, "OrientedEdges", never)
+    monkeypatch.setattr(eq_edges, "paired_ellipses", never)
+    monkeypatch.setattr(eq_guesses, "circle_ellipse", never)
+    monkeypatch.setattr(eq_circle, "circle_ellipse", never)
     rng = np.random.default_rng(3)
     shade = np.linspace(90, 150, SIZE[0])[None, :, None] + rng.normal(0, 2, (SIZE[1], SIZE[0], 3))
     with pytest.raises(ReadError) as refused:
@@ -842,24 +849,24 @@ def test_a_busy_frame_without_a_board_is_searched_on_one_set_of_edges_once_per_o
 
     built, searched = [], []
 
-    class Counted(eq_pose._Edges):
+    class Counted(eq_edges.PhotoEdges):
         def __init__(self, gray):
             built.append(gray.shape)
             super().__init__(gray)
 
-    real = eq_pose._circle_ellipse
-    monkeypatch.setattr(eq_pose, "_Edges", Counted)
+    real = eq_guesses.circle_ellipse
+    monkeypatch.setattr(eq_pose, "PhotoEdges", Counted)
     def looked_inside(gray, disc, *rest):
         searched.append(disc)
         return real(gray, disc, *rest)
 
-    monkeypatch.setattr(eq_pose, "_circle_ellipse", looked_inside)
+    monkeypatch.setattr(eq_guesses, "circle_ellipse", looked_inside)
     rng = np.random.default_rng(11)
     image = render_gemblo({}, sample_conditions("patterned_table", rng), rng, SIZE).image
     with pytest.raises(ReadError):
         locate_board(image)
     assert len(built) == 1 and searched
-    assert not any(eq_pose._same_ellipse(a, b) for k, a in enumerate(searched) for b in searched[:k])
+    assert not any(eq_circle.same_ellipse(a, b) for k, a in enumerate(searched) for b in searched[:k])
 
 
 # --- a board cut by the photo's edge -----------------------------------------------------------
@@ -869,7 +876,7 @@ def _cut(p: EquilibrixPhoto, share: float) -> tuple[np.ndarray, np.ndarray]:
     tightly), and where the fields' centroids lie in it (the renderer's truth)."""
     image = upright(p)
     top = int(p.corners[:, 1].min() + share * np.ptp(p.corners[:, 1]))
-    corners = np.array([fg.node_xy(n) for n in eq_pose.CORNER_NODES]) + fg.DISC
+    corners = np.array([fg.node_xy(n) for n in CORNER_NODES]) + fg.DISC
     to_photo, _ = cv2.findHomography(corners, p.corners)
     centroids = cv2.perspectiveTransform(fg.centroids()[None], to_photo)[0] - (0, top)
     return np.ascontiguousarray(image[top:]), centroids
@@ -1003,21 +1010,21 @@ def test_on_a_tie_of_the_drawing_s_pieces_the_board_s_edge_picks_the_pose(monkey
     the edge's: the right pose is kept."""
     rng = np.random.default_rng([5, list(CONDITIONS).index("blur"), 18])
     p = render_photo(rng, sample_conditions("blur", rng), (1600, 1200), random_position(rng))
-    gray, lab, s = _working(upright(p))
+    gray, lab, s = working(upright(p))
     size = (gray.shape[1], gray.shape[0])
-    right = eq_pose._first_frame(gray, lab, size, eq_pose._Edges(gray))[0][0][0]
+    right = eq_guesses.first_frame(gray, lab, size, eq_edges.PhotoEdges(gray))[0][0][0]
     grow = np.array([[1.5, 0, -0.5 * fg.DISC], [0, 1.5, -0.5 * fg.DISC], [0, 0, 1.0]])  # 1.5x about the middle
     too_large = right @ grow
-    fit = eq_pose._fit_drawing
-    _, (drawn, _), found = fit(gray, eq_pose._pose_from(right, size))
+    fit = eq_fit.fit_drawing
+    _, (drawn, _), found = fit(gray, pose_from(right, size))
 
     def tied(gray: np.ndarray, start):
-        if np.allclose(start.homography, eq_pose._pose_from(too_large, size).homography):
+        if np.allclose(start.homography, pose_from(too_large, size).homography):
             return fit(gray, start)[0], (drawn, drawn), found
         return fit(gray, start)
 
-    monkeypatch.setattr(eq_pose, "_first_frame", lambda *a, **k: [[(too_large, 0.6)], [(right, 0.5)]])
-    monkeypatch.setattr(eq_pose, "_fit_drawing", tied)
+    monkeypatch.setattr(eq_pose, "first_frame", lambda *a, **k: [[(too_large, 0.6)], [(right, 0.5)]])
+    monkeypatch.setattr(eq_pose, "fit_drawing", tied)
     pose = _locate_in(gray, lab, size)
     truth = np.asarray(p.corners, float) * s
     r_px = np.linalg.norm(truth - np.roll(truth, 1, 0), axis=1).mean() / 3  # corner nodes lie 3 r apart

@@ -55,7 +55,7 @@ from .completion import DOUBTFUL_EVIDENCE, Trials, weighed
 from .grid import cell_borders, find_grid, quick_contrast
 from .image_io import as_bgr
 from .one_hue import light_only_doubts
-from .pose import BoardPose, check_angle, make_pose, rectify
+from .pose import BoardPose, calibrated_pose, check_angle, make_pose, rectify
 from .reading import UNCERTAIN_BELOW, BoardReading, uncertain_cells
 from .reading import debug_images as _debug_images
 from .sampling import (CLEAR_BORDERS, HIDDEN_BORDERS, PARTLY_HIDDEN, cell_samples, cells_in_photo, mug_cells,
@@ -524,13 +524,14 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     """Photo (upright BGR) -> board reading, with the rules as a prior.
 
     ``calibration`` may hold a board pose from ``tableref calibrate board`` (a fixed camera):
-    a BoardPose or its JSON, alone or under a "pose" key. It is used when the photo still
-    shows the grid there, otherwise the board is searched for as usual. ``profile``: the
+    a BoardPose or its JSON, alone or under a "pose" key (a damaged one or another board's is
+    refused: :func:`vision.pose.calibrated_pose`). It is used when the photo still shows the
+    grid there, otherwise the board is searched for as usual. ``profile``: the
     table's colour profile (``tableref calibrate colours``), a prior for the colour classes.
     """
     start = time.perf_counter()
     image = as_bgr(image)
-    pose = _calibrated_pose(calibration)
+    pose = calibrated_pose(calibration, image, (SIZE, SIZE), "Blokus")
     if pose is None or not verify_pose(image, pose):
         pose = locate_board(image)
     reading = read_with_pose(image, pose, profile, photo=True)
@@ -541,13 +542,6 @@ def read_blokus(image: np.ndarray, calibration: BoardPose | Mapping | None = Non
     reading.uncertain = uncertain_cells(rules.confidence)
     reading.timing_ms = (time.perf_counter() - start) * 1000.0
     return reading
-
-
-def _calibrated_pose(calibration: BoardPose | Mapping | None) -> BoardPose | None:
-    if calibration is None or isinstance(calibration, BoardPose):
-        return calibration
-    data = calibration.get("pose", calibration)
-    return BoardPose.from_json(data) if isinstance(data, Mapping) and "homography" in data else None
 
 
 def debug_images(reading: BoardReading) -> dict[str, np.ndarray]:

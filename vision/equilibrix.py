@@ -46,12 +46,13 @@ import numpy as np
 from . import flowergrid as fg
 from .equilibrix_complete import complete
 from .equilibrix_fields import EMPTY, LABELS, PPU, fit_light, read_fields, wood_samples
-from .equilibrix_pose import POSE_TRUST, raster, locate
+from .equilibrix_drawing import raster
+from .equilibrix_pose import POSE_TRUST, locate
 from .equilibrix_ring import read_ring
 from .errors import ReadError
 from .image_io import as_bgr
 from .matching import gradient_at
-from .pose import BoardPose, in_photo, rectify
+from .pose import BoardPose, calibrated_pose, in_photo, rectify
 from .reading import UNCERTAIN_BELOW
 
 COLOUR_WORDS = {"B": "black", "W": "white"}
@@ -156,16 +157,12 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> EquilibrixReading:
 
 def read_equilibrix(image: np.ndarray, calibration: BoardPose | Mapping | None = None, **_) -> EquilibrixReading:
     """Photo (upright BGR) -> Equilibrix reading. ``calibration`` may hold a known board pose
-    (a BoardPose or its JSON, alone or under "pose") for a fixed camera."""
+    (a BoardPose or its JSON, alone or under "pose") for a fixed camera; a damaged one or
+    another board's is refused (:func:`vision.pose.calibrated_pose`)."""
     start = time.perf_counter()
     image = as_bgr(image)
-    if calibration is not None:
-        pose = calibration if isinstance(calibration, BoardPose) else \
-            BoardPose.from_json(calibration.get("pose", calibration))
-        pose = pose.for_frame(image)
-    else:
-        pose = locate(image)
-    return _read(image, pose, start)
+    pose = calibrated_pose(calibration, image, fg.EXTENT, "Equilibrix")
+    return _read(image, locate(image) if pose is None else pose, start)
 
 
 def _read(image: np.ndarray, pose: BoardPose, start: float) -> EquilibrixReading:

@@ -84,7 +84,7 @@ import numpy as np
 from rules import equilibrix, flower
 
 from . import flowergrid as fg
-from .equilibrix_pose import raster
+from .equilibrix_drawing import raster
 from .errors import ReadError
 from .reading import UNCERTAIN_BELOW
 

@@ -3,7 +3,7 @@
 On a patterned cloth or a striped table the board's edge touches the pattern's edges all
 round, so the edge detector's curves run from the board's edge into the pattern and back; no
 curve is the edge alone and no ellipse fitted through one is the board
-(:func:`vision.equilibrix_pose._round_outlines` then finds only the pattern's blobs, and the photo
+(:func:`vision.equilibrix_edges.round_outlines` then finds only the pattern's blobs, and the photo
 of a plainly visible board is refused). Where a curve leaves the board's edge for the pattern
 it turns sharply, while the edge itself bends slowly: cut at those turns, the curves fall into
 smooth arcs, and an ellipse through two arcs of the board's edge, far apart, is the edge,

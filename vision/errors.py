@@ -22,6 +22,9 @@ CODES = {
     "overexposed": "the photo is over-exposed: the board shows as plain white",
     "underexposed": "the photo is too dark to read the board in",
     "no_colour": "the photo is black and white: the pieces' colours cannot be told apart",
+    # the words of calibration.CalibrationError, for a board pose handed to a reader (vision.pose.calibrated_pose)
+    "calibration_corrupt": "the calibration's board pose is damaged",
+    "calibration_mismatch": "the calibration's board pose is another board's",
 }
 
 

@@ -51,7 +51,7 @@ from .hexgrid import EXTENT, cells, centres, key
 from .hexpose import locate, ridge_contrast
 from .image_io import as_bgr
 from .one_hue import light_only_doubts
-from .pose import BoardPose, check_angle, rectify
+from .pose import BoardPose, calibrated_pose, check_angle, rectify
 from .reading import UNCERTAIN_BELOW
 
 DRAW_BGR = {".": (210, 210, 210), "C": (255, 255, 255), "R": (70, 70, 255), "Y": (0, 235, 255),
@@ -156,10 +156,11 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose, *, rules: bool = True) ->
 
 def read_gemblo(image: np.ndarray, calibration: BoardPose | Mapping | None = None) -> GembloReading:
     """Photo (upright BGR) -> Gemblo reading. ``calibration`` may hold a known board pose
-    (a BoardPose or its JSON, alone or under "pose") for a fixed camera."""
+    (a BoardPose or its JSON, alone or under "pose") for a fixed camera; a damaged one or
+    another board's is refused (:func:`vision.pose.calibrated_pose`)."""
     start = time.perf_counter()
     image = as_bgr(image)
-    pose = _calibrated(calibration, image)
+    pose = calibrated_pose(calibration, image, EXTENT, "Gemblo")
     if pose is None:
         try:
             pose = locate_board(image)
@@ -291,13 +292,6 @@ def _overfull(labels: list[str], seen: np.ndarray) -> dict[str, int]:
     most = sum(len(p.cells) for p in pieces().pieces)
     shown = [lab for lab, s in zip(labels, seen) if s]
     return {c: shown.count(c) for c in LABELS if c != EMPTY and shown.count(c) > most}
-
-
-def _calibrated(calibration, image: np.ndarray) -> BoardPose | None:
-    if calibration is None:
-        return None
-    pose = calibration if isinstance(calibration, BoardPose) else BoardPose.from_json(calibration.get("pose", calibration))
-    return pose.for_frame(image)
 
 
 def debug_images(reading: GembloReading, scale: int = 2) -> dict[str, np.ndarray]:

@@ -40,7 +40,7 @@ import numpy as np
 from .errors import ReadError
 from .hexgrid import (EXTENT, LATTICE_RADIUS, NEIGHBOURS, PLATE_RADIUS, axial_round, cells, centres, corner_points,
                       edge_distance, hexagon)
-from .matching import correlation_peak, fit_with_lens, gradient_at, sample_at
+from .matching import correlation_peak, edge_strength, fit_with_lens, gradient_at, sample_at
 from .pose import BoardPose, Lens, apply_h, rectify
 
 WORK_SIDE = 720  # the plate is found on a copy this large (long side)
@@ -221,12 +221,6 @@ def _top_down_lattice(ppu: float) -> tuple[np.ndarray, ...]:
     q, r = axial_round(x, y)
     e, _ = edge_distance(x - 1.5 * q, y - np.sqrt(3) / 2 * (q + 2 * r))
     return x, y, q, r, e
-
-
-def _edges(rect: np.ndarray) -> np.ndarray:
-    g = rect.astype(np.float32)
-    mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3))
-    return np.sqrt(mag)  # compresses the plate's outer edge and piece bevels against the ridges
 
 
 def _pose(board_to_undist: np.ndarray, size: tuple[int, int], k: float, quality: float, rms: float) -> BoardPose:
@@ -499,7 +493,7 @@ def _patch_pairs(gray: np.ndarray, pose: BoardPose, radius: float = LATTICE_RADI
     ``patches`` of them, centred on cells within ``radius`` of the board's centre; drawn from
     the board's ridge map, or from an ``endless`` lattice's (blind to the outline)."""
     pad = SEARCH_R + PATCH_R
-    rect = _edges(rectify(gray, pose, FIT_PPU, pad))
+    rect = edge_strength(rectify(gray, pose, FIT_PPU, pad))
     ridges = lattice_map(FIT_PPU) if endless else ridge_map(FIT_PPU)
     c = centres()
     anchors = c[np.hypot(*(c - np.array(EXTENT) / 2).T) <= radius]

@@ -2,9 +2,10 @@
 
 Boards without straight grid lines (Gemblo's ridges, Equilibrix's circles) are located by
 matching small patches of their drawing one by one and fitting the pose through the matched
-points. Three steps recur: the sub-pixel peak of a patch's correlation, a homography with one
-radial lens term through the matched points, and the drawing's edge strength sampled at
-points (the live loop's cheap check that a pose still fits a frame).
+points. Four steps recur: the edge strength a drawing's patches are matched on, the
+sub-pixel peak of a patch's correlation, a homography with one radial lens term through the
+matched points, and the drawing's edge strength sampled at points (the live loop's cheap
+check that a pose still fits a frame).
 """
 from __future__ import annotations
 
@@ -18,6 +19,16 @@ K_SEARCH = (-0.35, 0.15)  # the radial terms searched: strong barrel to mild pin
 _GOLDEN = (np.sqrt(5) - 1) / 2
 
 SAMPLE_ROW = 4096  # points per row of the maps handed to cv2.remap (its limit: 32767)
+
+
+def edge_strength(gray: np.ndarray) -> np.ndarray:
+    """The square root of a grey image's Sobel gradient magnitude (float32): what a drawing's
+    patches are matched on. The root compresses the strong edges (Equilibrix's ring tiles, a
+    Gemblo plate's outer edge and its pieces' bevels) against the thin drawn lines and ridges,
+    as :func:`gradient_at` does at points."""
+    g = gray.astype(np.float32)
+    mag = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3))
+    return np.sqrt(mag)
 
 
 def correlation_peak(score: np.ndarray) -> tuple[float, float, float]:

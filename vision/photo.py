@@ -27,6 +27,9 @@ READERS = {
     "equilibrix": ("vision.equilibrix", "read_equilibrix"),
     "geometrius": ("vision.geometrius", "read_geometrius"),
 }
+# The game a calibration's board lock and colour profile are made for: the calibration locks a
+# 20 x 20 grid and profiles Blokus's four colours. Another game's photo gets only its lens.
+CALIBRATED_GAME = "blokus"
 
 
 def _reader(game: str):
@@ -42,13 +45,13 @@ def read_photo(source: str | Path | bytes, game: str, debug_dir: str | None = No
                calibration: str | None = None):
     """Read a photo into a board reading; write the debug PNGs when asked."""
     read, debug = _reader(game)
-    reading = _read(read, source, calibration)
+    reading = _read(read, source, calibration, game)
     if debug_dir:
         write_debug(debug(reading), debug_dir)
     return reading
 
 
-def _read(read, source: str | Path | bytes, calibration: str | None):
+def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
     """Load (a black-and-white photo is refused: :func:`vision.image_io.require_colour`),
     undistort with the calibration, read; a board not found in a very dark photo is refused as
     such (:func:`vision.exposure.refusal`).
@@ -58,7 +61,10 @@ def _read(read, source: str | Path | bytes, calibration: str | None):
     the user asked for it, so reading without it would pass an uncalibrated reading off as a
     calibrated one. (The live referee, whose calibration is the table's own, carries on.)
 
-    A calibration with a colour profile hands it to the reader as the colours' prior.
+    A calibration with a colour profile hands it to the reader as the colours' prior. The board
+    lock and the profile are a Blokus board's (:data:`CALIBRATED_GAME`): another game's photo is
+    undistorted by the calibration's lens and read without them (its board lies elsewhere; a
+    Blokus lock handed to the Equilibrix reader is refused there as another board's).
     """
     image, pose, extra = load_image(source), None, {}
     try:
@@ -69,9 +75,11 @@ def _read(read, source: str | Path | bytes, calibration: str | None):
         from calibration import load_calibration
 
         cal = load_calibration(calibration)
-        image, pose = cal.undistort(image), cal.pose
-        if cal.colours is not None:
-            extra["profile"] = cal.colours
+        image = cal.undistort(image)
+        if game == CALIBRATED_GAME:
+            pose = cal.pose
+            if cal.colours is not None:
+                extra["profile"] = cal.colours
     try:
         return read(image, calibration=pose, **extra)
     except ReadError as e:
@@ -113,7 +121,7 @@ def score_photo(source: str | Path | bytes, game: str, variant: str | None = Non
     """
     setup = setup_of(game, {}, variant)  # a bad variant is refused before the photo is read
     read, debug = _reader(game)
-    reading = _read(read, source, calibration)
+    reading = _read(read, source, calibration, game)
     images = debug(reading)
     if debug_dir:
         write_debug(images, debug_dir)

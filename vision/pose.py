@@ -13,6 +13,7 @@ directions stay cheap enough for the live referee.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import cv2
@@ -122,11 +123,25 @@ class BoardPose:
                 "distortion": self.distortion, "residual": self.residual, "contrast": self.contrast}
 
     @classmethod
-    def from_json(cls, data: dict) -> "BoardPose":
-        return cls(np.array(data["homography"], np.float64), np.array(data["corners"], np.float64),
+    def from_json(cls, data: Mapping) -> "BoardPose":
+        """The pose :meth:`to_json` wrote. A file may have been damaged or edited by hand, so what
+        no pose could be is refused here, once for every reader of one (ValueError, or KeyError
+        and TypeError for a missing or misshapen entry): a pose that only fails later, deep in a
+        reading, is a traceback instead of a reason."""
+        pose = cls(np.array(data["homography"], np.float64), np.array(data["corners"], np.float64),
                    float(data["quality"]), tuple(int(v) for v in data["image_size"]),
                    tuple(float(v) for v in data["extent"]), float(data.get("distortion", 0.0)),
                    float(data.get("residual", 0.0)), float(data.get("contrast", 0.0)))
+        if pose.homography.shape != (3, 3) or pose.corners.ndim != 2 or pose.corners.shape[1] != 2 \
+                or len(pose.image_size) != 2 or len(pose.extent) != 2:
+            raise ValueError("a 3x3 homography, corner points (x, y), an image size and an extent expected")
+        if not (np.isfinite(pose.homography).all() and np.isfinite(pose.corners).all()
+                and np.isfinite(pose.extent).all()):
+            raise ValueError("the pose holds non-numbers")
+        if min(pose.image_size) <= 0 or min(pose.extent) <= 0 or np.linalg.matrix_rank(pose.homography) < 3:
+            raise ValueError("the pose maps no photo onto a board (an empty image size or extent, or a "
+                             "homography that flattens the board)")
+        return pose
 
     def cell_size_px(self) -> float:
         """The smallest side of a board unit in photo pixels (the far end of a tilted board)."""
@@ -141,6 +156,40 @@ class BoardPose:
         centre = np.array([[self.extent[0] / 2, self.extent[1] / 2]])
         smin, smax = local_scales(self, centre[0])
         return float(np.degrees(np.arccos(np.clip(smin / smax, 0.0, 1.0))))
+
+
+def calibrated_pose(calibration: BoardPose | Mapping | None, frame: np.ndarray, extent: tuple[float, float],
+                    game: str) -> BoardPose | None:
+    """The board pose a reader is handed for a fixed camera, for ``frame``'s size; None when it
+    is handed none. ``calibration``: a BoardPose or its JSON, alone or under "pose" (what
+    ``calibration.board.BoardLock.to_json`` writes). Every reader parses it here, so each
+    refuses the same bad calibration in the same words: one that holds no readable pose is
+    ReadError("calibration_corrupt") (it was a KeyError or ValueError traceback in some
+    readers, ignored in another), and another board's pose, whose ``extent`` is not this
+    board's (the calibration page locks only Blokus's grid), is ("calibration_mismatch"):
+    read through a Blokus lock laid over the board, an Equilibrix photo had 8 fields read
+    wrong surely (of 35 sure), through a Gemblo pose every field black and in doubt, and a
+    Gemblo photo through an Equilibrix pose every cell in doubt, with no word why. ``game``
+    names the board in the refusal."""
+    if calibration is None:
+        return None
+    if isinstance(calibration, BoardPose):
+        pose = calibration
+    else:
+        data = calibration.get("pose", calibration) if isinstance(calibration, Mapping) else calibration
+        try:
+            if not isinstance(data, Mapping):
+                raise TypeError(f"a {type(data).__name__}, not a pose's JSON")
+            pose = BoardPose.from_json(data)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            why = f"no {e}" if isinstance(e, KeyError) else str(e)
+            raise ReadError("calibration_corrupt", f"the calibration handed to the {game} reader holds no "
+                            f"readable board pose ({why})") from None
+    if not np.allclose(pose.extent, extent):
+        raise ReadError("calibration_mismatch", f"the calibration's board pose is of another board "
+                        f"({pose.extent[0]:g} x {pose.extent[1]:g} units, {game}'s is {extent[0]:g} x "
+                        f"{extent[1]:g}): read {game} photos with a calibration that holds no board pose")
+    return pose.for_frame(frame)
 
 
 def corner_points(extent: tuple[float, float]) -> np.ndarray:
