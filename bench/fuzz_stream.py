@@ -15,25 +15,32 @@ server restarts. Every noise event is one the session promises to survive:
 - ``Hand``: a hand over a few cells for one board (read empty, doubted);
 - ``Ghost``: a shadow read as a colour on a cell left empty all game (doubted, a board or two);
 - ``Stray``: a piece laid where it does not belong, lifted again (the camera may log it and
-  then see it lifted), or taken back by tap first, lifted then or after the next piece;
+  then see it lifted), or taken back by tap first, lifted then or after the next piece (not
+  in Equilibrix, whose stray tile would come out of the ring);
 - ``Restart``: the server restarts after a board.
+
+The games (``GAMES``): Blokus classic, Gemblo 3p and 4p, Equilibrix AUTONOMIE and TŘI METY
+(:func:`_equilibrix_game` says which of its moves are drawn).
 
 Pure: nothing here touches a session or a file.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import Any, Iterable, Union
 
 import numpy as np
 
+from companion_app.adapters import adapter_for
 from companion_app.session import parse_setup
+from rules import equilibrix, flower
 from rules.board import Board
 from rules.lattice import Cell
 from rules.placement import Match, Move, legal_placements
 from rules.records import GAME_RULES
 
-GAMES = {"blokus": ({"variant": "classic"},), "gemblo": ({"variant": "3p"}, {"variant": "4p"})}
+GAMES = {"blokus": ({"variant": "classic"},), "gemblo": ({"variant": "3p"}, {"variant": "4p"}),
+         "equilibrix": ({"variant": "autonomie"}, {"variant": "tri-mety"})}
 PLACEMENTS = (6, 16)  # how many placements a game has, at least and below
 PASS_CHANCE = 0.05  # a colour that could place declares a pass
 FRAMES = (1, 4)  # stable boards per placement, at least and below
@@ -87,7 +94,7 @@ class Plan:
     seed: int
     game: str
     setup_doc: dict
-    moves: tuple[Move, ...]  # the true moves the players make (placements and declared passes)
+    moves: tuple[Any, ...]  # the true moves the players make (placements and declared passes; the game's Move)
     frames: tuple[int, ...]  # stable boards per placement
     noise: tuple[Noise, ...]
 
@@ -105,8 +112,14 @@ class Step:
     move: Move | None = None  # take_back: the stray piece the player takes back
 
 
-def true_match(plan: Plan, placements: int | None = None) -> Match:
-    """The true game of ``plan`` (its first ``placements``), the passes the board forces played."""
+def covered(move: Any) -> tuple[Cell, ...]:
+    """The cells a placement covers (an Equilibrix tile's fields)."""
+    return move.fields if isinstance(move, equilibrix.Move) else move.cells
+
+
+def true_match(plan: Plan, placements: int | None = None) -> Any:
+    """The true game of ``plan`` (its first ``placements``), the passes the board forces played
+    (Equilibrix has none: a player with no move says so, a declared pass in ``moves``)."""
     match = GAME_RULES[plan.game].new_match(parse_setup(plan.game, plan.setup_doc))
     for move in truncated(plan.moves, placements):
         while not move.passed and match.colour_to_move != move.colour:
@@ -115,7 +128,7 @@ def true_match(plan: Plan, placements: int | None = None) -> Match:
     return match
 
 
-def truncated(moves: Iterable[Move], placements: int | None) -> list[Move]:
+def truncated(moves: Iterable[Any], placements: int | None) -> list[Any]:
     out, laid = [], 0
     for move in moves:
         if placements is not None and laid == placements:
@@ -130,10 +143,59 @@ def draw(seed: int, game: str) -> Plan:
     rng = np.random.default_rng(seed)
     docs = GAMES[game]
     doc = docs[int(rng.integers(len(docs)))]
-    match = GAME_RULES[game].new_match(parse_setup(game, doc))
+    want = int(rng.integers(*PLACEMENTS))
+    if game == "equilibrix":
+        moves = _equilibrix_game(rng, equilibrix.Game.start(parse_setup(game, doc)), want)
+        board, colours = flower.board(), equilibrix.COLOURS
+    else:
+        match = GAME_RULES[game].new_match(parse_setup(game, doc))
+        moves = _placement_game(rng, match, want)
+        board, colours = match.rules.board, match.rules.colours
+    placed = [m for m in moves if not m.passed]
+    final = {c for m in placed for c in covered(m)}
+    frames = tuple(int(rng.integers(*FRAMES)) for _ in placed)
+    noise: list[Noise] = []
+    strays = game != "equilibrix"  # a stray Equilibrix tile would come out of the ring: not drawn
+    before = GAME_RULES[game].new_match(parse_setup(game, doc))  # the game a stray is laid on
+    for p, move in enumerate(placed):
+        if rng.random() < STRAY_CHANCE and strays:
+            stray = _stray(rng, before, final)
+            if stray is not None:
+                noise.append(Stray(p, stray, STRAY_MODES[int(rng.integers(len(STRAY_MODES)))]))
+        squares = covered(move)
+        if rng.random() < MISREAD_CHANCE:
+            doubted = len(squares) == 1 or bool(rng.random() < 0.6)  # a monomino missed unnoticed: no move seen
+            cells = squares if doubted else _ends(board, squares)
+            cell = cells[int(rng.integers(len(cells)))]
+            others = [c for c in colours if c != move.colour]
+            # a monomino read empty shows no change at all (see the round's limits): it is read in another colour
+            reads = "." if len(squares) > 1 and rng.random() < 0.5 else others[int(rng.integers(len(others)))]
+            tap_after = int(rng.integers(0, 4)) if not doubted or rng.random() < 0.5 else None
+            noise.append(Misread(p, cell, reads, doubted, tap_after, int(rng.integers(0, 3))))
+        for f in range(frames[p]):
+            if rng.random() < HAND_CHANCE:
+                centre = squares[int(rng.integers(len(squares)))] if rng.random() < 0.7 else \
+                    board.cells[int(rng.integers(len(board.cells)))]
+                near = sorted(board.around([centre]))
+                noise.append(Hand(p, f, tuple(near[i] for i in sorted(set(rng.integers(len(near), size=4))))))
+            if rng.random() < RESTART_CHANCE:
+                noise.append(Restart(p, f))
+        if rng.random() < GHOST_CHANCE:
+            empty = [c for c in board.cells if c not in final]
+            noise.append(Ghost(p, empty[int(rng.integers(len(empty)))],
+                               colours[int(rng.integers(len(colours)))], int(rng.integers(1, 3))))
+        if strays:  # the passes up to this placement, forced or declared, then the placement
+            while before.colour_to_move != move.colour:
+                before = before.play(Move(before.colour_to_move, passed=True))
+            before = before.play(move)
+    return Plan(seed, game, doc, tuple(moves), frames, tuple(noise))
+
+
+def _placement_game(rng: np.random.Generator, match: Match, want: int) -> list[Move]:
+    """A random legal Blokus or Gemblo game of ``want`` placements (fewer if it ends first); a
+    colour that could place declares a pass now and then (forced passes: the session's)."""
     rules, board = match.rules, match.rules.board
     moves: list[Move] = []
-    want = int(rng.integers(*PLACEMENTS))
     while len([m for m in moves if not m.passed]) < want and not match.over:
         colour = match.colour_to_move
         options = legal_placements(rules, match.position, colour)
@@ -146,41 +208,29 @@ def draw(seed: int, game: str) -> Plan:
             move = Move(colour, tuple(board.cells_of(options[int(rng.integers(len(options)))][1])))
         match = match.play(move)
         moves.append(move)
-    placed = [m for m in moves if not m.passed]
-    final = {c for m in placed for c in m.cells}
-    frames = tuple(int(rng.integers(*FRAMES)) for _ in placed)
-    noise: list[Noise] = []
-    before = GAME_RULES[game].new_match(parse_setup(game, doc))
-    for p, move in enumerate(placed):
-        if rng.random() < STRAY_CHANCE:
-            stray = _stray(rng, before, final)
-            if stray is not None:
-                noise.append(Stray(p, stray, STRAY_MODES[int(rng.integers(len(STRAY_MODES)))]))
-        if rng.random() < MISREAD_CHANCE:
-            doubted = len(move.cells) == 1 or bool(rng.random() < 0.6)  # a monomino missed unnoticed: no move seen
-            cells = move.cells if doubted else _ends(board, move.cells)
-            cell = cells[int(rng.integers(len(cells)))]
-            others = [c for c in rules.colours if c != move.colour]
-            # a monomino read empty shows no change at all (see the round's limits): it is read in another colour
-            reads = "." if len(move.cells) > 1 and rng.random() < 0.5 else others[int(rng.integers(len(others)))]
-            tap_after = int(rng.integers(0, 4)) if not doubted or rng.random() < 0.5 else None
-            noise.append(Misread(p, cell, reads, doubted, tap_after, int(rng.integers(0, 3))))
-        for f in range(frames[p]):
-            if rng.random() < HAND_CHANCE:
-                centre = move.cells[int(rng.integers(len(move.cells)))] if rng.random() < 0.7 else \
-                    board.cells[int(rng.integers(len(board.cells)))]
-                near = sorted(board.around([centre]))
-                noise.append(Hand(p, f, tuple(near[i] for i in sorted(set(rng.integers(len(near), size=4))))))
-            if rng.random() < RESTART_CHANCE:
-                noise.append(Restart(p, f))
-        if rng.random() < GHOST_CHANCE:
-            empty = [c for c in board.cells if c not in final]
-            noise.append(Ghost(p, empty[int(rng.integers(len(empty)))],
-                               rules.colours[int(rng.integers(len(rules.colours)))], int(rng.integers(1, 3))))
-        while before.colour_to_move != move.colour:  # the passes up to this placement, forced or declared
-            before = before.play(Move(before.colour_to_move, passed=True))
-        before = before.play(move)
-    return Plan(seed, game, doc, tuple(moves), frames, tuple(noise))
+    return moves
+
+
+def _equilibrix_game(rng: np.random.Generator, game: equilibrix.Game, want: int) -> list[equilibrix.Move]:
+    """A random legal Equilibrix game of ``want`` placements (fewer if it ends first). A player
+    without a legal move declares the pass (the session passes no one itself), one who has
+    one now and then. No move plays the 5+1 token, and each ring tile is the first offered of
+    its shape: the camera sees neither the token nor which copy (taps would say; not drawn)."""
+    moves: list[equilibrix.Move] = []
+    while len([m for m in moves if not m.passed]) < want and not game.over:
+        colour = game.colour_to_move
+        options = [m for m in game.legal_moves(colour) if not m.token]
+        if not options or rng.random() < PASS_CHANCE:
+            move = equilibrix.Move(colour, passed=True)
+        else:
+            move = options[int(rng.integers(len(options)))]
+            if move.tile is not None:
+                shape = equilibrix.tile_shape(move.tile)
+                move = equilibrix.Move(colour, move.fields, next(
+                    t for t in game.offered(colour) if equilibrix.tile_shape(t) == shape))
+        game = game.play(move)
+        moves.append(move)
+    return moves
 
 
 def _ends(board: Board, cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
@@ -207,8 +257,12 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
     """The stream of ``plan`` with the noise events numbered in ``keep`` (all by default), its
     true game cut after ``placements``. Before a declared pass and at the end, every misread
     still standing is tapped (when it must be) and a clear board is sent: a player settles
-    the page's rings before passing."""
+    the page's rings before passing. So before each piece in a game whose session waits for
+    a clearer board rather than catching up on the boards sent meanwhile (Equilibrix: the
+    adapter's ``catches_up``): there a doubt on the last board of one piece and another on
+    the first of the next may leave the log three placements behind, which no board explains."""
     kept = None if keep is None else set(keep)
+    catches_up = adapter_for(plan.game, parse_setup(plan.game, plan.setup_doc), plan.setup_doc).catches_up
     noise = [n for i, n in enumerate(plan.noise) if kept is None or i in kept]
     moves = truncated(plan.moves, placements)
     table: dict[Cell, str] = {}
@@ -246,6 +300,8 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
             settle()
             steps.append(Step("pass", colour=move.colour))
             continue
+        if not catches_up and p:
+            settle()  # the rings settled before the next piece (see above)
         if left is not None and left.placement < p:
             left = None  # lifted once the piece laid after it is down
         for s in (n for n in noise if isinstance(n, Stray) and n.placement == p):
@@ -254,13 +310,13 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
                 steps.append(Step("take_back", move=s.move))
             if s.mode.endswith("next piece"):
                 left = s
-        table.update((c, move.colour) for c in move.cells)
+        table.update((c, move.colour) for c in covered(move))
         live += [(m, frame) for m in noise if isinstance(m, Misread) and m.placement == p]
         ghosts += [(g, frame) for g in noise if isinstance(g, Ghost) and g.placement == p]
         for f in range(plan.frames[p]):
             hand = [c for h in noise if isinstance(h, Hand) and (h.placement, h.frame) == (p, f) for c in h.cells]
-            if set(move.cells) <= {*hand, *(m.cell for m, _ in live if m.reads == ".")}:
-                hand = [c for c in hand if c not in move.cells]  # a piece hidden whole shows no change (limits)
+            if set(covered(move)) <= {*hand, *(m.cell for m, _ in live if m.reads == ".")}:
+                hand = [c for c in hand if c not in covered(move)]  # a piece hidden whole shows no change (limits)
             steps.append(board_step(left.move if left else None, hand))
             still = []
             for m, start in live:

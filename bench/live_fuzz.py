@@ -1,10 +1,11 @@
 """The live referee under random play: seeded streams (:mod:`bench.fuzz_stream`) against the
 session's promises.
 
-Each seed draws a legal Blokus or Gemblo game and the noise a webcam and its players lay
-over it (misread cells doubted or not, hands, shadows, stray pieces lifted or taken back by
-tap, late taps, declared passes, server restarts), and feeds the stream to a session on a
-fresh SQLite file. The promises checked (a broken one is a failure, named by the promise):
+Each seed draws a legal Blokus, Gemblo or Equilibrix game and the noise a webcam and its
+players lay over it (misread cells doubted or not, hands, shadows, stray pieces lifted or
+taken back by tap (not in Equilibrix), late taps, declared passes, server restarts), and
+feeds the stream to a session on a fresh SQLite file. The promises checked (a broken one is
+a failure, named by the promise):
 
 - ``exception``: no step raises anything but a refusal in words (a SessionError);
 - ``refused``: no tap the stream makes is refused (each is one a player may make then);
@@ -27,27 +28,28 @@ import traceback
 from collections import Counter
 from itertools import count
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from companion_app.session import Session, SessionError
 from companion_app.store import Store
-from rules.placement import Match
+from rules import flower
 from rules.records import GAME_RULES
 
-from .fuzz_stream import GAMES, Plan, Step, draw, render, true_match, truncated
+from .fuzz_stream import GAMES, Plan, Step, covered, draw, render, true_match, truncated
 
 RESTART_KEYS = ("cells", "history", "scores", "alerts", "to_move")
 
 
 def judged(snapshot: dict) -> list[tuple]:
-    """The history as (colour, pass, cells)."""
-    return [(h["colour"], h["pass"], sorted(map(tuple, h["cells"]))) for h in snapshot["history"]]
+    """The history as (colour, pass, cells) (an Equilibrix field named by its id)."""
+    return [(h["colour"], h["pass"], sorted(flower.parse_field(c) if isinstance(c, str) else tuple(c)
+                                            for c in h["cells"])) for h in snapshot["history"]]
 
 
-def verdicts(match: Match) -> list[tuple]:
+def verdicts(match: Any) -> list[tuple]:
     """The true game's turns as (colour, pass, cells) with their rule codes, as the session
     shows a judged turn (the passes the board forces included)."""
-    return [((t.move.colour, t.move.passed, sorted(map(tuple, t.move.cells))), sorted(v.code for v in t.violations))
+    return [((t.move.colour, t.move.passed, sorted(map(tuple, covered(t.move)))), sorted(v.code for v in t.violations))
             for t in match.turns]
 
 
@@ -146,7 +148,7 @@ def shrink(plan: Plan, promise: str, scratch: Path) -> tuple[list[int], int]:
 def describe(plan: Plan, keep: list[int], placements: int) -> str:
     moves = truncated(plan.moves, placements)
     lines = [f"  {plan.game} {plan.setup_doc} seed {plan.seed}: "
-             + " ".join(m.colour + ("-" if m.passed else str(len(m.cells))) for m in moves)]
+             + " ".join(m.colour + ("-" if m.passed else str(len(covered(m)))) for m in moves)]
     lines += [f"    {plan.noise[i]}" for i in keep]
     return "\n".join(lines)
 

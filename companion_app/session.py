@@ -4,9 +4,10 @@ The log (moves seen by the camera, one-tap corrections, take-backs, declared pas
 entered by tap) is what is written to disk; the game, board, scores, whose turn and alerts
 are replayed from it. So a correction or a take-back far back in the game re-judges every
 later move exactly as a fresh replay would, and a restarted server resumes where it was.
-Beside the log, the camera boards held while a change waits on a doubt are saved (the game
-goes on at the table meanwhile, and a restart that lost them would leave the log too far
-behind the table for any one board to explain): a restart resumes the hold as it was.
+Beside the log, the camera boards held while a change waits on a doubt, or on a tap as no
+play, are saved (the game goes on at the table meanwhile, and a restart that lost them would
+leave the log too far behind the table for any one board to explain): a restart resumes the
+hold as it was.
 
 An alert belongs to a logged move and a rule it breaks; it stays until acknowledged, or
 until that move is taken back or corrected so that it breaks the rule no more (the table

@@ -1422,3 +1422,76 @@ def test_a_kept_boards_doubt_is_not_settled_into_an_older_piece_through_cells_on
     assert adapter.kept[0].board == {(5, 5): "R", (5, 6): "R"} and adapter.kept[0].uncertain == ((5, 9),)
     adapter.keep({**seen, (5, 7): "R", (5, 8): "R"}, (), 3.0)  # read clearly now: one piece, laid whole before
     assert adapter.kept[0].board.get((5, 9)) == "R" and adapter.kept[0].uncertain == ()
+
+
+# --- the seeded fuzz's last failing seeds (session 20, bench/live_fuzz.py) ---------------------
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_change_held_back_as_no_play_keeps_the_boards_until_a_late_tap(tmp_path, restart):
+    """Yellow and red lay between two boards and a square of yellow's piece is read red, unnoticed:
+    three pieces, no play, ringed. Green lays before the player taps the square (Gemblo seed 38).
+    Nothing was kept while no doubt held the change: the tap read only the camera's board,
+    three placements ahead of the log, which explained nothing, and the game stalled at blue's
+    first piece. The boards of a change held back as no play are kept as any hold's: the tap
+    logs yellow and red from the first, then green."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    square = SCRIPT[1].cells[-1]
+    play(s, seen[:1])
+    s.observe(_put(seen[2], [square], "R"), [], 1.0)
+    s.observe(_put(seen[3], [square], "R"), [], 2.0)
+    if restart:
+        s = restarted(s, tmp_path)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    s.correct_cell(square, "Y")
+    logs_the_game_after(s, moves[:4])
+    s.observe(seen[4], [], 3.0)
+    logs_the_game_after(s, moves)
+
+
+def test_a_kept_board_that_is_no_play_keeps_the_boards_after_it(tmp_path):
+    """Yellow waits on a doubt while red lays; then, on one board, the doubt is read clearly and
+    green and blue have laid, a square of green's piece read red, unnoticed (three pieces: no
+    play); yellow lays again before the player taps the square (Gemblo seed 191). The catch-up
+    logged yellow and red, then dropped every kept board at the one that is no play: the tap
+    read only the latest board, three placements ahead, and the game stalled. The boards from
+    the one that is no play on are held for the tap: it logs green and blue, then yellow."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER, Move("Y", ((1, 15), (2, 15))))
+    seen = boards(moves)
+    square = LATER[1].cells[-1]
+    play(s, seen[:1])
+    s.observe(seen[1], [MISSED], 1.0)
+    s.observe(seen[2], [MISSED], 2.0)
+    s.observe(_put(seen[4], [square], "R"), [], 3.0)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R"]
+    s.observe(_put(seen[5], [square], "R"), [], 4.0)
+    s.correct_cell(square, "G")
+    logs_the_game_after(s, moves)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_tap_beside_a_hand_over_a_held_piece_waits_with_the_piece(tmp_path, restart):
+    """Red lays an N pentomino; the camera misses its corner square (19,19), read empty without
+    doubt, and a hand hides three squares beside it (read empty, doubted), only two squares
+    read (Blokus seed 67). The corner square touches the hand's doubts, not the squares read:
+    its tap was a plain correction, a red piece of one square logged at once and the rest of
+    the piece after it, both flagged. A clear cell beside a doubt linked to the change is the
+    change's: the tap waits with the piece, logged whole once the hand is gone."""
+    s = new_session(tmp_path)
+    red = Move("R", ((18, 16), (18, 17), (19, 17), (19, 18), (19, 19)))
+    moves = (SCRIPT[0], SCRIPT[1], red)
+    seen = boards(moves)
+    corner, hand = (19, 19), [(19, 18), (19, 17), (18, 18)]
+    assert corner not in s.adapter.board.around([(18, 16), (18, 17)])
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [corner, *hand], "."), hand, 2.0)
+    s.correct_cell(corner, "R")
+    if restart:
+        s = restarted(s, tmp_path)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y"]
+    s.observe(_put(seen[2], [corner], "."), [], 3.0)  # the hand gone; the camera still misses the corner
+    logs_the_game_after(s, moves)
+    s.observe(seen[2], [], 4.0)
+    logs_the_game_after(s, moves)

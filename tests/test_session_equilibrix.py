@@ -215,3 +215,42 @@ def test_a_field_tapped_into_a_tile_ends_when_the_tile_is_lifted(tmp_path):
     assert history(s) == [("B", "duo-1", [])]
     s.observe({}, [], 5.0)
     assert history(s) == [] and s.snapshot()["cells"] == {}
+
+
+# --- found by the seeded fuzz of the live session (session 20, bench/live_fuzz.py) -------------
+
+def restarted(session, tmp_path):
+    session.store.close()
+    return Session.resume(Store.open(tmp_path))
+
+
+def test_a_tap_that_explains_a_change_held_as_no_play_logs_the_tiles(tmp_path):
+    """Black lays the duo and White a mini petal between two boards, and the duo's triangle
+    is read white, unnoticed: three pieces, no play (Equilibrix seed 4). The tap saying it is
+    black was a plain correction, the triangle logged at once as a black mini-tile, then
+    White's petal and the duo's petal as a second black mini-tile (Black's two mini-tiles
+    spent, the duo left in the ring). Read into the camera's board it explains the table: the
+    duo and the mini petal are logged."""
+    s = start(tmp_path)
+    s.observe({"P 0 0 0": "B", "T 0 0 +": "W", "P 2 0 0": "W"}, [], 0.0)
+    assert history(s) == [] and "T 0 0 +" in s.snapshot()["holding"]
+    s.correct_cell("T 0 0 +", "B")
+    assert history(s) == [("B", "duo-1", []), ("W", "mini:petal", [])]
+    s.observe({**DUO, "P 2 0 0": "W"}, [], 1.0)
+    assert history(s) == [("B", "duo-1", []), ("W", "mini:petal", [])] and s.snapshot()["holding"] == []
+
+
+def test_a_tap_after_a_restart_before_the_camera_s_next_board_reads_the_held_tile(tmp_path):
+    """Black's duo waits on its triangle, doubted (read empty); the server restarts, and the
+    player taps the triangle black before the camera's next board (Equilibrix seed 26). The
+    camera's board was not saved: the tap was a plain correction, the triangle logged as a
+    black mini-tile, then the petal as another (wrong_turn). The board the change waits with
+    is saved as a hold's: the tap reads it, and the duo is logged whole."""
+    s = start(tmp_path)
+    s.observe({"P 0 0 0": "B"}, ["T 0 0 +"], 0.0)
+    assert history(s) == []
+    s = restarted(s, tmp_path)
+    s.correct_cell("T 0 0 +", "B")
+    assert history(s) == [("B", "duo-1", [])]
+    s.observe(DUO, [], 1.0)
+    assert history(s) == [("B", "duo-1", [])] and s.snapshot()["holding"] == []

@@ -158,7 +158,9 @@ class CellAdapter(GameAdapter):
     colours: tuple[str, ...] = ()  # what a cell can be corrected to (besides empty)
     # Whether the boards sent while a change is held back are kept and caught up on (catch_up):
     # a board that is cells alone; a game whose camera reads more with each board (Equilibrix's
-    # ring) would explain a kept board with the latest of those readings, so it waits instead.
+    # ring) would explain a kept board with the latest of those readings, so it waits instead,
+    # keeping the latest board alone (saved: a restart, and a tap before the camera's next
+    # board, read the change as before).
     catches_up: bool = True
     # Whether a colour's pieces never share an edge (Blokus B5, Gemblo M4): then a square of a
     # colour beside a piece of it is that piece's (a tap's cell read clearly, a kept board's doubt).
@@ -261,7 +263,8 @@ class CellAdapter(GameAdapter):
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
         """The boards the hold kept before a restart. The latest is also the camera's last board
-        (while a change is held back every board the camera sends is kept), so the page rings
+        (while a change is held back every board the camera sends is kept; where the boards are
+        not caught up on, it alone is), so the page rings
         what it did, and a tap before the camera's next board reads the held change as before."""
         self.kept = [self.kept_from(k) for k in boards]
         if self.kept:
@@ -301,13 +304,13 @@ class CellAdapter(GameAdapter):
         items = self.explained_alone(derived)
         if items is not None:
             return items
-        if not self.kept and not self.unsure_change(derived):
-            return []  # not play: the table is asked
-        if not self.catches_up:
-            return []  # part of the change could not be read: wait for a clearer board
-        # part of the change could not be read, or the table is too far ahead of the log for
-        # one board: keep the board (the game goes on at the table meanwhile) and log what the
-        # boards kept so far explain, if anything
+        if not self.catches_up:  # part of the change could not be read, or it is not play: wait for a clearer board
+            self.kept = [Kept(dict(seen_now), self.uncertain, t)]
+            return []
+        # part of the change could not be read, or it is not play (a misread the player has not
+        # tapped yet, the table too far ahead of the log for one board): keep the board (the game
+        # goes on at the table meanwhile, and a late tap reads it, not only the latest board) and
+        # log what the boards kept so far explain, if anything
         self.keep(seen_now, self.uncertain, t)
         return self.catch_up(derived)
 
@@ -388,9 +391,12 @@ class CellAdapter(GameAdapter):
         the boards are kept and explained one after another, each as :meth:`observe` would
         (against the log as it then is, the player's corrections standing): this returns the
         events of the first that changes the game (the session logs them and asks again),
-        none when the next is still held by a doubt (it waits, with those after it), or when
-        it is not play (the boards are dropped: the table is asked, as for any board). A
-        stale board (:meth:`stale`) is skipped; a board that changes nothing is passed over.
+        none when the next is still held by a doubt, or is not play: it waits, with those
+        after it, for a tap at it (or a board without its change, :meth:`holds_first_change`).
+        A board that is no play once dropped every kept board: those after it were lost, and
+        the tap read only the latest board, often three placements ahead of the log: the game
+        stalled. A stale board (:meth:`stale`) is skipped; a board that changes nothing is
+        passed over.
         """
         latest = self.kept[-1] if self.kept else None
         while self.kept:
@@ -402,8 +408,7 @@ class CellAdapter(GameAdapter):
                 return []
             explained = self.explain(derived, self.with_overrides(k.board, k.uncertain))
             if explained is None:
-                self.kept = []
-                return []
+                return []  # not play: held, with the boards after it, for a tap at it (or the change gone)
             self.kept.pop(0)
             items = self.logged_as(derived, explained, k.t)
             if items:
@@ -487,15 +492,21 @@ class CellAdapter(GameAdapter):
         A change the camera holds back as no play (more than it can explain: often a misread
         square cutting a piece in two, or a third piece, while a doubt held the board back) is
         a change as much: a tap on it once was a plain correction, a piece of one square logged
-        at once and the rest of the piece after it, both flagged.
+        at once and the rest of the piece after it, both flagged. Where the boards are not
+        caught up on (Equilibrix), such a tap reads the camera's board only when that board then
+        explains the table (a misread field cutting a tile in two, next to another tile laid);
+        otherwise it stays a plain correction (held, it waited with its rings for a board that
+        would never be reread).
 
         The latest board is tried alone first (as any board: it may explain the table in one
         step); only when it is too far ahead are the boards the camera sent while the change
         was held caught up on (:meth:`catch_up`), after the tap (logged as ``held``, as it
         reads the latest board, and a cell it names may only be laid by a later board's move).
         """
-        # a game that does not catch up (Equilibrix) holds no change back as no play
-        changed = self.differences(derived) if self.catches_up or self.kept or self.unsure_change(derived) else ()
+        changed = self.differences(derived)
+        # a game that does not catch up (Equilibrix) waits on a tap at a change held as no play
+        # only when the tap explains it: it never rereads the boards sent meanwhile
+        asked = not (self.catches_up or self.unsure_change(derived))
         unseen = {*changed, *self.uncertain}  # before the tap reads its cell (it is no doubt then)
         at_change = self.reach(changed)
         payload = self.correction(derived, doc)
@@ -505,11 +516,13 @@ class CellAdapter(GameAdapter):
             and misread_out_of(derived.entries, cell, colour, self.near) is not None)
         if cell not in at_change or edits_a_move:
             return [("correction", payload)]
-        if not self.kept and self.catches_up:  # e.g. dropped, or never kept, as no play
+        if not self.kept and self.catches_up:  # a difference the player's word made since the camera's board
             self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]
         items = self.explained_alone(derived)
         if items is not None:
             return items + [("correction", payload)]
+        if asked:
+            return [("correction", payload)]
         items = self.catch_up(derived)
         if not items:
             return [("correction", {**payload, "held": True})]
@@ -517,23 +530,33 @@ class CellAdapter(GameAdapter):
 
     def reach(self, held: Sequence[Cell]) -> set[Cell]:
         """The cells a tap on which reads the ``held`` change (cells that changed, held back by
-        a doubt): those on or next to it, and the camera's doubts joined along edges to a
-        doubt there (``doubts_holding`` counts the ones next to it).
+        a doubt, or as no play): those on or next to it, the camera's doubts joined along edges
+        to a doubt there (``doubts_holding`` counts the ones next to it), and the cells sharing
+        an edge with those linked doubts.
 
         A piece laid with two squares the camera missed shows the change without them: the
         near square is next to it, the far one only next to the near one. Tapped first, the
         far square was a plain correction, logged at once as a one-square move, and the rest
         of the piece became a second move (both flagged; no hold to take the first back). The
         far square is as much the held piece as the near one, seen through the doubt between,
-        so its tap waits with the change until the piece is whole. A doubt joined by no doubt
-        (a clear cell between) is no part of the same unseen stretch: its tap stays a plain
-        correction, as does any tap while nothing is held."""
+        so its tap waits with the change until the piece is whole. So does a clear cell that
+        shares an edge with such a doubt: a square missed unnoticed beside a hand over the piece
+        (the hand hides what joins it to the squares read): tapped, it was a one-square move
+        and the rest of the piece a second, both flagged. A doubt joined by no doubt (a clear
+        cell between) is no part of the same unseen stretch: a tap on it, or on a cell only it
+        touches, stays a plain correction, as does any tap while nothing is held. Only doubts
+        link here, and they link only cells that may be unseen squares of the change (a doubt
+        may hide one; a clear empty cell hides nothing); which piece a clear square belongs to
+        is another question, answered through clear squares alone (:meth:`completes`)."""
         if not held:
             return set()
         b, near = self.board, self.board.around(held)
         doubts = b.mask(c for c in self.uncertain if c not in self.overrides and c in b.index)
-        linked = [m for m in b.components(doubts) if any(c in near for c in b.cells_of(m))]
-        return near | {c for m in linked for c in b.cells_of(m)}
+        linked = 0
+        for m in b.components(doubts):
+            if any(c in near for c in b.cells_of(m)):
+                linked |= m
+        return near | set(b.cells_of(linked | b.grow(linked, b.edge)))
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
