@@ -246,6 +246,43 @@ def test_a_finger_on_squares_too_small_to_tap_gets_a_magnifier_first(server, bro
     page.context.close()
 
 
+def test_a_camera_move_after_a_tap_leaves_a_phone_s_page_where_it_was_scrolled(server, browser):
+    """A tap focused the board's svg, and the next snapshot then moved the focus to the board's
+    tab stop, scrolling a phone's page back up to the board under the player's eyes (session
+    20's review: scrollY 297 -> 0)."""
+    blokus_game(browser, server.base).close()
+    server.session.observe(boards()[0], [], 0.0)
+    page = finger_page(browser, server.base, PHONE)
+    page.wait_for_selector('#board .cell[data-cell="1,1"][data-colour="B"]')
+    page.tap('#board .cell[data-cell="5,5"]')
+    page.wait_for_selector("#magnifier[open]")
+    page.click("#magnifier button[value='']")
+    page.wait_for_selector("#magnifier[open]", state="detached")
+    scrolled = page.evaluate("() => { window.scrollTo(0, document.documentElement.scrollHeight); return window.scrollY; }")
+    assert scrolled > 100
+    server.session.observe(boards()[1], [], 1.0)
+    page.wait_for_selector('#board .cell[data-cell="0,18"][data-colour="Y"]')
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.scrollY") >= scrolled - 60  # the page may end a little higher, never at the board
+    page.context.close()
+
+
+def test_a_mouse_click_on_the_board_leaves_the_space_bar_and_arrows_to_the_page(server, browser):
+    """The board's keys answered whenever its svg had the focus, so a mouse user who clicked a
+    cell lost the page's scrolling to the arrows and had the space bar open the sheet again."""
+    page = blokus_game(browser, server.base)
+    server.session.observe(boards()[0], [], 0.0)
+    page.wait_for_selector('#board .cell[data-cell="1,1"][data-colour="B"]')
+    page.click('#board .cell[data-cell="10,10"]')
+    page.wait_for_selector("#picker[open]")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#picker[open]", state="detached")
+    page.keyboard.press(" ")
+    page.wait_for_timeout(300)
+    assert not page.locator("#picker").evaluate("e => e.open"), "the space bar reopened the sheet"
+    page.close()
+
+
 def test_on_a_phone_the_flower_s_fields_are_magnified_and_geometrius_tokens_are_not(server, browser):
     """The flower's curved triangles are drawn 14 px wide on a phone, a petal twice that: its
     fields are magnified as the squares are. A Geometrius token is some 60 px: one tap opens its

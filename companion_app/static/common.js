@@ -168,6 +168,16 @@ function colourName(colour) {
   return gameColourName(document.body.dataset.game || null, colour);
 }
 
+/* What a cell holds, in words to go inside a sentence (the review's conflicts, a screen
+   reader's cell): "red", "empty", a Geometrius token "Q01 with red, blue". */
+function contentName(content) {
+  if (content && typeof content === "object") {
+    const chips = content.stack.length ? content.stack.map((c) => colourName(c).toLowerCase()).join(", ") : "no chip";
+    return `${content.shape || "a token not named yet"} with ${chips}`;
+  }
+  return colourName(content).toLowerCase();
+}
+
 /* ---- board ------------------------------------------------------------------------- */
 /* One drawing for every board: the layout gives each cell's centre and the cell polygon
    (squares for Blokus, flat-topped hexes for Gemblo), with neighbouring centres 1 apart;
@@ -259,7 +269,7 @@ function outline(cells) {
 }
 
 function drawBoard(s) {
-  const hadFocus = document.getElementById("board").contains(document.activeElement);
+  const hadFocus = Boolean(document.activeElement && document.activeElement.matches("#board .cell"));
   const custom = BOARDS[s.layout.shape];
   if (custom) {
     if (builtFor !== s.session.id) { layout = s.layout; custom.build(s.layout); builtFor = s.session.id; }

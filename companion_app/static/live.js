@@ -23,9 +23,9 @@ function moveName(turn) {
   return turn.pass ? `${who} passes` : `${who} · ${pieceName(turn.piece)}`;
 }
 
-/* The alerts, newest first, in a list of bounded height that scrolls inside (style.css): three
-   alerts once pushed the turn line and "Game over" out of a landscape tablet's panel. With more
-   than one, their count heads the list, so the ones scrolled out of sight are known to be there. */
+/* The alerts, newest first; two or more in a list of bounded height that scrolls inside
+   (style.css): three alerts once pushed the turn line and "Game over" out of a landscape tablet's
+   panel. Their count heads the list, so the ones scrolled out of sight are known to be there. */
 function drawAlerts(s) {
   const ids = s.alerts.map((a) => `${a.id}:${a.message}`).join(" ");
   if (ids === alertsShown) return;  // redrawing would replay the arrival animation
@@ -33,6 +33,7 @@ function drawAlerts(s) {
   const box = document.getElementById("alerts");
   const n = s.alerts.length;
   const count = n > 1 ? [el("p", { class: "alerts-count", text: `${n} alerts, newest first` })] : [];
+  box.classList.toggle("many", n > 1);
   const newestFirst = s.alerts.slice().reverse();
   box.replaceChildren(...count, ...newestFirst.map((a) => el("section", { class: a.warning ? "alert warning" : "alert", "data-alert": a.id },
     el("div", { class: "alert-head" },

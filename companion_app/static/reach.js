@@ -15,7 +15,7 @@
 
 const MAGNIFY_BELOW_PX = 28;  // a cell drawn smaller than this is magnified for a finger
 const MAGNIFIED_PX = 48;      // a cell's size in the magnifier: over the 44 px a finger needs
-const FINGER = window.matchMedia("(pointer: coarse)");
+const FINGER = window.matchMedia("(pointer: coarse)");  // a click that names no pointer (older Safari)
 const ARROWS = { ArrowUp: [0, -1], ArrowDown: [0, 1], ArrowLeft: [-1, 0], ArrowRight: [1, 0] };
 const NOUNS = { flower: "field", tokens: "token" };  // the square and hex boards have cells
 
@@ -63,8 +63,9 @@ function smallestCellPx() {
 
 /* Whether a tap is too coarse for the board: a finger (not a mouse) on cells drawn smaller than
    MAGNIFY_BELOW_PX. */
-function tooSmallForAFinger() {
-  return FINGER.matches && smallestCellPx() < MAGNIFY_BELOW_PX;
+function tooSmallForAFinger(click) {
+  const finger = click.pointerType ? click.pointerType === "touch" : FINGER.matches;  // a touch laptop's trackpad is no finger
+  return finger && smallestCellPx() < MAGNIFY_BELOW_PX;
 }
 
 /* The magnifier opened round ``node``: its centre and the smallest cell's size kept in board
@@ -129,7 +130,7 @@ function nextCell(from, [ux, uy]) {
 function holdsWords(s, k) {
   const custom = BOARDS[layout.shape];
   if (custom && custom.holds) return custom.holds(s, k);
-  return colourName(s.cells[k] || ".").toLowerCase();
+  return contentName(s.cells[k] || ".");
 }
 
 /* Cell ``k`` made the board's tab stop, named, and ringed while the keyboard is on it. */
@@ -167,12 +168,14 @@ function ringFocus() {
 /* After each drawing (common.js drawBoard): the tab stop on its cell again (a board may draw
    new nodes), the focus kept if the board had it, the magnifier showing the new drawing. */
 function boardDrawn(s, hadFocus) {
+  const magnifier = document.getElementById("magnifier");
+  if (drawnState && drawnState.session.id !== s.session.id && magnifier.open) magnifier.close();  // another game's board
   drawnState = s;
   if (!cellNodes.has(focusKey)) focusKey = cellNodes.keys().next().value;
   const node = makeTabStop(focusKey, s);
-  if (hadFocus && node && document.activeElement !== node) node.focus();
+  if (hadFocus && node && document.activeElement !== node) node.focus({ preventScroll: true });
   ringFocus();
-  if (document.getElementById("magnifier").open) requestAnimationFrame(drawMagnified);  // after markCorrected
+  if (magnifier.open) requestAnimationFrame(drawMagnified);  // after markCorrected
 }
 function moveFocus(arrow) {
   const k = nextCell(focusKey, arrow);
@@ -189,10 +192,10 @@ function listenForCellTaps() {
   boardSvg().addEventListener("click", (event) => {
     const cell = event.target.closest(".cell");
     if (!cell || !layout) return;
-    if (tooSmallForAFinger()) magnify(cell); else openCorrection(cell.dataset.cell, false);
+    if (tooSmallForAFinger(event)) magnify(cell); else openCorrection(cell.dataset.cell, false);
   });
   boardSvg().addEventListener("keydown", (event) => {
-    if (!layout || !focusKey) return;
+    if (!layout || !focusKey || !event.target.matches(".cell")) return;  // a clicked svg keeps the page's keys
     if (hasOwn(ARROWS, event.key)) {
       moveFocus(ARROWS[event.key]);
     } else if (event.key === "Enter" || event.key === " ") {

@@ -100,15 +100,6 @@ function userSet() {
   return [...out];
 }
 
-/* A cell's content in the page's words, to go inside a sentence: "red", "empty",
-   "Q01 with red, blue". */
-function contentName(content) {
-  if (content && typeof content === "object") {
-    return `${content.shape} with ${content.stack.length ? content.stack.join(", ") : "no chip"}`;
-  }
-  return colourName(content).toLowerCase();
-}
-
 /* ---- corrections ------------------------------------------------------------------- */
 
 /* A tap's choice (common.js' picker or a token's sheet): what is now there, set on the board

@@ -164,9 +164,7 @@
   /* What the token at ``k`` holds, in words for a screen reader (reach.js): its shape, its chips. */
   function holds(s, k) {
     const t = s.geometrius.tokens.find((x) => `${x.row},${x.col}` === k);
-    if (!t) return "no token";
-    const chips = t.stack.length ? t.stack.map((c) => colourName(c)).join(", ") : "no chip";
-    return `${t.shape || "a token not named yet"} with ${chips}`;
+    return t ? contentName(t) : "no token";
   }
 
   BOARDS.tokens = { build, draw, panel, pick, holds, name: placeName };
