@@ -37,7 +37,8 @@ from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_f
                                numbered, orient, pose_evidence, pose_places, token_frame)
 from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, centred_on_polygon, covers_polygon,
                                  measure_polygon, shortest_side_dropped, match_shape)
-from .geometrius_stack import find_stack, focal_from_stacks, read_stack, classify_chip, field_camera, washed_top
+from .geometrius_stack import (CARD_PPM, classify_chip, field_camera, find_stack, focal_from_stacks, read_stack,
+                               tokens_show_colour, washed_top)
 from .geometrius_token import FRAME_MM, PITCH_MM, POLY_RADIUS_MM, PPM, Pos, warp
 from .image_io import as_bgr
 from .pose import BoardPose, apply_h
@@ -137,11 +138,13 @@ class GeometriusReading:
 
 # --- the read -------------------------------------------------------------------------------
 
-def _read_field(image: np.ndarray, located: Field, start: float,
-                gray: np.ndarray | None = None, undo_blur: bool = True) -> GeometriusReading:
+def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarray | None = None,
+                undo_blur: bool = True, one_hue: bool = False) -> GeometriusReading:
     """The tokens at ``located``'s places. ``undo_blur``: where the polygons show heavy blur,
     measure them again on the sharpened photo (a photo is all there is; a blurred live
-    frame is not worth a second pass: a steady one follows)."""
+    frame is not worth a second pass: a steady one follows). ``one_hue``: where the tokens
+    show no colour (a phone's sepia, duotone or tritone filter), every top is in doubt
+    (``tokens_show_colour``; photos only: a webcam has no such filter)."""
     catalogue = load_catalogue()
     H = located.H
     h, w = image.shape[:2]
@@ -150,6 +153,7 @@ def _read_field(image: np.ndarray, located: Field, start: float,
     b, g, red = (cv2.extractChannel(image, k) for k in range(3))  # three times quicker than split
     value = cv2.max(cv2.max(b, g), red)
     seen = []
+    cards = []  # each token's card from above, for the photo's colours (``one_hue``)
     for pos in located.places:
         centre_mm = np.array([pos[1] * PITCH_MM, pos[0] * PITCH_MM])
         on_grid = H @ np.array([[1, 0, centre_mm[0]], [0, 1, centre_mm[1]], [0, 0, 1]])
@@ -163,6 +167,8 @@ def _read_field(image: np.ndarray, located: Field, start: float,
         if Ht is None:
             H0 = centred_on_polygon(red, on_grid)
         card_patch = warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)
+        if one_hue:
+            cards.append(warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, CARD_PPM).astype(np.float32) / 255)
         bright = card_patch.sum(1)
         card_rgb = np.median(card_patch[bright >= np.percentile(bright, 60)], axis=0)[::-1]
         card_v = float(max(card_rgb.max(), 1.0))
@@ -180,6 +186,10 @@ def _read_field(image: np.ndarray, located: Field, start: float,
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
         read.append((pos, Ht, stack, uncertain, *_token_polygon(red, Ht, stack.outline, catalogue.shapes)))
+    stacked = [uncertain for _, _, stack, uncertain, _, _ in read if stack.stack and "stack" not in uncertain]
+    if one_hue and stacked and not tokens_show_colour(cards):  # a one-hue photo: every top a guess
+        for uncertain in stacked:
+            uncertain.append("stack")
     if undo_blur:
         _measured_unblurred(red, read, located.doubtful, catalogue.shapes)
     tokens: list[TokenReading] = []
@@ -319,7 +329,7 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     photo = as_bgr(image)
     image = exposed(photo)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # once, for the search and the frames
-    reading = _read_field(image, locate_field(image, gray), start, gray)
+    reading = _read_field(image, locate_field(image, gray), start, gray, one_hue=True)
     if not any(t.vertices for t in reading.read):
         raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but none shows a "
                                        "polygon)")

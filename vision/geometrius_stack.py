@@ -10,7 +10,9 @@
    is read, each chip's side) is compared with the token's card as the white reference; a
    top read white but far more colourful than the card is a coloured chip under glare, its
    colour (what the glare left of it) a guess; so is any top lit far brighter than its card,
-   and a top no whole number of chips puts where it was found.
+   and a top no whole number of chips puts where it was found. A photo through a phone's
+   one-hue filter (sepia, a duotone, a tritone) shows no colour anywhere on the tokens: there
+   every top is a guess (:func:`tokens_show_colour`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import numpy as np
 
 from .geometrius_token import CHIP_COLOURS, CHIP_MM, CHIP_RADIUS_MM, SIDE_SHADE, SPOTS, STONE_RADIUS_MM
 from .matching import sample_at
+from .one_hue import off_curve_nearby, pixel_curve
 from .pose import apply_h
 
 
@@ -38,6 +41,11 @@ TILT_FOR_FOCAL_DEG = 12.0  # below this the homography hardly shows the focal le
 LIT_APART = 1.5  # a top this much brighter than its card (any channel) is lit apart from it: its colour a guess
 # (a white top is 1.0-1.3 times its card; seed 307 `hard` 5's yellow top at 1.68 under a reflection, read sure, left
 # its stack's glare-lit lower chips unchecked)
+CARD_PPM = 2.0  # the cards are looked at for colour at this many pixels per millimetre (a right-angle mark: 0.7 px)
+PIXEL_OFF_CURVE = 0.3  # a card pixel this far off the photo's one-hue curve (share of the card's brightness) ...
+COLOUR_PIXELS = 45  # ... shows a colour of its own, and this many show the photo in colour (bench/ROUNDS.md, "Round
+# chip20": 47 colour fields, one chip colour or none among them, 68 or more; through five one-hue filters 14 or fewer,
+# 34 on a bare field through the sepia matrix)
 OFF_STACK_STEPS = 1.0  # a top this many chip steps from every whole height (sides tall enough to count) is no stack's
 # (bench seeds 6, 41 and 211, 1289 such tops: every right one within 0.75 steps; the two wrong ones 1.6 and 3.5)
 
@@ -316,6 +324,26 @@ def read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H:
         stack.append(colour)
         sure = sure and m > 5
     return StackReading(stack + [sight.colour], True, sure, sight.outline)
+
+
+def tokens_show_colour(cards: Sequence[np.ndarray]) -> bool:
+    """Does the photo show colours? A phone's one-hue filter (sepia, a duotone, a tritone, the
+    sepia matrix) leaves every pixel only its brightness, and the palette then reads a chip top
+    as whatever chip has that brightness, mostly sure of it (a yellow top as white). What the
+    filter cannot fake is a colour off the photo's one-hue curve (``one_hue.pixel_curve``, fitted
+    to the cards' flat pixels: the card, the ink, a chip's face): a coloured chip's face, or a
+    printed mark's colour beside the grey of the card and ink (``one_hue.off_curve_nearby``).
+    The tops alone do not tell it: the card's white and one chip colour fit a bent curve
+    together (the first turns of every game). ``cards``: each token's card seen from above
+    (``warp`` at :data:`CARD_PPM`), BGR 0-1 float32."""
+    curve = pixel_curve(cards)
+    if curve is None:  # nothing unclipped to fit: no colour to be seen either
+        return False
+    # A colour's chroma scales with the light: in a dim photo (cards 0.27-0.42 bright after ``exposed``) 0-30
+    # pixels lay 0.3 off, thousands 0.3 of the card's brightness off.
+    white = float(np.median([np.percentile(cv2.cvtColor(card, cv2.COLOR_BGR2GRAY), 80) for card in cards]))
+    off = sum(int((off_curve_nearby(card, curve) > PIXEL_OFF_CURVE * white).sum()) for card in cards)
+    return off >= COLOUR_PIXELS
 
 
 def focal_from_stacks(H: np.ndarray, size: tuple[int, int], cam: FieldCamera,

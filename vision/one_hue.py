@@ -31,7 +31,9 @@ is the pieces' light. So, per reader:
    under a shadow's edge, a warm lamp or a dim room departs at fewer (none of 50 in 15
    conditions reached it; a glare spot's cells, ``shone``, are not counted).
 
-Phone photos only (``read_blokus`` and ``read_gemblo``; not the live referee's ``read_with_pose``):
+Phone photos only (``read_blokus``, ``read_gemblo``, and ``read_geometrius``'s chip tops through
+``geometrius_stack.tokens_show_colour``, on the cards' pixels: :func:`pixel_curve`,
+:func:`off_curve_nearby`; not the live referee's ``read_with_pose``):
 a webcam has no such filter, and early in a Gemblo game the clear pieces show only as light, so
 the doubt held live moves back (``python -m bench live_games``: 7 of 11 steps logged by the
 camera alone -> 6, the player's taps 30 -> 36).
@@ -41,6 +43,10 @@ square or a hexagonal lattice alike).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Sequence
+
+import cv2
 import numpy as np
 
 OFF_CURVE = 0.1  # chroma (0-1 channel units) off the brightness-to-colour curve: the cell's own colour
@@ -53,6 +59,12 @@ LIGHT_DEPARTS = 0.1  # log brightness off the neighbours' median: a cell's own l
 STANDS_OUT = 0.2  # ... this far off, a cell is doubted even where few depart (a board's soft sheen: 0.1-0.2)
 NEAR_CELLS = 2.5  # the neighbours a cell's light is compared with lie this close (cell units)
 PIECES_SHOWN = 16  # departing cells that show pieces on the board (a real empty board: fewer)
+FLAT = 0.04  # a pixel whose 3 x 3 neighbours' brightness spans less lies on a surface, not across an edge
+BANDS = 20  # the brightness bands a photo's pixel curve is fitted across ...
+BAND_PIXELS = 200  # ... with at most this many flat pixels from each
+NEARBY_PX = 5  # a pixel's chroma is compared with the curve over this square of its neighbours
+_SQUARE3 = np.ones((3, 3), np.uint8)
+_NEARBY = np.ones((NEARBY_PX, NEARBY_PX), np.uint8)
 
 
 def _brightness(cell_bgr: np.ndarray) -> np.ndarray:
@@ -68,21 +80,27 @@ def _opponents(cell_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _brightness(cell_bgr), np.stack([r - g, 0.5 * (r + g) - b], 1)
 
 
-def _gaps_to_lines(brightness: np.ndarray, chroma: np.ndarray, fitted: np.ndarray, knees: np.ndarray,
-                   share: float) -> np.ndarray:
-    """(knees x n) each cell's chroma distance from a line in brightness broken at each of ``knees``
-    (another slope above it; a knee past every cell leaves it straight), fitted to the ``fitted``
-    cells: to them all, then to the ``share`` percent of them nearest it, round by round, so that
-    the pieces' colours in a colour photo do not pull it."""
-    above = np.maximum(brightness[None] - knees[:, None], 0.0)
-    terms = np.stack(np.broadcast_arrays(1.0, brightness[None], above), -1)  # knees x n x 3
-    weight = np.broadcast_to(fitted, above.shape).astype(float)
+def _lines(brightness: np.ndarray, chroma: np.ndarray, fitted: np.ndarray, knees: np.ndarray,
+           share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lines in brightness broken at each of ``knees`` (another slope above it; a knee past every
+    cell leaves it straight), fitted to the ``fitted`` cells: to them all, then to the ``share``
+    percent of them nearest it, round by round, so that the pieces' colours in a colour photo do
+    not pull it. Returns (knees x n) each cell's chroma distance from each line, and (knees x 3 x 2)
+    the lines (:func:`_terms`)."""
+    terms = _terms(brightness[None], knees[:, None])  # knees x n x 3
+    weight = np.broadcast_to(fitted, terms.shape[:2]).astype(float)
     for _ in range(3):
         weighted = (terms * weight[..., None]).transpose(0, 2, 1)
         normal = weighted @ terms + 1e-9 * np.eye(3)  # a knee past every fitted cell: no slope above it
-        gap = np.linalg.norm(chroma[None] - terms @ np.linalg.solve(normal, weighted @ chroma), axis=-1)
+        lines = np.linalg.solve(normal, weighted @ chroma)
+        gap = np.linalg.norm(chroma[None] - terms @ lines, axis=-1)
         weight = fitted & (gap <= np.percentile(gap[:, fitted], share, axis=1)[:, None])
-    return gap
+    return gap, lines
+
+
+def _terms(brightness: np.ndarray, knee: np.ndarray | float) -> np.ndarray:
+    """(... x 3) a broken line's terms at ``brightness``: 1, the brightness, its part above the knee."""
+    return np.stack(np.broadcast_arrays(1.0, brightness, np.maximum(brightness - knee, 0.0)), -1)
 
 
 def off_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
@@ -94,28 +112,94 @@ def off_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
     keeps every cell on it.
     """
     brightness, chroma = _opponents(cell_bgr)
-    return _gaps_to_lines(brightness, chroma, seen, np.array([np.inf]), CURVE_SHARE)[0]
+    return _lines(brightness, chroma, seen, np.array([np.inf]), CURVE_SHARE)[0][0]
 
 
-def off_bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    """(n) how far each cell's chroma lies from the photo's brightness-to-colour line broken once.
+@dataclass(frozen=True)
+class BentCurve:
+    """A photo's brightness-to-colour curve, a line broken once (:func:`bent_curve`)."""
+
+    knee: float  # the brightness where it bends
+    line: np.ndarray  # 3 x 2: the chroma is line[0] + brightness line[1] + (brightness - knee, if above) line[2]
+
+    def chroma_at(self, brightness: np.ndarray) -> np.ndarray:
+        """(... x 2) the curve's chroma at ``brightness`` (any shape)."""
+        return _terms(brightness, self.knee) @ self.line
+
+
+def bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> BentCurve | None:
+    """The photo's brightness-to-colour line broken once, fitted to the ``seen`` cells (none when
+    fewer than four are unclipped).
 
     A tritone (dark, middle and light tones) bends the line at its middle tone, and the classic
     sepia matrix where its red clips (the light end then runs to white). The knee is the one of
     :data:`KNEES` that leaves fewest ``seen`` cells off the line (the darkest of equals), fitted to
     :data:`BENT_SHARE` of them. Once broken, not freer: a free curve would follow a colour photo's
     pieces of each colour, which share a brightness too. A cell with a clipped channel
-    (:data:`CLIPPED`) is left out of the fit and keeps to the curve: its chroma is the clip's. (So
-    does a bright piece colour clipped in a colour photo: an overexposed board of yellow pieces
-    alone may be doubted whole. Its clipped channels' spread does not tell it from a tritone's
-    clipped light end: 0.87 against 0.53, and such a photo read silently again.)
+    (:data:`CLIPPED`) is left out of the fit: its chroma is the clip's.
     """
     brightness, chroma = _opponents(cell_bgr)
     fitted = seen & (cell_bgr.max(axis=1) < CLIPPED)
     if fitted.sum() < 4:
-        return np.zeros(len(brightness))
-    gaps = _gaps_to_lines(brightness, chroma, fitted, np.percentile(brightness[fitted], KNEES), BENT_SHARE)
-    return np.where(fitted, gaps[np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1))], 0.0)
+        return None
+    knees = np.percentile(brightness[fitted], KNEES)
+    gaps, lines = _lines(brightness, chroma, fitted, knees, BENT_SHARE)
+    best = int(np.argmin((gaps[:, fitted] > OFF_CURVE).sum(axis=1)))
+    return BentCurve(float(knees[best]), lines[best])
+
+
+def off_bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """(n) how far each cell's chroma lies from the photo's brightness-to-colour line broken once
+    (:func:`bent_curve`). A cell with a clipped channel keeps to the curve: its chroma is the
+    clip's. (So does a bright piece colour clipped in a colour photo: an overexposed board of
+    yellow pieces alone may be doubted whole. Its clipped channels' spread does not tell it from
+    a tritone's clipped light end: 0.87 against 0.53, and such a photo read silently again.)
+    """
+    curve = bent_curve(cell_bgr, seen)
+    if curve is None:
+        return np.zeros(len(cell_bgr))
+    brightness, chroma = _opponents(cell_bgr)
+    gap = np.linalg.norm(chroma - curve.chroma_at(brightness), axis=-1)
+    return np.where(seen & (cell_bgr.max(axis=1) < CLIPPED), gap, 0.0)
+
+
+def pixel_curve(patches: Sequence[np.ndarray]) -> BentCurve | None:
+    """The bent curve (:func:`bent_curve`) of photo patches' pixels (each h x w x 3, BGR 0-1),
+    fitted to their flat pixels (:data:`FLAT`), at most :data:`BAND_PIXELS` of each twentieth of
+    the brightness. Flat: a JPEG keeps colour at half resolution, so an edge's pixels mix its two
+    tones, and a tritone's mixture of its dark and light tones lies far off its bend (up to 0.6).
+    Banded: the bright card outnumbers every other tone, and fitted to the pixels as they come a
+    tritone's curve bent at the card (0.69), not at its middle tone (0.46), whose chips then lay
+    0.35 off it (bench/ROUNDS.md, "Round chip20")."""
+    flat = []
+    for patch in patches:
+        light = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+        spread = cv2.dilate(light, _SQUARE3) - cv2.erode(light, _SQUARE3)
+        flat.append(patch[spread < FLAT])
+    cells = np.vstack(flat).astype(np.float64)
+    band = np.minimum((_brightness(cells) * BANDS).astype(int), BANDS - 1)
+    kept = []
+    for k in range(BANDS):
+        members = np.flatnonzero(band == k)
+        kept.append(members[np.linspace(0, len(members) - 1, min(len(members), BAND_PIXELS)).astype(int)])
+    kept_cells = cells[np.concatenate(kept)]
+    return bent_curve(kept_cells, np.ones(len(kept_cells), bool))
+
+
+def off_curve_nearby(patch: np.ndarray, curve: BentCurve) -> np.ndarray:
+    """(h x w) how far each pixel's chroma lies outside what the curve gives over its neighbourhood
+    (:data:`NEARBY_PX` square; per chroma axis, between the least and the most of the curve at the
+    neighbours' brightness). A one-hue photo's JPEG mixes neighbouring pixels' tones, which stay
+    within that span; a colour of its own leaves it: a chip's face, and a thin printed mark (a
+    right angle's red) beside the card and the ink, whose span in a colour photo is grey. A
+    clipped pixel (:data:`CLIPPED`) keeps to it: its chroma is the clip's.
+    ``patch``: h x w x 3, BGR 0-1 (float32)."""
+    brightness, chroma = _opponents(patch.reshape(-1, 3))
+    on_curve = curve.chroma_at(brightness).reshape(*patch.shape[:2], 2).astype(np.float32)
+    least = np.dstack([cv2.erode(on_curve[..., k], _NEARBY) for k in range(2)]).reshape(-1, 2)
+    most = np.dstack([cv2.dilate(on_curve[..., k], _NEARBY) for k in range(2)]).reshape(-1, 2)
+    gap = np.linalg.norm(np.maximum(least - chroma, 0.0) + np.maximum(chroma - most, 0.0), axis=1)
+    return np.where(patch.reshape(-1, 3).max(axis=1) < CLIPPED, gap, 0.0).reshape(patch.shape[:2])
 
 
 def light_departure(cell_bgr: np.ndarray, centres: np.ndarray, seen: np.ndarray) -> np.ndarray:
