@@ -17,7 +17,7 @@ import pytest
 from calibration import Calibration, CalibrationError, load_calibration, save_calibration
 from calibration import cli
 from calibration.board import board_moved, lock_board
-from calibration.camera import collect_views, solve_camera
+from calibration.camera import CameraModel, collect_views, solve_camera
 from calibration.colours import learn_profile, observe, renormalise, require_classes
 from calibration.target import SQUARE_MM, SQUARES, charuco_board, detect
 from companion_app.calibration_page import CalibrationHooks, install
@@ -440,21 +440,29 @@ def test_a_blokus_board_lock_named_for_another_games_photo_gives_it_the_lens_onl
     ``tableref calibrate board`` lock only Blokus's grid (and profile its colours). That pose
     was handed to the Gemblo and Equilibrix readers as their own (an Equilibrix board under a
     Blokus lock had 8 fields read wrong surely); the other board lies elsewhere on the table, so
-    its photo is read with the calibration's lens alone, as without a lock."""
+    its photo is read with the calibration's lens alone, as without a lock. A calibration with
+    no lens then holds nothing for it, and is refused (reading without it would pass an
+    uncalibrated reading off as a calibrated one)."""
     from vision.photo import read_photo
     from vision.synth import equilibrix as synth_equilibrix
 
-    path = tmp_path / "calibration.json"
-    save_calibration(Calibration(board=lock_board(shot.image)), path)
     image = synth_equilibrix.render_photo(np.random.default_rng(4), CONDITIONS["clean"], (960, 720)).image
     photo = tmp_path / "flower.png"
     cv2.imwrite(str(photo), image)
-    calibrated = read_photo(str(photo), "equilibrix", calibration=str(path)).to_state_json()
+    lock_only, with_lens = tmp_path / "lock.json", tmp_path / "lens.json"
+    save_calibration(Calibration(board=lock_board(shot.image)), lock_only)
+    lens = CameraModel((960, 720), np.array([[900.0, 0, 479.5], [0, 900.0, 359.5], [0, 0, 1]]), np.zeros(5))
+    save_calibration(Calibration(camera=lens, board=lock_board(lens.undistort(shot.image), undistorted=True)), with_lens)
+    calibrated = read_photo(str(photo), "equilibrix", calibration=str(with_lens)).to_state_json()
     plain = read_photo(str(photo), "equilibrix").to_state_json()
-    assert [calibrated[k] for k in ("state", "uncertain", "corners")] == [plain[k] for k in ("state", "uncertain", "corners")]
+    assert [calibrated[k] for k in ("state", "uncertain")] == [plain[k] for k in ("state", "uncertain")]
+    for game in ("gemblo", "equilibrix"):
+        with pytest.raises(CalibrationError) as e:
+            read_photo(str(photo), game, calibration=str(lock_only))
+        assert e.value.code == "calibration_mismatch" and "Blokus" in e.value.message
     blokus = tmp_path / "board.png"
     cv2.imwrite(str(blokus), shot.image)
-    assert read_photo(str(blokus), "blokus", calibration=str(path)).board == shot.state
+    assert read_photo(str(blokus), "blokus", calibration=str(lock_only)).board == shot.state
 
 
 # --- the command line ----------------------------------------------------------------------------

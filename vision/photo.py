@@ -64,7 +64,8 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
     A calibration with a colour profile hands it to the reader as the colours' prior. The board
     lock and the profile are a Blokus board's (:data:`CALIBRATED_GAME`): another game's photo is
     undistorted by the calibration's lens and read without them (its board lies elsewhere; a
-    Blokus lock handed to the Equilibrix reader is refused there as another board's).
+    Blokus lock handed to the Equilibrix reader is refused there as another board's). A
+    calibration with no lens holds nothing for another game's photo, and is refused as well.
     """
     image, pose, extra = load_image(source), None, {}
     try:
@@ -72,9 +73,12 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
     except ReadError as e:
         raise refusal(image, e) from None
     if calibration is not None:
-        from calibration import load_calibration
+        from calibration import CalibrationError, load_calibration
 
         cal = load_calibration(calibration)
+        if game != CALIBRATED_GAME and cal.camera is None:
+            raise CalibrationError("calibration_mismatch", f"the calibration holds nothing for a {game} photo: "
+                                   f"no camera lens, and its board lock and colours are {CALIBRATED_GAME.capitalize()}'s")
         image = cal.undistort(image)
         if game == CALIBRATED_GAME:
             pose = cal.pose

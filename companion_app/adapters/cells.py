@@ -530,33 +530,26 @@ class CellAdapter(GameAdapter):
 
     def reach(self, held: Sequence[Cell]) -> set[Cell]:
         """The cells a tap on which reads the ``held`` change (cells that changed, held back by
-        a doubt, or as no play): those on or next to it, the camera's doubts joined along edges
-        to a doubt there (``doubts_holding`` counts the ones next to it), and the cells sharing
-        an edge with those linked doubts.
+        a doubt, or as no play): those on or next to it, and the camera's doubts joined along
+        edges to a doubt there (``doubts_holding`` counts the ones next to it).
 
         A piece laid with two squares the camera missed shows the change without them: the
         near square is next to it, the far one only next to the near one. Tapped first, the
         far square was a plain correction, logged at once as a one-square move, and the rest
         of the piece became a second move (both flagged; no hold to take the first back). The
         far square is as much the held piece as the near one, seen through the doubt between,
-        so its tap waits with the change until the piece is whole. So does a clear cell that
-        shares an edge with such a doubt: a square missed unnoticed beside a hand over the piece
-        (the hand hides what joins it to the squares read): tapped, it was a one-square move
-        and the rest of the piece a second, both flagged. A doubt joined by no doubt (a clear
-        cell between) is no part of the same unseen stretch: a tap on it, or on a cell only it
-        touches, stays a plain correction, as does any tap while nothing is held. Only doubts
-        link here, and they link only cells that may be unseen squares of the change (a doubt
-        may hide one; a clear empty cell hides nothing); which piece a clear square belongs to
-        is another question, answered through clear squares alone (:meth:`completes`)."""
+        so its tap waits with the change until the piece is whole. A doubt joined by no doubt
+        (a clear cell between) is no part of the same unseen stretch: its tap stays a plain
+        correction, as does any tap while nothing is held. A clear square next to a hand's
+        doubts only (a square missed unnoticed beside a hand over the piece) stays a plain
+        correction too, logged and flagged: held, its tap saw nothing of its piece and stood
+        on the boards kept before the piece was laid (session 20's review)."""
         if not held:
             return set()
         b, near = self.board, self.board.around(held)
         doubts = b.mask(c for c in self.uncertain if c not in self.overrides and c in b.index)
-        linked = 0
-        for m in b.components(doubts):
-            if any(c in near for c in b.cells_of(m)):
-                linked |= m
-        return near | set(b.cells_of(linked | b.grow(linked, b.edge)))
+        linked = [m for m in b.components(doubts) if any(c in near for c in b.cells_of(m))]
+        return near | {c for m in linked for c in b.cells_of(m)}
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
