@@ -275,6 +275,47 @@ def test_a_group_of_doubts_alone_is_not_made_sure_by_the_labellings_it_allows() 
     # labelling explains (see test_a_doubt_only_one_labelling_explains_is_decided_by_the_pieces).
 
 
+def test_two_groups_of_doubts_do_not_both_take_one_piece() -> None:
+    # Two dihexes far apart, every cell in doubt (a blurred photo sure of no clear cell), one read
+    # clear at 99:1, the other at 9:1: weighed alone, each is best guessed clear's dihex. Clear has
+    # one of each piece (M4): the weaker gives way (the likelier labelling of both groups together
+    # that takes no piece twice: a dihex anywhere on the board is no likelier than two stray
+    # readings at 9:1), and since only best guesses move, every cell stays in doubt.
+    strong, weak = [(0, 0), (0, 1)], [(-6, 6), (-6, 7)]
+
+    def read(hand: bool) -> tuple[list[str], np.ndarray]:
+        labels, conf, post, ok = doubts([], strong + weak, p_clear=0.99)
+        for c in weak:
+            post[NAME[c], 0], post[NAME[c], -1] = 0.1, 0.9
+        unseen = np.zeros(len(cells()), bool)
+        if hand:  # over the cell beyond the weak dihex: its walls unseen, nothing read there
+            unseen[NAME[-6, 8]] = True
+            conf[NAME[-6, 8]], ok[NAME[-6, 8]] = 0.0, False
+        gemblo_prior.clear_pieces(labels, conf, post, ok, unseen=unseen)
+        return [labels[NAME[c]] for c in strong + weak], conf
+
+    labels, conf = read(hand=False)
+    assert labels == ["C", "C", ".", "."]
+    assert all(conf[NAME[c]] < 0.5 for c in strong + weak)
+    # Beside a cell the photo could not show (a hand over it), the weak dihex may run on unseen as
+    # a larger piece: it is not weighed, and keeps the photo's guess.
+    assert read(hand=True)[0] == ["C"] * 4
+
+
+
+def test_a_blurred_photo_s_clear_doubts_take_each_piece_once() -> None:
+    # The bench's seed 2 `blur` #5: the photo is sure of no clear cell, and each group of doubts,
+    # weighed alone, took its likeliest pieces: clear's dihex three times, the trihex, the monohex
+    # and a pentahex twice (11 cells wrong, all in doubt). Taken together, each piece once, the
+    # board reads exactly right.
+    image, truth = bench_photo(2, "blur", 5)
+    reading = read_gemblo(image)
+    read = [reading.cells.get(key(c), ".") for c in cells()]
+    made = [hex_ground().piece(region) for region in gemblo_prior._regions(
+        ["C" if lab == "C" else gemblo_cells.EMPTY for lab in read])]
+    assert None not in made and len(made) == len(set(made))
+    assert {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab} == set()
+
 def corners_held(colours: str) -> tuple[list[str], np.ndarray]:
     """Labels and confidences of a board whose corners (rules.gemblo.CORNERS, in order) surely
     show these labels, everything else surely empty."""

@@ -240,7 +240,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray, rules: bool
     lean_guesses(labels, post, lean, ok & (conf < UNCERTAIN_BELOW) & ~relabelled)
     if rules:
         # the found cluster's odds are best guesses: they decide no cell by the pieces or the tree
-        changed += clear_pieces(labels, conf, post, ok, lean, faded | guessed)
+        changed += clear_pieces(labels, conf, post, ok, lean, faded | guessed, hidden | ~in_photo)
         changed += clear_tree(labels, conf, ok, (-clear_odds(post) >= TREE_MIN_ODDS) & ~guessed)
         if start is not None and labels[start] != "C":
             labels[start], conf[start] = "C", min(conf[start], UNCERTAIN_BELOW - 0.01)
