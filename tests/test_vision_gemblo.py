@@ -302,7 +302,6 @@ def test_two_groups_of_doubts_do_not_both_take_one_piece() -> None:
     assert read(hand=True)[0] == ["C"] * 4
 
 
-
 def test_a_blurred_photo_s_clear_doubts_take_each_piece_once() -> None:
     # The bench's seed 2 `blur` #5: the photo is sure of no clear cell, and each group of doubts,
     # weighed alone, took its likeliest pieces: clear's dihex three times, the trihex, the monohex
@@ -315,6 +314,7 @@ def test_a_blurred_photo_s_clear_doubts_take_each_piece_once() -> None:
         ["C" if lab == "C" else gemblo_cells.EMPTY for lab in read])]
     assert None not in made and len(made) == len(set(made))
     assert {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab} == set()
+
 
 def corners_held(colours: str) -> tuple[list[str], np.ndarray]:
     """Labels and confidences of a board whose corners (rules.gemblo.CORNERS, in order) surely

@@ -63,7 +63,9 @@ PIECES_MAX_DOUBT = 10  # doubtful cells of one clear group whose labellings are 
 # empty, where 463 places made each a 1-in-5 chance).
 CLEAR_BASE = 0.11
 PIECE_DOWN = 0.5
-OPTIONS_MAX, SEARCH_NODES = 64, 5000  # labellings of a group, and steps, weighed for one of each piece (_one_of_each)
+# Labellings of a group, and steps, weighed for one of each piece (_one_of_each): seed 2 `blur` #5, the bench's
+# largest contest (four groups), takes 738 steps; the steps bound a photo's worst case at a few milliseconds.
+OPTIONS_MAX, SEARCH_NODES = 64, 5000
 TREE_CONF = 0.55  # an empty-or-clear cell the clear colour's bridge tree cannot reach: empty, as read
 
 
@@ -329,7 +331,8 @@ def clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_on
     decides none (weighed with them, a group the photo misreads elsewhere may leave a cell one
     label: seed 43 `stray_pieces` #1 read a clear cell surely empty so). Last, the groups' best
     guesses are taken together, so that no two make the same piece (:func:`_one_of_each`). Returns
-    the cells whose label changed."""
+    the cells whose label changed (once each; not those the last step set back)."""
+    before = list(labels)
     doubt = conf < UNCERTAIN_BELOW
     cand = doubt & clear_only
     lean = np.zeros(len(labels)) if lean is None else lean
@@ -424,10 +427,10 @@ def clear_pieces(labels: list[str], conf: np.ndarray, post: np.ndarray, clear_on
             if lab != labels[i]:
                 changed.append(i)
             labels[i] = lab
-    return changed + _one_of_each(weighed, labels, conf)
+    return [i for i in dict.fromkeys(changed + _one_of_each(weighed, labels, conf)) if labels[i] != before[i]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Group:
     """One group of clear and doubtful cells :func:`clear_pieces` weighed: its ``doubtful`` cells,
     the labellings of them that make distinct pieces (rows of ``shares``), each labelling's
@@ -436,7 +439,7 @@ class _Group:
     doubtful: list[int]
     shares: np.ndarray
     weights: np.ndarray
-    pieces: list[frozenset]
+    pieces: list[frozenset[str]]
 
 
 def _one_of_each(groups: list[_Group], labels: list[str], conf: np.ndarray) -> list[int]:
@@ -448,9 +451,11 @@ def _one_of_each(groups: list[_Group], labels: list[str], conf: np.ndarray) -> l
     has one of each (M4). Where they do, the groups taking a piece twice, and those holding a piece
     one of their labellings would take instead, are labelled together: the likeliest labellings
     (each group's weight for a best guess summed) that take no piece twice, searched best first
-    over each group's OPTIONS_MAX likeliest labellings within SEARCH_NODES steps (not found: the
-    guesses stay). Groups taking no piece twice keep their guesses, and so do those whose guesses
-    make no pieces (what they take is not known). Only best guesses move: a cell
+    over each group's OPTIONS_MAX likeliest labellings within SEARCH_NODES steps, the groups whose
+    best labelling leads its next by most first (a search cut short stops at the surest groups'
+    choices, not at the board's first rows; cut short, nothing moves: the guesses stay). A group
+    whose own guesses clash with no piece the others end up taking keeps them, as do groups taking
+    no piece twice, and those whose guesses make no pieces (what they take is not known). Only best guesses move: a cell
     ``conf`` already calls sure keeps its label, and no confidence changes. On the bench's seed 2
     (`blur` #5: 11 cells wrong -> 0) and held-out seeds 37 and 43 it made 8 boards exact and lost
     none, no cell silently wrong (one photo gained a wrong guess: a piece running on through a cell
@@ -480,13 +485,17 @@ def _one_of_each(groups: list[_Group], labels: list[str], conf: np.ndarray) -> l
         more = {k for p in wanted for k in held.get(p, ())} - play
         play |= more
         grown = bool(more)
-    order = sorted(play)
+    def lead(k: int) -> float:  # how far a group's likeliest labelling leads its next
+        w = groups[k].weights[options[k][:2]]
+        return float(w[0] - w[1]) if len(w) > 1 else np.inf
+
+    order = sorted(play, key=lambda k: (-lead(k), k))
     taken = {p for k, r in enumerate(chosen) if k not in play and r is not None for p in groups[k].pieces[r]}
     best: tuple[float, list[int] | None] = (-np.inf, None)
     bound = np.cumsum([groups[k].weights[options[k][0]] if options[k] else 0.0 for k in order][::-1])[::-1]
     budget = Trials(SEARCH_NODES)
 
-    def search(depth: int, total: float, used: set, picks: list[int]) -> None:
+    def search(depth: int, total: float, used: set[str], picks: list[int]) -> None:
         nonlocal best
         if depth == len(order):
             if total > best[0]:
@@ -501,10 +510,15 @@ def _one_of_each(groups: list[_Group], labels: list[str], conf: np.ndarray) -> l
                 search(depth + 1, total + float(g.weights[r]), used | g.pieces[r], picks + [r])
 
     search(0, 0.0, taken, [])
-    if best[1] is None:
+    if best[1] is None or budget.left <= 0:
         return []
+    picks = dict(zip(order, best[1]))
+    for k in order:  # a group whose own guesses clash with nothing the others take keeps them
+        others = taken.union(*(groups[j].pieces[r] for j, r in picks.items() if j != k))
+        if chosen[k] is not None and not groups[k].pieces[chosen[k]] & others:
+            picks[k] = chosen[k]
     changed = []
-    for k, r in zip(order, best[1]):
+    for k, r in picks.items():
         for i, on in zip(groups[k].doubtful, groups[k].shares[r]):
             lab = "C" if on else EMPTY
             if lab != labels[i] and not sure[i]:

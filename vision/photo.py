@@ -78,7 +78,7 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
         cal = load_calibration(calibration)
         if game != CALIBRATED_GAME and cal.camera is None:
             raise CalibrationError("calibration_mismatch", f"the calibration holds nothing for a {game} photo: "
-                                   f"no camera lens, and its board lock and colours are {CALIBRATED_GAME.capitalize()}'s")
+                                   f"no camera lens (a board lock and colours serve {CALIBRATED_GAME.capitalize()} only)")
         image = cal.undistort(image)
         if game == CALIBRATED_GAME:
             pose = cal.pose
