@@ -206,17 +206,23 @@ IN_VIEW = """() => { const v = document.getElementById("magnified").getBoundingC
       .map(([k, r]) => [k, Math.min(r.width, r.height)]); }"""
 
 
-def test_a_finger_on_squares_too_small_to_tap_gets_a_magnifier_first(server, browser):
-    """A 20 x 20 board on a phone draws 16 px squares, and a fingertip covers two or three: the
-    first tap opens the squares round it at 44 px and more, and a tap there corrects that
-    square; Close goes back to the board. Where a finger has 28 px and more (a large tablet),
-    one tap still opens the correction."""
+def magnified_on_a_phone(server, browser):
+    """A Blokus game's first board on a phone's live page, square 5,5 tapped: the magnifier open."""
     blokus_game(browser, server.base).close()
     server.session.observe(boards()[0], [], 0.0)
     page = finger_page(browser, server.base, PHONE)
     page.wait_for_selector('#board .cell[data-cell="1,1"][data-colour="B"]')
     page.tap('#board .cell[data-cell="5,5"]')
     page.wait_for_selector("#magnifier[open]")
+    return page
+
+
+def test_a_finger_on_squares_too_small_to_tap_gets_a_magnifier_first(server, browser):
+    """A 20 x 20 board on a phone draws 16 px squares, and a fingertip covers two or three: the
+    first tap opens the squares round it at 44 px and more, and a tap there corrects that
+    square; Close goes back to the board. Where a finger has 28 px and more (a large tablet),
+    one tap still opens the correction."""
+    page = magnified_on_a_phone(server, browser)
     assert not page.locator("#picker").evaluate("e => e.open")
     assert page.locator("#magnifier h2").inner_text() == "Tap the cell to correct"
     cells = dict(page.evaluate(IN_VIEW))
@@ -250,12 +256,7 @@ def test_a_camera_move_after_a_tap_leaves_a_phone_s_page_where_it_was_scrolled(s
     """A tap focused the board's svg, and the next snapshot then moved the focus to the board's
     tab stop, scrolling a phone's page back up to the board under the player's eyes (session
     20's review: scrollY 297 -> 0)."""
-    blokus_game(browser, server.base).close()
-    server.session.observe(boards()[0], [], 0.0)
-    page = finger_page(browser, server.base, PHONE)
-    page.wait_for_selector('#board .cell[data-cell="1,1"][data-colour="B"]')
-    page.tap('#board .cell[data-cell="5,5"]')
-    page.wait_for_selector("#magnifier[open]")
+    page = magnified_on_a_phone(server, browser)
     page.click("#magnifier button[value='']")
     page.wait_for_selector("#magnifier[open]", state="detached")
     scrolled = page.evaluate("() => { window.scrollTo(0, document.documentElement.scrollHeight); return window.scrollY; }")
