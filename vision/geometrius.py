@@ -186,9 +186,10 @@ def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarra
         if not stack.sure or (uncertain and not stack.stack):  # no chip seen where the frame was not
             uncertain.append("stack")
         read.append((pos, Ht, stack, uncertain, *_token_polygon(red, Ht, stack.outline, catalogue.shapes)))
-    stacked = [uncertain for _, _, stack, uncertain, _, _ in read if stack.stack and "stack" not in uncertain]
-    if one_hue and stacked and not tokens_show_colour(cards):  # a one-hue photo: every top a guess
-        for uncertain in stacked:
+    undoubted_tops = [uncertain for _, _, stack, uncertain, _, _ in read if stack.stack and "stack" not in uncertain]
+    covers = [stack.outline for _, _, stack, _, _, _ in read]
+    if one_hue and undoubted_tops and not tokens_show_colour(cards, covers):  # a one-hue photo: every top a guess
+        for uncertain in undoubted_tops:
             uncertain.append("stack")
     if undo_blur:
         _measured_unblurred(red, read, located.doubtful, catalogue.shapes)

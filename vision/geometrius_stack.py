@@ -26,7 +26,7 @@ import numpy as np
 
 from .geometrius_token import CHIP_COLOURS, CHIP_MM, CHIP_RADIUS_MM, SIDE_SHADE, SPOTS, STONE_RADIUS_MM
 from .matching import sample_at
-from .one_hue import off_curve_nearby, pixel_curve
+from .one_hue import BentCurve, off_curve_nearby, pixel_curve
 from .pose import apply_h
 
 
@@ -46,6 +46,10 @@ PIXEL_OFF_CURVE = 0.3  # a card pixel this far off the photo's one-hue curve (sh
 COLOUR_PIXELS = 45  # ... shows a colour of its own, and this many show the photo in colour (bench/ROUNDS.md, "Round
 # chip20": 47 colour fields, one chip colour or none among them, 68 or more; through five one-hue filters 14 or fewer,
 # 34 on a bare field through the sepia matrix)
+COLOUR_PIXELS_PER_TOP = 150  # with the stacks (COVER_MARGIN_MM round) left out of the curve's fit, this many off it
+# per stack seen show the photo in colour (bench/ROUNDS.md, "Round chipfix20": colour photos of one chip colour whose
+# marks fell under COLOUR_PIXELS 265 or more a stack, yellow ones 168 or more; one-hue photos 30 or fewer)
+COVER_MARGIN_MM = 2.0  # a stack's outline grown by this covers its rim and the JPEG's colour bleeding past it
 OFF_STACK_STEPS = 1.0  # a top this many chip steps from every whole height (sides tall enough to count) is no stack's
 # (bench seeds 6, 41 and 211, 1289 such tops: every right one within 0.75 steps; the two wrong ones 1.6 and 3.5)
 
@@ -326,24 +330,55 @@ def read_stack(sight: _Sighting | None, best_score: float, image: np.ndarray, H:
     return StackReading(stack + [sight.colour], True, sure, sight.outline)
 
 
-def tokens_show_colour(cards: Sequence[np.ndarray]) -> bool:
+def tokens_show_colour(cards: Sequence[np.ndarray], covers: Sequence[np.ndarray | None]) -> bool:
     """Does the photo show colours? A phone's one-hue filter (sepia, a duotone, a tritone, the
     sepia matrix) leaves every pixel only its brightness, and the palette then reads a chip top
     as whatever chip has that brightness, mostly sure of it (a yellow top as white). What the
-    filter cannot fake is a colour off the photo's one-hue curve (``one_hue.pixel_curve``, fitted
-    to the cards' flat pixels: the card, the ink, a chip's face): a coloured chip's face, or a
-    printed mark's colour beside the grey of the card and ink (``one_hue.off_curve_nearby``).
-    The tops alone do not tell it: the card's white and one chip colour fit a bent curve
-    together (the first turns of every game). ``cards``: each token's card seen from above
-    (``warp`` at :data:`CARD_PPM`), BGR 0-1 float32."""
-    curve = pixel_curve(cards)
-    if curve is None:  # nothing unclipped to fit: no colour to be seen either
-        return False
+    filter cannot fake is a colour off the photo's one-hue curve (``one_hue.pixel_curve``): a
+    coloured chip's face, or a printed mark's colour beside the grey of the card and ink
+    (``one_hue.off_curve_nearby``).
+
+    Fitted to every flat pixel of the cards, the curve takes in the chips' faces: where the tops
+    are all one colour, that colour and the card's white fit one bent curve together (the first
+    turns of every game), and only the thin printed marks lie off it, COLOUR_PIXELS of them in a
+    plain colour photo, but a phone's processing (noise reduction, a tungsten white balance and
+    JPEG) can smooth them below that (bench/ROUNDS.md, "Round chipfix20"). So, failing that, the
+    curve is fitted again without the stacks (each ``covers`` outline grown by COVER_MARGIN_MM):
+    a colour photo's chip faces then lie off it in hundreds of pixels a stack, a one-hue photo's
+    keep to it, COLOUR_PIXELS_PER_TOP a stack telling them apart. All-white tops have no colour to
+    show either way: only the marks count there. ``cards``: each token's card seen from above
+    (``warp`` at :data:`CARD_PPM`), BGR 0-1 float32; ``covers``: each card's stack outline (token
+    mm, as :class:`StackReading`), None where it holds no stack."""
     # A colour's chroma scales with the light: in a dim photo (cards 0.27-0.42 bright after ``exposed``) 0-30
     # pixels lay 0.3 off, thousands 0.3 of the card's brightness off.
     white = float(np.median([np.percentile(cv2.cvtColor(card, cv2.COLOR_BGR2GRAY), 80) for card in cards]))
-    off = sum(int((off_curve_nearby(card, curve) > PIXEL_OFF_CURVE * white).sum()) for card in cards)
-    return off >= COLOUR_PIXELS
+
+    def off(curve: BentCurve) -> int:
+        return sum(int((off_curve_nearby(card, curve) > PIXEL_OFF_CURVE * white).sum()) for card in cards)
+
+    curve = pixel_curve(cards)
+    if curve is None:  # nothing unclipped to fit: no colour to be seen either
+        return False
+    if off(curve) >= COLOUR_PIXELS:
+        return True
+    stacks = sum(cover is not None for cover in covers)
+    if not stacks:
+        return False
+    bare = pixel_curve(cards, [_uncovered(card.shape[0], cover) for card, cover in zip(cards, covers)])
+    return bare is not None and off(bare) >= COLOUR_PIXELS_PER_TOP * stacks
+
+
+def _uncovered(side_px: int, cover: np.ndarray | None) -> np.ndarray:
+    """(side_px x side_px bool) the pixels of a card seen from above (``warp`` at :data:`CARD_PPM`,
+    centred on the token) that lie COVER_MARGIN_MM or more outside the stack outline ``cover``
+    (token mm; None: every pixel)."""
+    covered = np.zeros((side_px, side_px), np.uint8)
+    if cover is not None:
+        half = side_px / (2 * CARD_PPM)
+        cv2.fillPoly(covered, [np.round(((cover + half) * CARD_PPM - 0.5) * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+        grow = int(round(COVER_MARGIN_MM * CARD_PPM))
+        covered = cv2.dilate(covered, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
+    return covered == 0
 
 
 def focal_from_stacks(H: np.ndarray, size: tuple[int, int], cam: FieldCamera,

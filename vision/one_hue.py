@@ -115,7 +115,7 @@ def off_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
     return _lines(brightness, chroma, seen, np.array([np.inf]), CURVE_SHARE)[0][0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BentCurve:
     """A photo's brightness-to-colour curve, a line broken once (:func:`bent_curve`)."""
 
@@ -139,7 +139,7 @@ def bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> BentCurve | None:
     (:data:`CLIPPED`) is left out of the fit: its chroma is the clip's.
     """
     brightness, chroma = _opponents(cell_bgr)
-    fitted = seen & (cell_bgr.max(axis=1) < CLIPPED)
+    fitted = _unclipped(cell_bgr, seen)
     if fitted.sum() < 4:
         return None
     knees = np.percentile(brightness[fitted], KNEES)
@@ -160,22 +160,31 @@ def off_bent_curve(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
         return np.zeros(len(cell_bgr))
     brightness, chroma = _opponents(cell_bgr)
     gap = np.linalg.norm(chroma - curve.chroma_at(brightness), axis=-1)
-    return np.where(seen & (cell_bgr.max(axis=1) < CLIPPED), gap, 0.0)
+    return np.where(_unclipped(cell_bgr, seen), gap, 0.0)
 
 
-def pixel_curve(patches: Sequence[np.ndarray]) -> BentCurve | None:
-    """The bent curve (:func:`bent_curve`) of photo patches' pixels (each h x w x 3, BGR 0-1),
+def _unclipped(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """The ``seen`` cells no channel of which clips (:data:`CLIPPED`): a clipped cell's chroma is
+    the clip's, neither fitted nor judged."""
+    return seen & (cell_bgr.max(axis=1) < CLIPPED)
+
+
+def pixel_curve(patches: Sequence[np.ndarray], fitted: Sequence[np.ndarray] | None = None) -> BentCurve | None:
+    """The bent curve (:func:`bent_curve`) of photo patches' pixels (at least one patch, each
+    h x w x 3, BGR 0-1),
     fitted to their flat pixels (:data:`FLAT`), at most :data:`BAND_PIXELS` of each twentieth of
     the brightness. Flat: a JPEG keeps colour at half resolution, so an edge's pixels mix its two
     tones, and a tritone's mixture of its dark and light tones lies far off its bend (up to 0.6).
     Banded: the bright card outnumbers every other tone, and fitted to the pixels as they come a
     tritone's curve bent at the card (0.69), not at its middle tone (0.46), whose chips then lay
-    0.35 off it (bench/ROUNDS.md, "Round chip20")."""
+    0.35 off it (bench/ROUNDS.md, "Round chip20"). ``fitted``: each patch's pixels that may be
+    fitted (h x w bool; default all), so that a caller can leave out what could be a colour of
+    its own."""
     flat = []
-    for patch in patches:
+    for k, patch in enumerate(patches):
         light = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
         spread = cv2.dilate(light, _SQUARE3) - cv2.erode(light, _SQUARE3)
-        flat.append(patch[spread < FLAT])
+        flat.append(patch[(spread < FLAT) if fitted is None else (spread < FLAT) & fitted[k]])
     cells = np.vstack(flat).astype(np.float64)
     band = np.minimum((_brightness(cells) * BANDS).astype(int), BANDS - 1)
     kept = []
