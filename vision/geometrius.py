@@ -37,9 +37,9 @@ from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_f
                                numbered, orient, pose_evidence, pose_places, token_frame)
 from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, centred_on_polygon, covers_polygon,
                                  measure_polygon, shortest_side_dropped, match_shape)
-from .geometrius_stack import (CARD_PPM, classify_chip, field_camera, find_stack, focal_from_stacks, read_stack,
-                               tokens_show_colour, washed_top)
-from .geometrius_token import FRAME_MM, PITCH_MM, POLY_RADIUS_MM, PPM, Pos, warp
+from .geometrius_stack import (CARD_HALF_MM, CARD_PPM, classify_chip, field_camera, find_stack, focal_from_stacks,
+                               read_stack, tokens_show_colour, washed_top)
+from .geometrius_token import PITCH_MM, POLY_RADIUS_MM, PPM, Pos, warp
 from .image_io import as_bgr
 from .pose import BoardPose, apply_h
 
@@ -166,9 +166,9 @@ def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarra
             Ht = token_frame(gray, on_grid, blurred=True)
         if Ht is None:
             H0 = centred_on_polygon(red, on_grid)
-        card_patch = warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, 1.0).reshape(-1, 3).astype(np.float32)
+        card_patch = warp(image, Ht if Ht is not None else H0, CARD_HALF_MM, 1.0).reshape(-1, 3).astype(np.float32)
         if one_hue:
-            cards.append(warp(image, Ht if Ht is not None else H0, FRAME_MM - 2, CARD_PPM).astype(np.float32) / 255)
+            cards.append(warp(image, Ht if Ht is not None else H0, CARD_HALF_MM, CARD_PPM).astype(np.float32) / 255)
         bright = card_patch.sum(1)
         card_rgb = np.median(card_patch[bright >= np.percentile(bright, 60)], axis=0)[::-1]
         card_v = float(max(card_rgb.max(), 1.0))

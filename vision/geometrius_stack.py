@@ -24,7 +24,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from .geometrius_token import CHIP_COLOURS, CHIP_MM, CHIP_RADIUS_MM, SIDE_SHADE, SPOTS, STONE_RADIUS_MM
+from .geometrius_token import CHIP_COLOURS, CHIP_MM, CHIP_RADIUS_MM, FRAME_MM, SIDE_SHADE, SPOTS, STONE_RADIUS_MM
 from .matching import sample_at
 from .one_hue import BentCurve, off_curve_nearby, pixel_curve
 from .pose import apply_h
@@ -46,9 +46,13 @@ PIXEL_OFF_CURVE = 0.3  # a card pixel this far off the photo's one-hue curve (sh
 COLOUR_PIXELS = 45  # ... shows a colour of its own, and this many show the photo in colour (bench/ROUNDS.md, "Round
 # chip20": 47 colour fields, one chip colour or none among them, 68 or more; through five one-hue filters 14 or fewer,
 # 34 on a bare field through the sepia matrix)
-COLOUR_PIXELS_PER_TOP = 150  # with the stacks (COVER_MARGIN_MM round) left out of the curve's fit, this many off it
-# per stack seen show the photo in colour (bench/ROUNDS.md, "Round chipfix20": colour photos of one chip colour whose
-# marks fell under COLOUR_PIXELS 265 or more a stack, yellow ones 168 or more; one-hue photos 30 or fewer)
+COLOUR_PIXELS_PER_STACK = 150  # with the stacks (COVER_MARGIN_MM round) left out of the curve's fit, this many off it
+# per stack seen, and for at least STACKS_AT_LEAST stacks, show the photo in colour (bench/ROUNDS.md, "Round chipfix20":
+# colour photos of one chip colour whose marks fell under COLOUR_PIXELS 265 or more a stack, yellow ones 168 or more;
+# one-hue fields 30 or fewer a stack; but a tritone's middle tone leaves the fit with the stacks, so one stack's faces
+# lie off it in 80-225 pixels: the review's first-turn photos, read silently wrong without the floor)
+STACKS_AT_LEAST = 3
+CARD_HALF_MM = FRAME_MM - 2  # the card's half side the tops are judged on (its frame's ink left out)
 COVER_MARGIN_MM = 2.0  # a stack's outline grown by this covers its rim and the JPEG's colour bleeding past it
 OFF_STACK_STEPS = 1.0  # a top this many chip steps from every whole height (sides tall enough to count) is no stack's
 # (bench seeds 6, 41 and 211, 1289 such tops: every right one within 0.75 steps; the two wrong ones 1.6 and 3.5)
@@ -345,7 +349,8 @@ def tokens_show_colour(cards: Sequence[np.ndarray], covers: Sequence[np.ndarray 
     JPEG) can smooth them below that (bench/ROUNDS.md, "Round chipfix20"). So, failing that, the
     curve is fitted again without the stacks (each ``covers`` outline grown by COVER_MARGIN_MM):
     a colour photo's chip faces then lie off it in hundreds of pixels a stack, a one-hue photo's
-    keep to it, COLOUR_PIXELS_PER_TOP a stack telling them apart. All-white tops have no colour to
+    keep to it, COLOUR_PIXELS_PER_STACK a stack (for STACKS_AT_LEAST of them: with the stacks a
+    tritone's middle tone leaves the fit too, and one stack's faces lie off it) telling them apart. All-white tops have no colour to
     show either way: only the marks count there. ``cards``: each token's card seen from above
     (``warp`` at :data:`CARD_PPM`), BGR 0-1 float32; ``covers``: each card's stack outline (token
     mm, as :class:`StackReading`), None where it holds no stack."""
@@ -364,18 +369,18 @@ def tokens_show_colour(cards: Sequence[np.ndarray], covers: Sequence[np.ndarray 
     stacks = sum(cover is not None for cover in covers)
     if not stacks:
         return False
-    bare = pixel_curve(cards, [_uncovered(card.shape[0], cover) for card, cover in zip(cards, covers)])
-    return bare is not None and off(bare) >= COLOUR_PIXELS_PER_TOP * stacks
+    bare = pixel_curve(cards, [_uncovered(card.shape[0], cover) for card, cover in zip(cards, covers, strict=True)])
+    return bare is not None and off(bare) >= COLOUR_PIXELS_PER_STACK * max(stacks, STACKS_AT_LEAST)
 
 
 def _uncovered(side_px: int, cover: np.ndarray | None) -> np.ndarray:
-    """(side_px x side_px bool) the pixels of a card seen from above (``warp`` at :data:`CARD_PPM`,
-    centred on the token) that lie COVER_MARGIN_MM or more outside the stack outline ``cover``
-    (token mm; None: every pixel)."""
+    """(side_px x side_px bool) the pixels of a card seen from above (``warp`` at :data:`CARD_PPM`
+    over :data:`CARD_HALF_MM` each way of the token's centre) that lie COVER_MARGIN_MM or more
+    outside the stack outline ``cover`` (token mm; None: every pixel)."""
     covered = np.zeros((side_px, side_px), np.uint8)
     if cover is not None:
-        half = side_px / (2 * CARD_PPM)
-        cv2.fillPoly(covered, [np.round(((cover + half) * CARD_PPM - 0.5) * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+        at_px = ((cover + CARD_HALF_MM) * CARD_PPM - 0.5) * 16  # warp's pixel centres, 4 bits of sub-pixel
+        cv2.fillPoly(covered, [np.round(at_px).astype(np.int32)], 1, cv2.LINE_8, 4)
         grow = int(round(COVER_MARGIN_MM * CARD_PPM))
         covered = cv2.dilate(covered, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
     return covered == 0

@@ -171,9 +171,8 @@ def _unclipped(cell_bgr: np.ndarray, seen: np.ndarray) -> np.ndarray:
 
 def pixel_curve(patches: Sequence[np.ndarray], fitted: Sequence[np.ndarray] | None = None) -> BentCurve | None:
     """The bent curve (:func:`bent_curve`) of photo patches' pixels (at least one patch, each
-    h x w x 3, BGR 0-1),
-    fitted to their flat pixels (:data:`FLAT`), at most :data:`BAND_PIXELS` of each twentieth of
-    the brightness. Flat: a JPEG keeps colour at half resolution, so an edge's pixels mix its two
+    h x w x 3, BGR 0-1), fitted to their flat pixels (:data:`FLAT`), at most :data:`BAND_PIXELS`
+    of each twentieth of the brightness. Flat: a JPEG keeps colour at half resolution, so an edge's pixels mix its two
     tones, and a tritone's mixture of its dark and light tones lies far off its bend (up to 0.6).
     Banded: the bright card outnumbers every other tone, and fitted to the pixels as they come a
     tritone's curve bent at the card (0.69), not at its middle tone (0.46), whose chips then lay
