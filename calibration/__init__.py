@@ -7,6 +7,7 @@
 - ``cli``: ``tableref calibrate camera|board|colours``.
 """
 from .errors import CalibrationError
-from .store import Calibration, default_path, load_calibration, save_calibration
+from .store import CALIBRATED_GAME, Calibration, default_path, load_calibration, save_calibration
 
-__all__ = ["Calibration", "CalibrationError", "default_path", "load_calibration", "save_calibration"]
+__all__ = ["CALIBRATED_GAME", "Calibration", "CalibrationError", "default_path", "load_calibration",
+           "save_calibration"]

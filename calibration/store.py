@@ -31,6 +31,9 @@ from .errors import CalibrationError
 FORMAT = "tableref-calibration"
 VERSION = 1
 FILENAME = "calibration.json"
+# The game whose board a calibration locks and whose colours it profiles: ``board`` locks a 20 x 20
+# square grid and ``colours`` profiles Blokus's four colours. Another game takes only the lens.
+CALIBRATED_GAME = "blokus"
 
 
 @dataclass(frozen=True)

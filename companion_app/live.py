@@ -30,7 +30,7 @@ from typing import Any, Callable
 import cv2
 import numpy as np
 
-from calibration import Calibration
+from calibration import CALIBRATED_GAME, Calibration
 from calibration.colours import ColourProfile, empty_samples, renormalise
 from rules import blokus, flower, gemblo
 from rules.observe import as_cell
@@ -58,10 +58,9 @@ class Reader:
     """Where a game's photo reader lives, and how its reading becomes ``{cell: colour}``.
 
     Every reader module offers ``locate_board(frame)``, ``verify_pose(frame, pose)`` and
-    ``read_with_pose(frame, pose)``; only the reading's board form differs. ``lockable``:
-    the calibration page locks Blokus' square grid, a pose no other reader can use.
-    ``profiled``: the reader takes a table's colour profile (``read_with_pose(..., profile)``).
-    ``remembers``: ``locate_board(frame, reference=pose)`` keeps the labelling of the pose the
+    ``read_with_pose(frame, pose)``; only the reading's board form differs. A calibration's
+    locked pose and colour profile serve one game's reader (``calibration.CALIBRATED_GAME``:
+    the calibration page locks Blokus' square grid and profiles its colours). ``remembers``: ``locate_board(frame, reference=pose)`` keeps the labelling of the pose the
     board had before it was lost (a round board turned near a tie between two sides would
     otherwise come back relabelled after a bump, and every field would look changed).
     """
@@ -69,8 +68,6 @@ class Reader:
     module: str
     cells: Callable[[Any], Any]
     cell_count: int  # cells on the board: the live loop's thresholds are in cells
-    lockable: bool = False
-    profiled: bool = False
     remembers: bool = False
     unsure: Callable[[Any], list] = lambda reading: [as_cell(c) for c in reading.uncertain]
 
@@ -95,7 +92,7 @@ def geometrius_unsure(reading: Any) -> list:
 
 READERS = {
     "blokus": Reader("vision.blokus", lambda reading: cells_of("blokus", {"board": reading.board}),
-                     len(blokus.board().cells), lockable=True, profiled=True),
+                     len(blokus.board().cells)),
     "gemblo": Reader("vision.gemblo", lambda reading: cells_of("gemblo", {"cells": reading.cells}),
                      len(gemblo.board().cells)),
     "equilibrix": Reader("vision.equilibrix", equilibrix_board, len(flower.board().cells), remembers=True,
@@ -127,8 +124,8 @@ class BoardVision:
         it following the light); a reader that takes none, or no profile, reads without.
         """
         reader = READERS[game]
-        locked = locked if reader.lockable else None
-        profile = profile if reader.profiled else None
+        locked = locked if game == CALIBRATED_GAME else None
+        profile = profile if game == CALIBRATED_GAME else None
 
         def vision() -> Any:
             # Imported when a frame needs it: only the game on the table is loaded, and a
@@ -298,7 +295,7 @@ class LiveReferee:
 
     def _follow_light(self, reading: Any) -> None:
         """Move the colour profile to the light the accepted reading's empty cells show now."""
-        if self.profile is None or not READERS[self.game].profiled or not hasattr(reading, "rectified"):
+        if self.profile is None or self.game != CALIBRATED_GAME or not hasattr(reading, "rectified"):
             return
         samples = empty_samples(reading, self.profile.empty)
         self.profile = renormalise(self.profile, samples)

@@ -27,9 +27,6 @@ READERS = {
     "equilibrix": ("vision.equilibrix", "read_equilibrix"),
     "geometrius": ("vision.geometrius", "read_geometrius"),
 }
-# The game a calibration's board lock and colour profile are made for: the calibration locks a
-# 20 x 20 grid and profiles Blokus's four colours. Another game's photo gets only its lens.
-CALIBRATED_GAME = "blokus"
 
 
 def _reader(game: str):
@@ -62,7 +59,7 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
     calibrated one. (The live referee, whose calibration is the table's own, carries on.)
 
     A calibration with a colour profile hands it to the reader as the colours' prior. The board
-    lock and the profile are a Blokus board's (:data:`CALIBRATED_GAME`): another game's photo is
+    lock and the profile are a Blokus board's (``calibration.CALIBRATED_GAME``): another game's photo is
     undistorted by the calibration's lens and read without them (its board lies elsewhere; a
     Blokus lock handed to the Equilibrix reader is refused there as another board's). A
     calibration with no lens holds nothing for another game's photo, and is refused as well.
@@ -73,7 +70,7 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
     except ReadError as e:
         raise refusal(image, e) from None
     if calibration is not None:
-        from calibration import CalibrationError, load_calibration
+        from calibration import CALIBRATED_GAME, CalibrationError, load_calibration
 
         cal = load_calibration(calibration)
         if game != CALIBRATED_GAME and cal.camera is None:
