@@ -254,3 +254,44 @@ def test_a_tap_after_a_restart_before_the_camera_s_next_board_reads_the_held_til
     assert history(s) == [("B", "duo-1", [])]
     s.observe(DUO, [], 1.0)
     assert history(s) == [("B", "duo-1", [])] and s.snapshot()["holding"] == []
+
+
+# --- found by the seeded fuzz of the live session (session 21, bench/live_fuzz.py) -------------
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_tap_on_the_missed_field_of_a_tile_held_by_a_hand_completes_the_tile(tmp_path, restart):
+    """The camera misses the duo's triangle unnoticed (read empty, not doubted): the petal is
+    logged as a black mini-tile. A hand then hides the petal (doubted, read empty): the change
+    is held. The player taps the triangle black (Equilibrix seeds 234, 312, 324). The tap was
+    held with the hand's change, and the next board logged the triangle as a second black
+    mini-tile (wrong_turn). It names no new field (nothing the change shows is black): it
+    completes the duo, as it would with no hand there."""
+    s = start(tmp_path)
+    see(s, {"P 0 0 0": "B"})
+    assert history(s) == [("B", "mini:petal", [])]
+    s.observe({}, ["P 0 0 0", "P 0 0 1"], 1.0)
+    assert "P 0 0 0" in s.snapshot()["holding"]
+    if restart:
+        s = restarted(s, tmp_path)
+    s.correct_cell("T 0 0 +", "B")
+    assert history(s) == [("B", "duo-1", [])]
+    s.observe(DUO, [], 2.0)
+    assert history(s) == [("B", "duo-1", [])] and s.snapshot()["holding"] == []
+
+
+def test_a_tap_beside_a_new_tile_of_its_colour_waits_with_the_tile(tmp_path):
+    """Black lays a second duo against its first: the triangle is seen, its petal (which
+    touches the first duo) is missed unnoticed, and a doubt beside the triangle holds the
+    change. The tap on the petal may be the new tile's, laid against its own colour, as much
+    as the first duo's missed field: it waits with the change, and the new duo is logged
+    whole (a guard for the test above: a tap beside a logged tile of its colour completes
+    that tile only when the held change shows no field of its colour beside the tap)."""
+    s = start(tmp_path)
+    s.observe(DUO, [], 0.0)
+    s.observe({**DUO, "P 2 0 0": "W"}, [], 1.0)
+    s.observe({**DUO, "P 2 0 0": "W", "T -1 0 -": "B"}, ["P -1 1 0"], 2.0)
+    s.correct_cell("P 0 0 1", "B")
+    assert [p for _, p, _ in history(s)] == ["duo-1", "mini:petal"]
+    s.observe({**DUO, "P 2 0 0": "W", "T -1 0 -": "B", "P 0 0 1": "B"}, [], 3.0)
+    assert [h["cells"] for h in s.snapshot()["history"]] == [["P 0 0 0", "T 0 0 +"], ["P 2 0 0"],
+                                                              ["T -1 0 -", "P 0 0 1"]]

@@ -480,14 +480,19 @@ class CellAdapter(GameAdapter):
         correction (which then changes no move). Until then the tap is logged as ``held``: it
         edits no move on replay, and a restart stands it against the camera again
         (:meth:`restore`), so nothing the player tapped is lost. A tap that edits a logged
-        move (a cell the game holds in another colour; or, where a colour's pieces never share
-        an edge, a cell the camera read clearly as the game has it, said to be the colour of a
-        logged move beside it: a square of that move the camera missed unnoticed, which read
-        as part of the held change logged a piece of one square, both flagged) is a plain
-        correction whatever is held, as is any tap while the camera's board and the game agree
-        (a taken-back piece still on the table reads empty: the take-back stands). A doubted
-        cell beside a logged move of its colour stays the held change's: it may be a new
-        piece laid against its own colour (flagged as such once logged).
+        move (a cell the game holds in another colour; or a cell the camera read clearly as the
+        game has it, said to be the colour of a logged move beside it: a square of that move
+        the camera missed unnoticed, which read as part of the held change logged a piece of
+        one square, both flagged) is a plain correction whatever is held, as is any tap while
+        the camera's board and the game agree (a taken-back piece still on the table reads
+        empty: the take-back stands). Where a colour's pieces may share an edge (Equilibrix), a
+        cell that also touches a cell of the held change read in its colour may be the new
+        tile's, laid against its own colour: it stays the held change's. A tile logged short
+        (a field missed unnoticed) and then held by a hand's doubts over its fields shows no
+        new field there: the tap on its missed field completes the tile, as with no hold; held,
+        it once logged the field as a one-field mini-tile of its own, flagged. A doubted cell
+        beside a logged move of its colour stays the held change's: it may be a new piece laid
+        against its own colour (flagged as such once logged).
 
         A change the camera holds back as no play (more than it can explain: often a misread
         square cutting a piece in two, or a third piece, while a doubt held the board back) is
@@ -508,12 +513,14 @@ class CellAdapter(GameAdapter):
         # only when the tap explains it: it never rereads the boards sent meanwhile
         asked = not (self.catches_up or self.unsure_change(derived))
         unseen = {*changed, *self.uncertain}  # before the tap reads its cell (it is no doubt then)
+        seen = self.with_overrides(self.camera_board, self.uncertain) if self.camera_board is not None else {}
+        shown = {c: seen[c] for c in changed if c in seen}  # what the held change shows laid, by cell
         at_change = self.reach(changed)
         payload = self.correction(derived, doc)
         cell, colour = self.parse_cell(corrected_cell(payload)), payload["colour"]
         edits_a_move = self.laid(derived.game).get(cell, colour) != colour or (
-            self.pieces_apart and cell not in unseen
-            and misread_out_of(derived.entries, cell, colour, self.near) is not None)
+            cell not in unseen and misread_out_of(derived.entries, cell, colour, self.near) is not None
+            and (self.pieces_apart or all(shown.get(c) != colour for c in self.near(cell))))
         if cell not in at_change or edits_a_move:
             return [("correction", payload)]
         if not self.kept and self.catches_up:  # a difference the player's word made since the camera's board
