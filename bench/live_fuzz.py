@@ -1,10 +1,12 @@
-"""The live referee under random play: seeded streams (:mod:`bench.fuzz_stream`) against the
-session's promises.
+"""The live referee under random play: seeded streams (:mod:`bench.fuzz_stream`, Geometrius's
+:mod:`bench.geometrius_stream`) against the session's promises.
 
 Each seed draws a legal Blokus, Gemblo or Equilibrix game and the noise a webcam and its
 players lay over it (misread cells doubted or not, hands, shadows, stray pieces lifted or
-taken back by tap (not in Equilibrix), late taps, declared passes, server restarts), and
-feeds the stream to a session on a fresh SQLite file. The promises checked (a broken one is
+taken back by tap (not in Equilibrix), late taps, declared passes, server restarts), or a
+legal Geometrius game and its noise (top chips misread, doubted or not, tokens unreadable,
+a block's chips seen one at a time, late card taps, passes, restarts), and feeds the stream
+to a session on a fresh SQLite file. The promises checked (a broken one is
 a failure, named by the promise):
 
 - ``exception``: no step raises anything but a refusal in words (a SessionError);
@@ -16,7 +18,8 @@ a failure, named by the promise):
 - ``history`` / ``scores``: once every misread was tapped or read right by a later board
   (the stream ends so), the history is the true game's, and the scores the engine's.
 
-``FUZZ_SEEDS=N`` (default 200) seeds per game, ``FUZZ_FIRST`` the first seed (default 0).
+``FUZZ_SEEDS=N`` (default 200) seeds per game, ``FUZZ_FIRST`` the first seed (default 0),
+``FUZZ_GAMES`` the games, comma-separated (default all of ``FUZZED``).
 The first ``FUZZ_SHRINK`` (default 5) failing seeds are shrunk (:func:`shrink`) to the fewest
 placements and noise events that still break the same promise, and printed.
 """
@@ -26,16 +29,18 @@ import os
 import tempfile
 import traceback
 from collections import Counter
+from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from companion_app.session import Session, SessionError
 from companion_app.store import Store
 from rules import flower
 from rules.records import GAME_RULES
 
-from .fuzz_stream import GAMES, Plan, Step, covered, draw, render, true_match, truncated
+from . import fuzz_stream, geometrius_stream
+from .fuzz_stream import GAMES, Step, covered, truncated
 
 RESTART_KEYS = ("cells", "history", "scores", "alerts", "to_move")
 
@@ -75,11 +80,71 @@ def apply(s: Session, step: Step, t: float) -> None:
             s.take_back(index, snap["history"][index]["event"])
 
 
-def run(plan: Plan, folder: Path, keep: Iterable[int] | None = None, placements: int | None = None) -> list[tuple[str, int, str]]:
+def apply_geometrius(s: Session, step: geometrius_stream.Step, t: float) -> None:
+    """Hand a Geometrius ``step`` to the session. The player taps a token where the page
+    draws it, and a turn's cards on the page's turn (the true game's turn there, or else the
+    last of its colour with chips on the token) if the page lists it; ``asked`` cards only
+    where the page still asks for them."""
+    if step.kind == "tokens":
+        s.observe(list(step.field), [list(p) for p in step.doubted], t)
+    elif step.kind == "pass":
+        s.declare_pass(step.colour)
+    elif step.kind == "top":
+        tokens = s.snapshot()["geometrius"]["tokens"]
+        at = next(([k["row"], k["col"]] for k in tokens if k["shape"] == step.token), None)
+        if at is not None:
+            s.correct({"at": at, "top": step.colour})
+    else:  # "cards" or "asked"
+        turns = s.snapshot()["geometrius"]["turns"]
+        mine = [turn for turn in turns if turn["colour"] == step.colour
+                and any(slot["token"] == step.token for slot in turn["slots"])]
+        turn = turns[step.turn] if step.turn < len(turns) and turns[step.turn] in mine else (mine or [None])[-1]
+        if turn is None:
+            return
+        slot = next(slot for slot in turn["slots"] if slot["token"] == step.token)
+        if step.kind == "cards" or not slot["cards"]:
+            s.amend({"event": turn["event"], "token": step.token, "cards": list(step.cards)})
+
+
+@dataclass(frozen=True)
+class Kit:
+    """What the fuzz needs of a game's streams: the stream, the true game, its turns as the
+    page shows them (``verdicts``; ``judged`` the session's), the part of a turn the camera
+    sees (``seen``: the Geometrius cards are tapped later), how a step reaches the session
+    and a placement in a few words (``label``, for shrunk streams)."""
+
+    render: Callable[..., list]
+    true_match: Callable[..., Any]
+    verdicts: Callable[[Any], list[tuple]]
+    judged: Callable[[dict], list[tuple]]
+    seen: Callable[[tuple], tuple]
+    apply: Callable[[Session, Any, float], None]
+    label: Callable[[Any], str]
+
+
+CELLS = Kit(fuzz_stream.render, fuzz_stream.true_match, verdicts, judged, lambda turn: turn, apply,
+            lambda move: str(len(covered(move))))
+TOKENS = Kit(geometrius_stream.render, geometrius_stream.true_match, geometrius_stream.verdicts,
+             geometrius_stream.judged, lambda turn: turn[:4], apply_geometrius, lambda move: f"({move.describe()})")
+FUZZED = (*GAMES, geometrius_stream.GAME)
+
+
+def kit(game: str) -> Kit:
+    return TOKENS if game == geometrius_stream.GAME else CELLS
+
+
+def draw(seed: int, game: str) -> Any:
+    """The plan of ``seed`` for ``game`` (one of ``FUZZED``)."""
+    return geometrius_stream.draw(seed) if game == geometrius_stream.GAME else fuzz_stream.draw(seed, game)
+
+
+def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: int | None = None) -> list[tuple[str, int, str]]:
     """The promises ``plan``'s stream breaks, as (promise, step, what), the first of each promise."""
-    steps = render(plan, keep, placements)
-    truth = true_match(plan, placements)
-    expected = verdicts(truth)
+    game = kit(plan.game)
+    steps = game.render(plan, keep, placements)
+    truth = game.true_match(plan, placements)
+    expected = game.verdicts(truth)
+    once = Counter(repr(turn) for turn, _ in expected if not turn[1])  # Geometrius may repeat a turn
     broken: dict[str, tuple[str, int, str]] = {}
 
     def fail(promise: str, i: int, what: str) -> None:
@@ -98,7 +163,7 @@ def run(plan: Plan, folder: Path, keep: Iterable[int] | None = None, placements:
                 if s.adapter.held_boards() != held:
                     fail("restart", i, "the hold differs")
                 continue
-            apply(s, step, float(i))
+            game.apply(s, step, float(i))
         except SessionError as e:
             fail("refused", i, f"{step.kind}: {e.message}")
             continue
@@ -106,18 +171,17 @@ def run(plan: Plan, folder: Path, keep: Iterable[int] | None = None, placements:
             fail("exception", i, traceback.format_exc(limit=-3))
             break
         snap = s.snapshot()
-        shown = judged(snap)
-        placed = [repr(turn) for turn in shown if not turn[1]]
-        if len(set(placed)) < len(placed):
+        shown = game.judged(snap)
+        if any(n > max(1, once[turn]) for turn, n in Counter(repr(turn) for turn in shown if not turn[1]).items()):
             fail("twice", i, "a move is in the history twice")
         for j, (turn, h) in enumerate(zip(shown, snap["history"])):
-            if j >= len(expected) or turn != expected[j][0]:
+            if j >= len(expected) or game.seen(turn) != game.seen(expected[j][0]):
                 break
             if sorted(h["reasons"]) != expected[j][1]:
                 fail("flagged", i, f"turn {j} {turn[0]} judged {h['reasons']}, the rules say {expected[j][1]}")
     else:
         snap = s.snapshot()
-        if [(turn, sorted(h["reasons"])) for turn, h in zip(judged(snap), snap["history"])] != expected:
+        if [(turn, sorted(h["reasons"])) for turn, h in zip(game.judged(snap), snap["history"])] != expected:
             fail("history", len(steps), f"logged {len(snap['history'])} turns, the game has {len(expected)}")
         if snap["scores"] != GAME_RULES[plan.game].score_match(truth, s.setup).to_json():
             fail("scores", len(steps), "scores differ from the engine's on the true board")
@@ -125,7 +189,7 @@ def run(plan: Plan, folder: Path, keep: Iterable[int] | None = None, placements:
     return list(broken.values())
 
 
-def shrink(plan: Plan, promise: str, scratch: Path) -> tuple[list[int], int]:
+def shrink(plan: Any, promise: str, scratch: Path) -> tuple[list[int], int]:
     """The fewest placements, then noise events, with which ``plan`` still breaks ``promise``."""
     tries = count()
 
@@ -145,10 +209,11 @@ def shrink(plan: Plan, promise: str, scratch: Path) -> tuple[list[int], int]:
     return keep, placements
 
 
-def describe(plan: Plan, keep: list[int], placements: int) -> str:
+def describe(plan: Any, keep: list[int], placements: int) -> str:
     moves = truncated(plan.moves, placements)
+    label = kit(plan.game).label
     lines = [f"  {plan.game} {plan.setup_doc} seed {plan.seed}: "
-             + " ".join(m.colour + ("-" if m.passed else str(len(covered(m)))) for m in moves)]
+             + " ".join(m.colour + ("-" if m.passed else label(m)) for m in moves)]
     lines += [f"    {plan.noise[i]}" for i in keep]
     return "\n".join(lines)
 
@@ -156,25 +221,29 @@ def describe(plan: Plan, keep: list[int], placements: int) -> str:
 def main() -> None:
     seeds = int(os.environ.get("FUZZ_SEEDS", "200"))
     first = int(os.environ.get("FUZZ_FIRST", "0"))
+    games = os.environ.get("FUZZ_GAMES", ",".join(FUZZED)).split(",")
+    unknown = sorted(set(games) - set(FUZZED))
+    if unknown:
+        raise SystemExit(f"FUZZ_GAMES: no fuzz for {', '.join(unknown)} (games: {', '.join(FUZZED)})")
     print("| game | seeds | steps | failing seeds | by promise |")
     print("|---|---|---|---|---|")
     failing = []
     with tempfile.TemporaryDirectory() as tmp:
-        for game in GAMES:
+        for game in games:
             failed, steps, by = 0, 0, Counter()
             for seed in range(first, first + seeds):
                 plan = draw(seed, game)
                 folder = Path(tmp) / f"{game}{seed}"
                 folder.mkdir()
                 broken = run(plan, folder)
-                steps += len(render(plan))
+                steps += len(kit(game).render(plan))
                 by.update(p for p, _, _ in broken)
                 if broken:
                     failed += 1
                     failing.append((plan, broken))
             print(f"| {game} | {seeds} | {steps} | {failed} | "
                   f"{', '.join(f'{p} {n}' for p, n in sorted(by.items())) or '-'} |", flush=True)
-        for game in GAMES:
+        for game in games:
             print(f"\nfailing {game} seeds: {[plan.seed for plan, _ in failing if plan.game == game]}")
         for plan, broken in failing[:int(os.environ.get("FUZZ_SHRINK", "5"))]:
             promise, step, what = broken[0]

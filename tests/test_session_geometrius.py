@@ -305,3 +305,120 @@ def test_a_chip_the_camera_reads_by_a_renamed_name_is_unsure(tmp_path):
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q01="orange")), [], 1.0)
     assert history(s) == [] and s.snapshot()["uncertain"] == [[1, 1]]
+
+
+def test_a_block_s_two_chips_seen_one_after_the_other_are_one_block(tmp_path):
+    """Found by the fuzz (session 21): the second chip was logged as a chip of its own on the
+    same token, judged a capture of the player's own chip (G3) rather than a block (G5)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red")), [], 3.0)  # the block's first chip
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red red")), [], 4.0)
+    assert history(s)[2] == ("red", "?+? block (0, 0)", [])
+    assert s.snapshot()["geometrius"]["turns"][2]["slots"][0]["chips"] == 2
+
+
+def test_a_top_tapped_over_two_chips_never_logged_adds_both(tmp_path):
+    """Found by the fuzz (session 21): the camera doubted a block's top chip (read blue) and
+    the tap said red; one red chip was logged, the block's other one only later, apart."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    misread = chips(START, Q03="red", H01="blue", T01="red blue")
+    s.observe(camera(misread), [[0, 0]], 3.0)
+    assert len(history(s)) == 2
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s)[2] == ("red", "?+? block (0, 0)", [])
+    s.observe(camera(misread), [], 4.0)  # the camera still misreads it: as corrected
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red red")), [], 5.0)  # and then reads it right
+    assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_chips_seen_together_are_judged_in_the_order_the_rules_allow(tmp_path):
+    """Found by the fuzz (session 21): red occupies T02 and, beside it, captures blue's T05;
+    the camera saw both at once and the capture, taken first (its place comes first), had
+    no red chip beside it (G3)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", T05="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q03="red", T05="blue red", T02="red")), [], 3.0)
+    assert history(s)[2] == ("red", "? on (2, 0); ? on (1, 0)", [])
+
+
+def test_a_top_tapped_on_a_token_the_camera_cannot_read_now_corrects_its_last_reading(tmp_path):
+    """Found by the fuzz (session 21): blue's block on red's T01 was read with a red top
+    (doubted), then a hand made T01 unreadable; the tap "blue on top" then took red's logged
+    chip for the misread one and put one blue chip in its place."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, H01="red")), [], 1.0)
+    s.observe(camera(chips(START, H01="red", Q03="blue")), [], 2.0)
+    s.observe(camera(chips(START, H01="red", Q03="blue", T01="red")), [], 3.0)
+    misread = chips(START, H01="red", Q03="blue", T01="red blue red")
+    s.observe(camera(misread), [[0, 0]], 4.0)
+    hand = camera(misread)
+    hand[0]["shape"] = "unknown"
+    s.observe(hand, [[0, 0]], 5.0)
+    s.correct({"at": [0, 0], "top": "blue"})
+    assert history(s)[2:] == [("red", "? on (0, 0)", []), ("blue", "?+? block (0, 0)", [])]
+    assert s.snapshot()["geometrius"]["tokens"][0]["stack"] == ["red", "blue", "blue"]
+
+
+def test_a_push_seen_with_one_chip_whose_colour_is_corrected_is_the_corrected_colour_s_turn(tmp_path):
+    """Found by the fuzz (session 21): blue's push and chip seen on one board with the chip read
+    red made red's turn; the tap "blue on top" moved the chip only, leaving red a push-only turn
+    (and blue a turn of one chip after it)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red", Q01="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", Q01="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 2.0)
+    assert history(s)[1] == ("red", "X02 into row 3 from the left; ? on (1, 2)", ["wrong_turn"])
+    s.correct({"at": [1, 2], "top": "blue"})
+    assert history(s)[1:] == [("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+    s.observe(camera(pushed), [], 3.0)  # the camera still misreads it: as corrected
+    assert len(history(s)) == 2
+
+
+def test_chips_after_a_declared_pass_are_a_turn_of_their_own(tmp_path):
+    """Found by the fuzz (session 21): blue passed, and red's chip, read blue, joined blue's
+    pass; the tap "red on top" could then not tell the chip from the pass."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.declare_pass("blue")
+    s.observe(camera(chips(START, Q03="red", T01="blue")), [], 2.0)  # red's chip, read blue
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", None, []), ("blue", "? on (0, 0)", ["wrong_turn"])]
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", None, []), ("red", "? on (0, 0)", [])]
+
+
+def test_a_chip_misread_as_a_colour_with_no_turns_left_is_corrected_away(tmp_path):
+    """Found by the fuzz (session 21): blue's last chip read red, when red had made its four
+    turns, was logged as red's turn (no_turns_left, not on the field); the tap "blue on top"
+    took that chip for one never logged and left red's turn standing."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    for colour in ["red", "blue"] * 3 + ["red"]:  # a turn that changes nothing still counts (G10)
+        s.declare_pass(colour)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)  # blue's chip, read red
+    assert history(s)[7] == ("red", "? on (0, 1)", ["no_turns_left"])
+    s.correct({"at": [0, 1], "top": "blue"})
+    assert history(s)[7:] == [("blue", "? on (0, 1)", [])] and s.snapshot()["game_over"]
+
+
+def test_a_board_with_many_chips_at_once_is_logged_in_the_camera_s_order(tmp_path):
+    """The order of chips seen together is searched only up to a turn's two chips: ten chips at
+    once (a camera back after a long while) would be 3.6 million orders."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    many = {shape: "red" for shape in ["T01", "Q03", "P02", "H01", "T05", "Q01", "P06", "H03", "T02", "Q10"]}
+    s.observe(camera(chips(START, **many)), [], 1.0)
+    assert [slot["token"] for slot in s.snapshot()["geometrius"]["turns"][0]["slots"]] == \
+        ["T01", "Q03", "P02", "H01", "T05", "Q01", "P06", "H03", "T02", "Q10"]
+    assert history(s)[0][2] == ["too_many_chips"]

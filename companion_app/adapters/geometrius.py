@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from itertools import permutations
 from typing import Any, Mapping, Sequence
 
 from rules import geometrius
@@ -88,6 +89,21 @@ def _slots(payload: dict) -> tuple[Slot, ...]:
     return tuple(Slot(s["token"], s.get("count", 1)) for s in payload.get("chips", ()))
 
 
+def _joined(slots: tuple[Slot, ...], more: tuple[Slot, ...]) -> tuple[Slot, ...]:
+    """A turn's slots with the chips a continuation of it put down. Chips on a token the turn
+    already put chips on join that slot: the two chips of a block, put down one after the
+    other with a stable board between them, are one block (G5), not an occupation followed
+    by a capture of the player's own chip (G3)."""
+    out = list(slots)
+    for slot in more:
+        i = next((i for i, s in enumerate(out) if s.token == slot.token), None)
+        if i is None:
+            out.append(slot)
+        else:
+            out[i] = replace(out[i], chips=out[i].chips + slot.chips)
+    return tuple(out)
+
+
 def _push(payload: dict) -> tuple | None:
     p = payload.get("push")
     return None if p is None else (p["token"], p["line"], p["index"], p["end"])
@@ -116,7 +132,9 @@ class GeometriusAdapter(GameAdapter):
         super().__init__(setup)
         cards = {**setup.catalogue.cards, PENDING: WILDCARD}
         self.judging = Catalogue(setup.catalogue.shapes, cards, setup.catalogue.about)
-        self.camera: dict[Pos, Token] = {}  # the camera's last field, its shapes as the game names them
+        # Each token's last reading by the camera, by its shape as the game names it: a token a
+        # hand or glare made unreadable keeps the reading before, which a tap on it corrects.
+        self.camera: dict[str, Token] = {}
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
@@ -137,7 +155,7 @@ class GeometriusAdapter(GameAdapter):
                 last = entries[-1] if entries else None
                 if p.get("continues") and last is not None and last.move.colour == p["colour"]:
                     m = last.move
-                    entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), m.slots + _slots(p),
+                    entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), _joined(m.slots, _slots(p)),
                                                               m.events + (event.id,)))
                 else:
                     entries.append(Entry(event.id, Turned(p["colour"], _push(p), _slots(p), (event.id,))))
@@ -153,7 +171,7 @@ class GeometriusAdapter(GameAdapter):
             elif kind == "correction" and "shape" in p:
                 layout, entries = _renamed(layout, entries, p["shape_was"], p["shape"])
             elif kind == "correction":
-                entries = _top_corrected(entries, p["token"], p["top"], p.get("unlogged", False), event.id)
+                entries = _top_corrected(entries, p["token"], p["top"], int(p.get("unlogged", 0)), event.id)
         return self.play(layout, entries)
 
     def play(self, layout: Any, entries: Sequence[Entry]) -> Derived:
@@ -224,7 +242,7 @@ class GeometriusAdapter(GameAdapter):
             self.uncertain = tuple(unsure)
             return self.observe_start(seen, t)
         seen = {p: replace(tok, shape=self.renames.get(tok.shape, tok.shape)) for p, tok in seen.items()}
-        self.camera = seen
+        self.camera.update((tok.shape, tok) for tok in seen.values())
         seen = self.with_stack_fixes(seen)
         playing = set(self.setup.turn_order)
         unsure += [p for p, tok in seen.items() if not set(tok.stack) <= playing]  # a chip no player has
@@ -352,13 +370,34 @@ class GeometriusAdapter(GameAdapter):
         if push is None and not chips:
             return "same"
         colour = colours.pop() if colours else game.colour_to_move
-        doc: dict = {"colour": colour, "chips": chips}
+        pushing = None if push is None else (push.token, push.line, push.index, push.end)
+        doc: dict = {"colour": colour, "chips": self.likeliest_order(game, colour, pushing, chips)}
         if push is not None:
-            doc["push"] = {"token": push.token, "line": push.line, "index": push.index, "end": push.end}
+            doc["push"] = dict(zip(("token", "line", "index", "end"), pushing))
         last = game.turns[-1].move if game.turns else None
-        if last is not None and last.colour == colour and chips and _fits_one_turn(last, push, chips):
+        # a declared pass is a whole turn (G10): chips after it are a turn of their own
+        if last is not None and not last.passed and last.colour == colour and chips \
+                and _fits_one_turn(last, push, chips):
             doc["continues"] = True
         return doc
+
+    def likeliest_order(self, game: geometrius.Game, colour: str, push: tuple | None,
+                        chips: list[dict]) -> list[dict]:
+        """The chips one board shows put down, in the order the rules find least wrong.
+
+        The camera does not see in which order chips seen together went down, and the order
+        matters: a chip on an empty token can be the own chip beside a capture (G3, G5) made
+        after it. The camera's order (by place) is kept where no other is better, and where
+        the board shows more tokens chipped than a turn may chip (G6: it is flagged whatever the
+        order, and the orders grow as a factorial).
+        """
+        def faults(order: tuple[dict, ...]) -> int:
+            slots = tuple(Slot(c["token"], c["count"]) for c in order)
+            return len(game.play(self.move(game, Turned(colour, push, slots))).turns[-1].violations)
+
+        if not 1 < len(chips) <= geometrius.CHIPS_PER_TURN:
+            return chips
+        return list(min(permutations(chips), key=faults))
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         """``{"at": [r, c], "top": colour or "."}``: the top chip there is really that (or
@@ -386,14 +425,20 @@ class GeometriusAdapter(GameAdapter):
             raise SessionError(f"a chip of this game is {', '.join(playing)} (or . for none), not {top!r}")
         payload: dict = {"at": list(pos), "token": token.shape, "top": top}
         self.uncertain = tuple(p for p in self.uncertain if p != pos)  # the user has read it
-        seen = next((t for t in self.camera.values() if t.shape == token.shape), None)
+        seen = self.camera.get(token.shape)
         if seen is None:
             return payload
-        # The camera shows more chips there than the game has: its top chip was never logged
-        # (it could not be read), so it is added rather than put in place of the game's top.
-        unlogged = seen.height_known and len(seen.stack) > len(token.stack)
-        if unlogged:
-            payload["unlogged"] = True
+        # The camera shows more chips there than the log has: they were never logged (they
+        # could not be read), so they are added rather than put in place of the logged top;
+        # all of them when those under the top read as the tapped colour on the game's stack
+        # (a block's two chips, the top one misread), else the top one. The log, not the
+        # field: a chip misread as a colour with no turns left is logged, and not on the field.
+        logged = sum(s.chips for e in derived.entries for s in e.move.slots if s.token == token.shape)
+        unlogged = 0
+        if seen.height_known and len(seen.stack) > logged:
+            under = seen.stack[logged:-1]
+            whole = seen.stack[:len(token.stack)] == token.stack and all(c == top for c in under)
+            unlogged = payload["unlogged"] = len(seen.stack) - logged if whole else 1
         entries = _top_corrected(list(derived.entries), token.shape, top, unlogged, None)
         meant = next(t.stack for t in self.play(derived.core, entries).game.tokens.values()
                      if t.shape == token.shape)
@@ -563,15 +608,16 @@ def _renamed(layout: Any, entries: list[Entry], was: str, now: str) -> tuple[Any
     return layout, out
 
 
-def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: bool,
+def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
                    event_id: int | None) -> list[Entry]:
     """The chip on top of ``token`` is really ``top``'s (or there is none).
 
     The logged chip leaves the turn of another colour that put it (one chip: a block keeps
-    its other one); a chip the camera could not read was never logged (``unlogged``), so
-    none leaves. A ``top`` chip then joins the last turn if that is ``top``'s (the turn in
-    progress), or else is a turn of its own, made now: an earlier turn of that colour is
-    over and cannot grow.
+    its other one), or, where that turn was a push seen with this chip alone, the turn is
+    ``top``'s; chips the camera could not read were never logged (``unlogged``, how
+    many: a record before session 21 says true, one), so none leaves. The ``top`` chips
+    then join the last turn if that is ``top``'s (the turn in progress), or else are a turn
+    of their own, made now: an earlier turn of that colour is over and cannot grow.
     """
     out = list(entries)
     for i in ([] if unlogged else range(len(out) - 1, -1, -1)):
@@ -580,6 +626,11 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: bool,
         if slot is None:
             continue
         if m.colour == top:
+            return out
+        if m.push is not None and m.slots == (slot,) and slot.chips == 1 and len(m.events) == 1:
+            # A push seen on one board with this chip only: the push's colour is never seen,
+            # the turn had the chip's, so it is ``top``'s turn.
+            out[i] = Entry(out[i].event_id, replace(m, colour=top))
             return out
         fewer = replace(slot, chips=slot.chips - 1, cards=slot.cards[:slot.chips - 1])
         left = replace(m, slots=tuple((fewer if s is slot else s) for s in m.slots if s is not slot or fewer.chips))
@@ -590,11 +641,12 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: bool,
         break
     if top == NO_CHIP:
         return out
+    chips = (Slot(token, max(unlogged, 1)),)
     if out and out[-1].move.colour == top:
         m = out[-1].move
-        out[-1] = Entry(out[-1].event_id, replace(m, slots=m.slots + (Slot(token),)))
+        out[-1] = Entry(out[-1].event_id, replace(m, slots=_joined(m.slots, chips)))
         return out
-    return out + [Entry(event_id, Turned(top, slots=(Slot(token),), events=(event_id,)))]
+    return out + [Entry(event_id, Turned(top, slots=chips, events=(event_id,)))]
 
 
 def _unit(vertices: Sequence[Sequence[float]]) -> list[list[float]]:
