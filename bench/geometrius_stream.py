@@ -39,14 +39,12 @@ from companion_app.session import parse_setup
 from rules import geometrius
 from rules.geometrius import Place, Push, Token
 
-from .fuzz_stream import truncated
+from .fuzz_stream import FRAMES, PASS_CHANCE, Restart, truncated
 
 GAME = "geometrius"
 PLAYERS = (2, 5)  # players at least and below
 TURN_TRIES = 30  # random turns drawn before the colour passes
-PASS_CHANCE = 0.05  # a colour that could place declares a pass (a turn that changes nothing)
 PUSH_CHANCE = 0.35  # a drawn turn pushes a token in
-FRAMES = (1, 4)  # stable boards after a turn's last action, at least and below
 SEEN_CHANCE = 0.4  # a stable board between two actions of one turn
 MISREAD_CHANCE, UNSURE_CHANCE, HALF_CHANCE, RESTART_CHANCE = 0.3, 0.15, 0.5, 0.06
 LATE = (0, 4)  # boards before the cards of a placement are tapped, at least and below
@@ -76,12 +74,6 @@ class Unsure:
 class BlockSeenHalf:
     placement: int
     token: str
-
-
-@dataclass(frozen=True)
-class Restart:
-    placement: int
-    frame: int
 
 
 Noise = Union[TopMisread, Unsure, BlockSeenHalf, Restart]

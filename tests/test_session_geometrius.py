@@ -422,3 +422,46 @@ def test_a_board_with_many_chips_at_once_is_logged_in_the_camera_s_order(tmp_pat
     assert [slot["token"] for slot in s.snapshot()["geometrius"]["turns"][0]["slots"]] == \
         ["T01", "Q03", "P02", "H01", "T05", "Q01", "P06", "H03", "T02", "Q10"]
     assert history(s)[0][2] == ["too_many_chips"]
+
+
+def test_no_chip_tapped_on_a_chip_seen_with_a_push_leaves_the_push(tmp_path):
+    """A chip seen with a push, tapped as no chip: the push stays a turn of its own (the tap
+    raised, taking the colour "." for the turn's, review of geofuzz21)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red", Q01="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", Q01="red", P06="blue"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 2.0)
+    assert history(s)[1] == ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])
+    s.correct({"at": [1, 2], "top": "."})
+    assert [c for c, _, _ in history(s)] == ["red", "blue"]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_push_and_misread_chip_after_the_turn_s_first_chip_rejoin_the_turn_on_the_tap(tmp_path):
+    """Red puts a chip (seen), then pushes and puts its second chip, read blue: the tap "red"
+    gives red one turn, not a second one flagged wrong_turn (review of geofuzz21; the fuzz
+    shows no board between a chip and a later push)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="blue"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 2.0)
+    s.correct({"at": [1, 2], "top": "red"})
+    assert history(s) == [("red", "X02 into row 3 from the left; ? on (0, 1); ? on (1, 2)", [])]
+    s.observe(camera(pushed), [], 3.0)  # the camera still misreads it: as corrected
+    assert len(history(s)) == 1
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_a_block_s_second_chip_misread_then_tapped_is_one_block(tmp_path):
+    """Red's block on T01 seen half, its second chip read blue: the tap "red" makes one block,
+    not a capture of red's own chip (top_is_own)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red")), [], 3.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]

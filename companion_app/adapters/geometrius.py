@@ -627,10 +627,18 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
             continue
         if m.colour == top:
             return out
-        if m.push is not None and m.slots == (slot,) and slot.chips == 1 and len(m.events) == 1:
+        if top != NO_CHIP and m.push is not None and m.slots == (slot,) and slot.chips == 1 and len(m.events) == 1:
             # A push seen on one board with this chip only: the push's colour is never seen,
-            # the turn had the chip's, so it is ``top``'s turn.
-            out[i] = Entry(out[i].event_id, replace(m, colour=top))
+            # the turn had the chip's, so it is ``top``'s turn: the rest of ``top``'s turn in
+            # progress where the turn before is that (a colour never moves twice running).
+            before = out[i - 1].move if i else None
+            if before is not None and before.colour == top and before.push is None \
+                    and sum(s.chips for s in before.slots) < geometrius.CHIPS_PER_TURN:
+                out[i - 1] = Entry(out[i - 1].event_id, replace(before, push=m.push, slots=_joined(before.slots, m.slots),
+                                                                events=before.events + m.events))
+                del out[i]
+            else:
+                out[i] = Entry(out[i].event_id, replace(m, colour=top))
             return out
         fewer = replace(slot, chips=slot.chips - 1, cards=slot.cards[:slot.chips - 1])
         left = replace(m, slots=tuple((fewer if s is slot else s) for s in m.slots if s is not slot or fewer.chips))
