@@ -295,3 +295,28 @@ def test_a_tap_beside_a_new_tile_of_its_colour_waits_with_the_tile(tmp_path):
     s.observe({**DUO, "P 2 0 0": "W", "T -1 0 -": "B", "P 0 0 1": "B"}, [], 3.0)
     assert [h["cells"] for h in s.snapshot()["history"]] == [["P 0 0 0", "T 0 0 +"], ["P 2 0 0"],
                                                               ["T -1 0 -", "P 0 0 1"]]
+
+
+FAN = {"T -1 0 -": "B", "P 0 0 1": "B", "P 0 0 2": "B"}  # fan-1, laid against the duo: P 0 0 1 shares an arc with it
+
+
+@pytest.mark.parametrize("seen, doubted, taps", [
+    ({"P 0 0 2": "B"}, ["T -1 0 -"], ["P 0 0 1"]),  # the hub doubted: the far petal shares only a node with the tap
+    ({"T -1 0 -": "W", "P 0 0 2": "B"}, ["P -1 1 0"], ["P 0 0 1", "T -1 0 -"]),  # the hub read white, tapped after
+])
+def test_a_tap_on_a_new_tile_s_field_beside_an_older_tile_waits_when_the_tile_shows_at_a_node(
+        tmp_path, seen, doubted, taps):
+    """Black lays a fan against its duo; the petal touching the duo is missed unnoticed, and
+    the fan's hub, the one field between it and the fan's far petal (seen black), is doubted
+    or read white. The far petal touches the tapped one at a node only: the tap still waits
+    with the change (it once made the duo a fan-1, unflagged, and the fan a duo flagged
+    tile_not_offered)."""
+    s = start(tmp_path)
+    s.observe(DUO, [], 0.0)
+    s.observe({**DUO, "P 2 0 0": "W"}, [], 1.0)
+    s.observe({**DUO, "P 2 0 0": "W", **seen}, doubted, 2.0)
+    for cell in taps:
+        s.correct_cell(cell, "B")
+    assert [p for _, p, _ in history(s)] == ["duo-1", "mini:petal"]
+    s.observe({**DUO, "P 2 0 0": "W", **FAN}, [], 3.0)
+    assert history(s) == [("B", "duo-1", []), ("W", "mini:petal", []), ("B", "fan-1", [])]

@@ -486,13 +486,18 @@ class CellAdapter(GameAdapter):
         one square, both flagged) is a plain correction whatever is held, as is any tap while
         the camera's board and the game agree (a taken-back piece still on the table reads
         empty: the take-back stands). Where a colour's pieces may share an edge (Equilibrix), a
-        cell that also touches a cell of the held change read in its colour may be the new
-        tile's, laid against its own colour: it stays the held change's. A tile logged short
-        (a field missed unnoticed) and then held by a hand's doubts over its fields shows no
-        new field there: the tap on its missed field completes the tile, as with no hold; held,
-        it once logged the field as a one-field mini-tile of its own, flagged. A doubted cell
-        beside a logged move of its colour stays the held change's: it may be a new piece laid
-        against its own colour (flagged as such once logged).
+        cell that also touches a cell of the held change read in the tapped colour, along an
+        edge or at a corner (a tile's fields need not share an arc: a fan's two petals share a
+        node only), may be the new tile's, laid against its own colour: it stays the held
+        change's. A tile logged short (a field missed unnoticed) and then held by a hand's
+        doubts over its fields shows no new field there: the tap on its missed field completes
+        the tile, as with no hold; held, it once logged the field as a one-field mini-tile of
+        its own, flagged. The price: a new tile whose every other field lies under the hand
+        shows nothing of itself either, and the tap on its missed field then joins the older
+        tile beside it, unflagged (the new tile is logged flagged once the hand lifts); the
+        camera cannot tell the two apart. A doubted cell beside a logged move of its colour stays the held
+        change's: it may be a new piece laid against its own colour (flagged as such once
+        logged).
 
         A change the camera holds back as no play (more than it can explain: often a misread
         square cutting a piece in two, or a third piece, while a doubt held the board back) is
@@ -520,7 +525,7 @@ class CellAdapter(GameAdapter):
         cell, colour = self.parse_cell(corrected_cell(payload)), payload["colour"]
         edits_a_move = self.laid(derived.game).get(cell, colour) != colour or (
             cell not in unseen and misread_out_of(derived.entries, cell, colour, self.near) is not None
-            and (self.pieces_apart or all(shown.get(c) != colour for c in self.near(cell))))
+            and (self.pieces_apart or all(shown.get(c) != colour for c in self.board.around([cell]))))
         if cell not in at_change or edits_a_move:
             return [("correction", payload)]
         if not self.kept and self.catches_up:  # a difference the player's word made since the camera's board
