@@ -104,3 +104,17 @@ def test_a_bend_through_one_piece_colour_of_a_colour_photo_doubts_none_of_its_ce
     cells[pieces] = (0.1, 0.85, 0.95)
     assert not light_only_doubts(cells, SQUARES, EVERY, ~pieces, NONE).any()
 
+
+def test_the_pixel_checks_lengths_and_brightest_channels_are_numpys_to_the_bit() -> None:
+    """The card pixels' check measures chroma lengths and brightest channels without numpy's
+    slow reduction over a short last axis; the values must be numpy's own to the bit, or the
+    one-hue verdicts (set at thresholds) could move: float32 pixels and float64 fits alike."""
+    from vision.one_hue import _brightest_channel, _lengths
+
+    rng = np.random.default_rng(21)
+    for dtype in (np.float32, np.float64):
+        v = rng.normal(0, 0.3, (7, 500, 2)).astype(dtype)
+        assert np.array_equal(_lengths(v), np.linalg.norm(v, axis=-1))
+        assert _lengths(v).dtype == np.linalg.norm(v, axis=-1).dtype
+        bgr = rng.random((900, 3)).astype(dtype)
+        assert np.array_equal(_brightest_channel(bgr), bgr.max(axis=1))

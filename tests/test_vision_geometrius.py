@@ -985,6 +985,28 @@ def test_samples_at_more_points_than_remap_takes_in_a_row_are_the_bilinear_ones(
     assert sample_at(image, np.empty((0, 2))).shape[0] == 0
 
 
+def test_the_stacks_value_is_sampled_as_over_the_whole_photo_to_the_bit() -> None:
+    """``value_at`` makes the photo's value (each pixel's brightest channel) only over the
+    pixels its points reach: its samples must be those of the whole photo's value to the bit,
+    for points anywhere in the photo, at its edges and beyond them (the edge pixels repeated),
+    and in a patch of a few pixels, or the chip tops found could move."""
+    from vision.geometrius_stack import value_at
+    from vision.matching import sample_at
+
+    rng = np.random.default_rng(21)
+    image = rng.integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    whole = image.max(axis=2)
+    spots = [rng.uniform([-30, -30], [430, 330], (5000, 2)),  # everywhere, beyond every edge too
+             rng.uniform([395, 120], [420, 140], (300, 2)),  # across the right edge
+             rng.uniform([-8, -8], [3, 3], (300, 2)),  # the top left corner, mostly beyond it
+             rng.uniform([410, 310], [420, 320], (50, 2)),  # wholly beyond the bottom right corner
+             rng.uniform([200.2, 100.1], [200.9, 100.8], (50, 2)),  # within one pixel
+             rng.uniform([1000, 50], [1200, 60], (20, 2))]  # far beyond the edge
+    for pts in spots:
+        assert np.array_equal(value_at(image, pts), sample_at(whole, pts)[:, 0])
+    assert value_at(image, np.empty((0, 2))).shape == (0,)
+
+
 def test_a_polygon_gone_astray_is_fitted_without_error() -> None:
     """A polygon whose corners a bad first fit threw metres apart has over 32767 profiles
     across its sides: they are sampled in chunks (remap's limit), and the fit declines or

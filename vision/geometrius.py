@@ -150,8 +150,7 @@ def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarra
     h, w = image.shape[:2]
     cam = field_camera(H, (w, h))
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if gray is None else gray
-    b, g, red = (cv2.extractChannel(image, k) for k in range(3))  # three times quicker than split
-    value = cv2.max(cv2.max(b, g), red)
+    red = cv2.extractChannel(image, 2)
     seen = []
     cards = []  # each token's card from above, for the photo's colours (``one_hue``)
     for pos in located.places:
@@ -172,7 +171,7 @@ def _read_field(image: np.ndarray, located: Field, start: float, gray: np.ndarra
         bright = card_patch.sum(1)
         card_rgb = np.median(card_patch[bright >= np.percentile(bright, 60)], axis=0)[::-1]
         card_v = float(max(card_rgb.max(), 1.0))
-        sight, score = find_stack(image, value, Ht if Ht is not None else H0, centre_mm, cam, card_rgb, card_v)
+        sight, score = find_stack(image, Ht if Ht is not None else H0, centre_mm, cam, card_rgb, card_v)
         seen.append((pos, centre_mm, H0, Ht, card_rgb, sight, score))
     # A place that may be no token (the tablecloth) is no witness of the camera.
     cam = focal_from_stacks(H, (w, h), cam, [(s_, Ht if Ht is not None else H0, c_)
@@ -328,8 +327,10 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     higher up (``geometrius_field.not_a_field``)."""
     start = time.perf_counter()
     photo = as_bgr(image)
-    image = exposed(photo)
-    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # once, for the search and the frames
+    gray = cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY)  # once, for the light, the search and the frames
+    image = exposed(photo, gray)
+    if image is not photo:  # brightened: its own grey
+        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     reading = _read_field(image, locate_field(image, gray), start, gray, one_hue=True)
     if not any(t.vertices for t in reading.read):
         raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but none shows a "

@@ -78,7 +78,7 @@ FRAME_PROFILE_MM = 5.0  # a frame line's profile reaches this far either way (pa
 EXPOSED_LIGHT = 200.0  # grey level an underexposed photo's lightest part is brought to
 
 
-def exposed(image: np.ndarray) -> np.ndarray:
+def exposed(image: np.ndarray, gray: np.ndarray | None = None) -> np.ndarray:
     """The photo, its grey levels stretched when it is underexposed (its lightest part under
     ``exposure.DARK``) so that its lightest part reaches EXPOSED_LIGHT, as in a normally exposed
     photo. The contrasts the reader tests in grey levels (the dark-line mask's offset, a
@@ -87,8 +87,9 @@ def exposed(image: np.ndarray) -> np.ndarray:
     those tests stopped the field's growth: the tokens beyond were missed and, a column or
     row of them gone, the rest were silently numbered a place off. Stretched, every such
     test is one on contrast relative to the photo's own light. (Colours are read against the
-    token's card, so the stretch leaves them as they were.)"""
-    level = brightest(image)
+    token's card, so the stretch leaves them as they were.) ``gray``: the photo's grey, when
+    already made (the light is measured on it)."""
+    level = brightest(image if gray is None else gray)
     if level >= DARK:
         return image
     return cv2.convertScaleAbs(image, alpha=EXPOSED_LIGHT / max(level, 1.0))

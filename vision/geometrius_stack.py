@@ -210,7 +210,31 @@ _CIRCLE = np.column_stack([np.cos(_RING), np.sin(_RING)])
 _FACE = np.vstack([_CIRCLE * 0.5, _CIRCLE[::2] * 0.25, [[0.0, 0.0]]])  # where a top's colour is sampled (x stone radius)
 
 
-def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera,
+def value_at(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """(N) the photo's value (each pixel's brightest channel, B, G or R: a chip's dark rim
+    against its lighter face whatever its colour) sampled bilinearly at N photo points (N x 2),
+    the photo's edge pixels repeated beyond it, as ``sample_at`` samples an image.
+
+    Made only over the pixels the points reach (their bounding box, a pixel to spare, within
+    the photo): the stacks' search samples a few patches of the photo, and the value of a whole
+    12 MP photo cost some 20 ms of CPU a read (two more channels, two maxima over 12 M pixels).
+    The samples are the whole photo's to the bit: ``cv2.remap`` places a point to a 32nd of a
+    pixel from its float32 coordinates, which a shift by whole pixels leaves exact, and a box
+    reaching past the photo's edge is cut at it, so a point beyond the edge repeats the same
+    pixels."""
+    pts = np.asarray(pts, np.float32).reshape(-1, 2)
+    h, w = image.shape[:2]
+    if not len(pts):
+        return np.empty(0, np.float32)
+    x, y = pts.T  # (a min over the first axis of N x 2 is numpy's slow path)
+    lo = np.clip(np.floor([x.min(), y.min()]).astype(int) - 1, 0, [w - 1, h - 1])
+    hi = np.clip(np.ceil([x.max(), y.max()]).astype(int) + 2, lo + 1, [w, h])  # exclusive
+    patch = image[lo[1]:hi[1], lo[0]:hi[0]]
+    b, g, r = (cv2.extractChannel(patch, k) for k in range(3))
+    return sample_at(cv2.max(cv2.max(b, g), r), pts - lo.astype(np.float32))[:, 0]
+
+
+def find_stack(image: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, cam: FieldCamera,
                 card_rgb: np.ndarray, card_v: float) -> tuple[_Sighting | None, float]:
     """The chip top on a token, searched from each chip spot away from the camera's nadir
     (``H``: token mm -> photo px; ``centre_mm``: the token's centre in grid mm, where
@@ -247,8 +271,8 @@ def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: n
         radii = (r * grow) + np.array([-0.9, -0.45, 0.0, 0.45])
         rim_pts = (cands[:, None, None, :] + _CIRCLE[None, None] * radii[None, :, None, None]).reshape(-1, 2)
         in_pts = (cands[:, None, :] + inner[None]).reshape(-1, 2)
-        v_rim = sample_at(value, apply_h(H, rim_pts - centre_mm))[:, 0].reshape(len(cands), len(radii), -1).min(1)
-        v_in = sample_at(value, apply_h(H, in_pts - centre_mm))[:, 0].reshape(len(cands), -1)
+        v_rim = value_at(image, apply_h(H, rim_pts - centre_mm)).reshape(len(cands), len(radii), -1).min(1)
+        v_in = value_at(image, apply_h(H, in_pts - centre_mm)).reshape(len(cands), -1)
         # A chip's top: a dark rim all round (wherever it lies in the band), a lighter face inside.
         k_in, k_rim = int(0.3 * v_in.shape[1]), int(0.8 * v_rim.shape[1])
         score = (np.partition(v_in, k_in, axis=1)[:, k_in] - np.partition(v_rim, k_rim, axis=1)[:, k_rim]) / card_v
@@ -261,7 +285,7 @@ def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: n
         # that top, in doubt; none at all leaves the token's stack in doubt.
         if base is None or score < FAINT_CHIP * CHIP_FOUND:
             return None, CHIP_FOUND
-    top = _centre_top(value, H, centre_mm, top, radius, card_v)
+    top = _centre_top(image, H, centre_mm, top, radius, card_v)
     cover = np.vstack([base + _CIRCLE * (r + 0.6), top + _CIRCLE * (r + 0.8)]) - centre_mm
     outline = cv2.convexHull(np.float32(cover))[:, 0, :].astype(np.float64)
     # The face's darker half: a glint of glare on part of the top washes its colour towards
@@ -278,7 +302,7 @@ def find_stack(image: np.ndarray, value: np.ndarray, H: np.ndarray, centre_mm: n
     return _Sighting(base, top, score, colour, margin, outline), score
 
 
-def _centre_top(value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, top: np.ndarray, radius: float,
+def _centre_top(image: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, top: np.ndarray, radius: float,
                 card_v: float) -> np.ndarray:
     """The chip top's centre to a tenth of a millimetre: the place where the dark rim runs
     round at the top's radius, darkest against the face inside and the band just outside."""
@@ -286,8 +310,8 @@ def _centre_top(value: np.ndarray, H: np.ndarray, centre_mm: np.ndarray, top: np
     cands = (top + np.stack(np.meshgrid(g, g), -1).reshape(-1, 2))
     rim = (cands[:, None, :] + _CIRCLE[None] * (radius - 0.3)).reshape(-1, 2)
     inside = (cands[:, None, :] + _CIRCLE[None] * (radius - 1.3)).reshape(-1, 2)
-    v_rim = sample_at(value, apply_h(H, rim - centre_mm))[:, 0].reshape(len(cands), -1)
-    v_in = sample_at(value, apply_h(H, inside - centre_mm))[:, 0].reshape(len(cands), -1)
+    v_rim = value_at(image, apply_h(H, rim - centre_mm)).reshape(len(cands), -1)
+    v_in = value_at(image, apply_h(H, inside - centre_mm)).reshape(len(cands), -1)
     score = (v_in - v_rim).mean(1) / card_v
     return cands[int(np.argmax(score))]
 
