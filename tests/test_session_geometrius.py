@@ -465,3 +465,82 @@ def test_a_block_s_second_chip_misread_then_tapped_is_one_block(tmp_path):
     s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
     s.correct({"at": [0, 0], "top": "red"})
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+
+
+def test_a_push_seen_with_a_doubted_chip_tapped_is_the_tapped_colour_s_turn(tmp_path):
+    """Found by the fuzz (seed 36, session 21): blue's push and chip were seen on one board, the
+    chip doubted; the tap "blue" logged the chip, and the board then read made the push red's
+    push-only turn (the colour to move), which no tap could move."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [[1, 2]], 2.0)  # blue's chip read red, doubted: the board is held
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 3.0)  # read again, the chip still misread: as corrected
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_a_push_the_camera_could_not_read_with_a_tapped_chip_is_the_tapped_colour_s_turn(tmp_path):
+    """Found by the fuzz (seed 5, session 21): blue's chip (read red) and push were seen on a board
+    where the pushed token could not be read; blue's chip was tapped, and the push, read on
+    the next board, was red's push-only turn."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    hand = camera(pushed)
+    next(t for t in hand if t["shape"] == "X02")["shape"] = "unknown"
+    s.observe(hand, [], 2.0)
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 3.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+
+
+def test_a_push_seen_alone_after_chips_tapped_on_a_field_of_the_same_tokens_is_the_next_colour_s(tmp_path):
+    """The player who pushes alone on their turn: blue's chip was tapped on a board held for a
+    doubt that showed no token new to the field, so red's push, seen after, stays red's."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", P06="red")), [[1, 2]], 2.0)  # blue's chip read red, doubted
+    s.correct({"at": [1, 2], "top": "blue"})
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 3.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "? on (1, 2)", []),
+                          ("red", "X02 into row 3 from the left", [])]
+
+
+def test_a_push_seen_after_a_board_without_it_is_the_next_colour_s(tmp_path):
+    """Blue's chip was tapped on a held board with something unreadable beside the field (a
+    stray card, say), but the next board read showed the field without a new token: red's
+    push, seen after, stays red's."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    stray = camera(chips(START, Q03="red", P06="red")) + [{"row": 3, "col": -1, "shape": "unknown", "stack": []}]
+    s.observe(stray, [], 2.0)
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.observe(camera(chips(START, Q03="red", P06="red")), [], 3.0)  # as corrected; no token new
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 4.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "? on (1, 2)", []),
+                          ("red", "X02 into row 3 from the left", [])]
+
+
+def test_a_push_and_misread_chip_that_continued_a_turn_leave_it_on_the_tap(tmp_path):
+    """Found by the fuzz (seed 118, session 21): red's chip seen, then blue's push and chip, the
+    chip read red, continued red's turn; the tap "blue" took the chip alone to blue and left
+    the push with red."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 2.0)
+    assert history(s) == [("red", "X02 into row 3 from the left; ? on (0, 1); ? on (1, 2)", [])]
+    s.correct({"at": [1, 2], "top": "blue"})
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+    s.observe(camera(pushed), [], 3.0)  # the camera still misreads it: as corrected
+    assert len(history(s)) == 2
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]

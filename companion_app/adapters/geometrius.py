@@ -48,6 +48,7 @@ class Turned:
     push: tuple | None = None
     slots: tuple[Slot, ...] = ()
     events: tuple[int, ...] = ()  # every event the turn was seen in (continuations)
+    pushed_with: tuple[str, ...] = ()  # the tokens of the chips the camera saw with the push
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,11 @@ def _joined(slots: tuple[Slot, ...], more: tuple[Slot, ...]) -> tuple[Slot, ...]
     return tuple(out)
 
 
+def _seen_with_push(payload: dict) -> tuple[str, ...]:
+    """The tokens of the chips a camera turn saw on the board with its push (none without)."""
+    return tuple(s.token for s in _slots(payload)) if payload.get("push") else ()
+
+
 def _push(payload: dict) -> tuple | None:
     p = payload.get("push")
     return None if p is None else (p["token"], p["line"], p["index"], p["end"])
@@ -137,6 +143,10 @@ class GeometriusAdapter(GameAdapter):
         self.camera: dict[str, Token] = {}
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
+        self.field_grew = False  # the board held now shows a token more than the game's field
+        # The colour whose chips were tapped on such a board: the push the camera reads on the
+        # next board it reads is theirs (see _with_tapped_push). Not kept over a restart.
+        self.pushed_by: str | None = None
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
         # shape), and the shapes the user entered for those places.
         self.start: dict[Pos, str | None] = {}
@@ -156,9 +166,11 @@ class GeometriusAdapter(GameAdapter):
                 if p.get("continues") and last is not None and last.move.colour == p["colour"]:
                     m = last.move
                     entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), _joined(m.slots, _slots(p)),
-                                                              m.events + (event.id,)))
+                                                              m.events + (event.id,),
+                                                              m.pushed_with if m.push else _seen_with_push(p)))
                 else:
-                    entries.append(Entry(event.id, Turned(p["colour"], _push(p), _slots(p), (event.id,))))
+                    entries.append(Entry(event.id, Turned(p["colour"], _push(p), _slots(p), (event.id,),
+                                                          _seen_with_push(p))))
             elif kind == "pass":
                 entries.append(Entry(event.id, Turned(p["colour"], events=(event.id,))))
             elif kind == "take_back":
@@ -250,13 +262,15 @@ class GeometriusAdapter(GameAdapter):
         # grew the field up or left, or the camera counts from another corner token).
         dr, dc = _shift(game.tokens, seen) or (0, 0)
         self.uncertain = tuple(sorted({(r + dr, c + dc) for r, c in unsure}))
+        self.field_grew = bool(self.uncertain) and len(set(seen) | set(unsure)) > len(game.tokens)
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
+        pushed_by, self.pushed_by = self.pushed_by, None
         turn = self.explain(game, seen)
         if turn is not None:
             if turn == "same":
                 return []
-            return [("turn", {**turn, "source": "camera", "t": t})]
+            return [("turn", {**_with_tapped_push(derived.entries, turn, pushed_by), "source": "camera", "t": t})]
         for k in (1, 2):  # tokens or chips gone: a turn or two taken back
             if len(derived.entries) >= k:
                 earlier = self.play(derived.core, derived.entries[:-k]).game
@@ -439,6 +453,8 @@ class GeometriusAdapter(GameAdapter):
             under = seen.stack[logged:-1]
             whole = seen.stack[:len(token.stack)] == token.stack and all(c == top for c in under)
             unlogged = payload["unlogged"] = len(seen.stack) - logged if whole else 1
+            if self.field_grew and top != NO_CHIP:  # read on a held board with a push not logged
+                self.pushed_by = top
         entries = _top_corrected(list(derived.entries), token.shape, top, unlogged, None)
         meant = next(t.stack for t in self.play(derived.core, entries).game.tokens.values()
                      if t.shape == token.shape)
@@ -603,7 +619,7 @@ def _renamed(layout: Any, entries: list[Entry], was: str, now: str) -> tuple[Any
     for e in entries:
         m = e.move
         push = None if m.push is None else (name(m.push[0]),) + tuple(m.push[1:])
-        out.append(Entry(e.event_id, replace(m, push=push,
+        out.append(Entry(e.event_id, replace(m, push=push, pushed_with=tuple(map(name, m.pushed_with)),
                                              slots=tuple(replace(s, token=name(s.token)) for s in m.slots))))
     return layout, out
 
@@ -614,12 +630,15 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
 
     The logged chip leaves the turn of another colour that put it (one chip: a block keeps
     its other one), or, where that turn was a push seen with this chip alone, the turn is
-    ``top``'s; chips the camera could not read were never logged (``unlogged``, how
-    many: a record before session 21 says true, one), so none leaves. The ``top`` chips
+    ``top``'s. Where the turn in progress (the last) had chips before, a push seen with
+    this chip alone leaves it with the chip: the camera never sees a push's colour, the
+    push had the chip's. Chips the camera could not read were never logged (``unlogged``, how many: a
+    record before session 21 says true, one), so none leaves. The ``top`` chips
     then join the last turn if that is ``top``'s (the turn in progress), or else are a turn
     of their own, made now: an earlier turn of that colour is over and cannot grow.
     """
     out = list(entries)
+    carried = None  # the push that leaves with the chip
     for i in ([] if unlogged else range(len(out) - 1, -1, -1)):
         m = out[i].move
         slot = next((s for s in reversed(m.slots) if s.token == token), None)
@@ -627,7 +646,8 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
             continue
         if m.colour == top:
             return out
-        if top != NO_CHIP and m.push is not None and m.slots == (slot,) and slot.chips == 1 and len(m.events) == 1:
+        with_push = top != NO_CHIP and m.push is not None and m.pushed_with == (token,) and slot.chips == 1
+        if with_push and m.slots == (slot,):
             # A push seen on one board with this chip only: the push's colour is never seen,
             # the turn had the chip's, so it is ``top``'s turn: the rest of ``top``'s turn in
             # progress where the turn before is that (a colour never moves twice running).
@@ -635,13 +655,16 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
             if before is not None and before.colour == top and before.push is None \
                     and sum(s.chips for s in before.slots) < geometrius.CHIPS_PER_TURN:
                 out[i - 1] = Entry(out[i - 1].event_id, replace(before, push=m.push, slots=_joined(before.slots, m.slots),
-                                                                events=before.events + m.events))
+                                                                events=before.events + m.events,
+                                                                pushed_with=m.pushed_with))
                 del out[i]
             else:
                 out[i] = Entry(out[i].event_id, replace(m, colour=top))
             return out
         fewer = replace(slot, chips=slot.chips - 1, cards=slot.cards[:slot.chips - 1])
-        left = replace(m, slots=tuple((fewer if s is slot else s) for s in m.slots if s is not slot or fewer.chips))
+        carried = m.push if with_push and i == len(out) - 1 else None
+        left = replace(m, slots=tuple((fewer if s is slot else s) for s in m.slots if s is not slot or fewer.chips),
+                       push=None if carried else m.push, pushed_with=() if carried else m.pushed_with)
         if left.slots or left.push is not None:
             out[i] = Entry(out[i].event_id, left)
         else:
@@ -654,7 +677,19 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
         m = out[-1].move
         out[-1] = Entry(out[-1].event_id, replace(m, slots=_joined(m.slots, chips)))
         return out
-    return out + [Entry(event_id, Turned(top, slots=chips, events=(event_id,)))]
+    return out + [Entry(event_id, Turned(top, carried, chips, (event_id,), (token,) if carried else ()))]
+
+
+def _with_tapped_push(entries: Sequence[Entry], turn: dict, pushed_by: str | None) -> dict:
+    """A push the camera reads with no chips, on the first board it reads after ``pushed_by``'s
+    chips were tapped on a held board that showed a token new to the field, continues that
+    turn: the push was on the board with those chips, and the camera never sees a push's
+    colour (the colour to move is by then the next one). After a board read in between
+    without the push, or a turn logged since, it is the colour to move's, as before."""
+    last = entries[-1].move if entries else None
+    if last is None or last.colour != pushed_by or last.push is not None or "push" not in turn or turn["chips"]:
+        return turn
+    return {**turn, "colour": pushed_by, "continues": True}
 
 
 def _unit(vertices: Sequence[Sequence[float]]) -> list[list[float]]:
