@@ -316,6 +316,40 @@ def test_a_blurred_photo_s_clear_doubts_take_each_piece_once() -> None:
     assert {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab} == set()
 
 
+def test_the_greedy_fix_leaves_a_clear_or_empty_doubt_to_the_clear_pieces() -> None:
+    # Two clear monohexes (one of them a misread: clear has one) with a cell read empty between
+    # them, and beside that cell a blue monohex read weakly (blue shows its monohex elsewhere,
+    # surely). Fixing the blue region, the greedy fix found "clear" at the empty cell cheapest
+    # and took it, since joining the two clear copies leaves fewer bad regions (the bench's seed 2
+    # `blur` #0 read a truly empty cell clear so). That doubt is the clear pieces' to weigh, with
+    # every labelling of the group: the fix leaves it as read.
+    labels, conf, post, ok = doubts([(0, 0), (0, 2)], [])
+    between, weak_blue = NAME[0, 1], NAME[1, 0]
+    conf[between] = 0.6
+    post[between, 0], post[between, -1] = 0.996, 0.004
+    blue, purple = gemblo_cells.LABELS.index("B"), gemblo_cells.LABELS.index("P")
+    for i, c in ((weak_blue, 0.01), (NAME[5, -5], 1.0)):
+        labels[i], conf[i] = "B", c
+        post[i] = 0.0
+        post[i, blue], post[i, purple] = 1 - 1e-4, 1e-4
+    ok[[weak_blue, NAME[5, -5]]] = False
+    hidden = np.zeros(len(cells()), bool)
+    labels, changed, _ = gemblo_prior.apply_rules(labels, post, conf, ok, hidden)
+    assert labels[between] == gemblo_cells.EMPTY and between not in changed
+
+
+def test_an_empty_cell_beside_a_glared_clear_cell_is_not_read_clear_to_mend_another_colour() -> None:
+    # The bench's seed 2 `blur` #0: a glare over a clear cell (-5,7) lends it blue, a second blue
+    # monohex; the greedy fix called the empty cell beside it (-5,8) clear, joining clear's
+    # pieces there into one non-piece. The glared cell stays a guess (its tint is the glare's);
+    # the empty cell is read empty, and every cell in sight is right.
+    image, truth = bench_photo(2, "blur", 0)
+    reading = read_gemblo(image)
+    assert reading.cells.get("-5,8", ".") == "."
+    wrong = {n for n, lab in truth.labels.items() if reading.cells.get(n, ".") != lab}
+    assert wrong <= truth.occluded and wrong <= set(reading.uncertain)
+
+
 def corners_held(colours: str) -> tuple[list[str], np.ndarray]:
     """Labels and confidences of a board whose corners (rules.gemblo.CORNERS, in order) surely
     show these labels, everything else surely empty."""

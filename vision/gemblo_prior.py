@@ -110,14 +110,18 @@ def apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
     """Fix regions that are not pieces by relabelling their least confident cells.
 
     The fix is greedy: near one region at a time, the cheapest one or two relabellings that
-    leave fewer regions no piece. A clear region is not fixed by relabelling the ``clear_only``
-    cells (those whose only doubt is clear or empty) near it: that doubt is the clear pieces'
+    leave fewer regions no piece. No region is fixed by relabelling the ``clear_only`` cells
+    (those whose only doubt is clear or empty) near it: that doubt is the clear pieces'
     (:func:`clear_pieces` weighs every labelling of a group against the set), and the greedy fix
     knows only the one region. For two copies of a clear piece (one of each, M4) it joined them
     into one larger non-piece (one bad region instead of two) or emptied the photo's plainest
-    clear cell, where the right fix lay beside the other copy. Such a region is put in doubt as
-    any other (the flags below), its labels left as read. The regions share RULES_TRIALS
-    labellings checked against the set; once they are spent, the regions left keep their reading.
+    clear cell, where the right fix lay beside the other copy. Fixing another colour's region it
+    did the same: for a blue monohex read weakly under a glare (blue shows its monohex
+    elsewhere), it called the empty cell beside it clear, joining two clear regions into one
+    non-piece (the bench's seed 2 `blur` #0), or coloured a cell the colour classifier read as
+    no colour (round gemglare21 in bench/ROUNDS.md measures it). Such a region is put in doubt as any other (the flags
+    below), its labels left as read. The regions share RULES_TRIALS labellings checked against
+    the set; once they are spent, the regions left keep their reading.
 
     Nor does the fix relabel a cell the photo read plainly (PLAINLY_READ) or one it could not
     show (``hidden``: walls unseen, or out of the photo). An occluder cuts the pieces at its
@@ -136,8 +140,7 @@ def apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
             break
         near = {i for i in set(region).union(*(edges[i] for i in region))
                 if conf[i] < PLAINLY_READ and not hidden[i]}
-        if labels[region[0]] == "C":
-            near -= set(np.flatnonzero(clear_only))
+        near -= set(np.flatnonzero(clear_only))
         options = []
         for i in near:
             for j in np.argsort(-post[i])[1:3]:
