@@ -1496,3 +1496,94 @@ def test_a_tap_beside_a_hand_while_an_earlier_change_waits_logs_no_wrong_move_un
     assert len(history) >= 4  # every piece logged, right or flagged
     wrong = [h for h in history if (h["colour"], frozenset(map(tuple, h["cells"]))) not in true]
     assert all(h["reasons"] for h in wrong), wrong
+
+
+# --- the seeded fuzz's failing seeds of session 20's review (bench/live_fuzz.py) ----------------
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_tap_beside_a_hand_over_a_held_piece_waits_with_the_piece(tmp_path, restart):
+    """Red lays an N pentomino; the camera misses its corner square (19,19), read empty without
+    doubt, and a hand hides three squares beside it (read empty, doubted), only two squares
+    read (Blokus seed 67). The corner square touches the hand's doubts, not the squares read:
+    its tap was a plain correction, a red piece of one square logged at once and the rest of
+    the piece after it, both flagged. A clear cell beside a doubt linked to the change is the
+    change's: the tap waits with the piece, logged whole once the hand is gone."""
+    s = new_session(tmp_path)
+    red = Move("R", ((18, 16), (18, 17), (19, 17), (19, 18), (19, 19)))
+    moves = (SCRIPT[0], SCRIPT[1], red)
+    seen = boards(moves)
+    corner, hand = (19, 19), [(19, 18), (19, 17), (18, 18)]
+    assert corner not in s.adapter.board.around([(18, 16), (18, 17)])
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [corner, *hand], "."), hand, 2.0)
+    s.correct_cell(corner, "R")
+    if restart:
+        s = restarted(s, tmp_path)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y"]
+    s.observe(_put(seen[2], [corner], "."), [], 3.0)  # the hand gone; the camera still misses the corner
+    logs_the_game_after(s, moves)
+    s.observe(seen[2], [], 4.0)
+    logs_the_game_after(s, moves)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_tap_beside_a_hand_while_an_earlier_change_waits_reads_the_boards_from_its_piece_on(tmp_path, restart):
+    """The stream of the test above it (green's corner missed beside a hand while red's domino
+    waits on a doubt; Blokus seed 225's shape). The corner's tap waits with green's piece, and
+    reads only the boards from the first that shows green's change: the board kept before
+    green laid logs red's domino alone, and green is logged whole (a restart keeps that)."""
+    s = new_session(tmp_path)
+    red = Move("R", ((19, 19), (18, 19)))
+    green = Move("G", ((18, 3), (18, 2), (19, 2), (19, 1), (19, 0)))
+    moves = (SCRIPT[0], SCRIPT[1], red, green)
+    seen = boards(moves)
+    corner, hand = (19, 0), [(19, 1), (19, 2), (18, 1)]
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [(18, 19)], "."), [(18, 19)], 2.0)  # red waits on a doubt
+    s.observe(_put(_put(seen[3], [(18, 19)], "."), [corner, *hand], "."), [(18, 19), *hand], 3.0)
+    s.correct_cell(corner, "G")
+    if restart:
+        s = restarted(s, tmp_path)
+    s.correct_cell((18, 19), "R")
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R"]
+    s.observe(_put(seen[3], [corner], "."), [], 4.0)  # the hand gone, the corner still missed
+    logs_the_game_after(s, moves)
+    s.observe(seen[3], [], 5.0)
+    logs_the_game_after(s, moves)
+
+
+def test_a_doubted_misread_read_clearly_after_more_pieces_settles_the_kept_boards(tmp_path):
+    """Red's monomino is read green, doubted, on two boards (green lays meanwhile); the next board
+    reads it red clearly, blue's piece laid too (Gemblo seed 334). A doubt read clearly in another
+    colour settled nothing: the kept boards went stale against the clear reading, the latest
+    board was three placements ahead of the log, and the game stalled. The cell read occupied
+    on every board since is one piece misread: the kept boards read it red, and all is logged."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], Move("R", ((19, 19),)), SCRIPT[3], LATER[2])
+    seen = boards(moves)
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [(19, 19)], "G"), [(19, 19)], 2.0)
+    s.observe(_put(seen[3], [(19, 19)], "G"), [(19, 19)], 3.0)
+    s.observe(seen[4], [], 4.0)
+    logs_the_game_after(s, moves)
+
+
+def test_pieces_released_together_are_logged_in_the_order_a_kept_board_shows(tmp_path):
+    """A square of red's domino is read green, unnoticed: a red and a green piece of one square
+    are logged, flagged, and blue is to move. Green lays while a shadow (doubted) holds the
+    board; blue lays, and the next board explains both (Gemblo seed 333). Logged from it alone,
+    they went in the turns' order, blue first; the tap on the misread square then left them out
+    of turn, both flagged. The kept board shows green's piece laid first: it is logged first."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    square, shadow = (18, 19), (10, 10)
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [square], "G"), [], 2.0)
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y", "R", "G"]
+    s.observe(_put(_put(seen[3], [square], "G"), [shadow], "B"), [shadow], 3.0)
+    s.observe(_put(seen[4], [square], "G"), [], 4.0)
+    s.correct_cell(square, "R")
+    logs_the_game_after(s, moves)
+    s.observe(seen[4], [], 5.0)
+    logs_the_game_after(s, moves)

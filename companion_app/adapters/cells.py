@@ -9,7 +9,7 @@ correction re-judges every later move exactly as a fresh replay would.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from rules.board import Board
@@ -51,12 +51,16 @@ class Override:
 
     The same test says which boards the correction reads at all (:func:`overridden`): a board
     kept during a hold from before the piece was laid shows the cell as the bare board it was,
-    and read with the correction it would hold a one-cell move laid before the piece.
+    and read with the correction it would hold a one-cell move laid before the piece. A tap
+    that sees nothing of its piece (a square missed beside a hand over the rest) cannot tell
+    those boards so: a tap on a held change reads only the boards from ``since`` on (the
+    source time of the first board the change it was made at shows on; None: every board).
     """
 
     misread: str
     colour: str
     piece: frozenset[Cell] = frozenset()
+    since: float | None = None
 
     def stands(self, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
         """Whether the camera's board ``seen`` (occupied cells; ``doubted``: those it could not
@@ -71,7 +75,7 @@ class Override:
         around it (the far square of two missed, tapped first) stood on nothing: it read every
         board with that cell empty, the bare board from before the piece was laid too, and
         outlived the piece's lift. Now the taps of one piece stand on it together."""
-        return Override(self.misread, self.colour, self.piece | piece)
+        return Override(self.misread, self.colour, self.piece | piece, self.since)
 
 
 @dataclass
@@ -98,15 +102,16 @@ def left_on_table(on_table: Mapping[Cell, str]) -> dict[Cell, Override]:
 
 
 def overridden(seen: Mapping[Cell, str], overrides: Mapping[Cell, Override],
-               doubted: Sequence[Cell]) -> dict[Cell, str]:
+               doubted: Sequence[Cell], t: float) -> dict[Cell, str]:
     """The occupied cells of the board ``seen`` (``doubted``: the cells the camera could not
-    read on it) as the player's corrections read it: a cell is a correction's ``colour`` where
-    the correction stands on this board (:meth:`Override.stands`: the cell read as its
-    ``misread``, its piece there). A board seen before the piece was laid, or after it was
-    lifted, is not what the player spoke of."""
+    read on it; ``t``: its source time) as the player's corrections read it: a cell is a
+    correction's ``colour`` where the correction stands on this board (:meth:`Override.stands`:
+    the cell read as its ``misread``, its piece there) and the board is not older than the
+    change the tap was made at (``Override.since``). A board seen before the piece was laid,
+    or after it was lifted, is not what the player spoke of."""
     out = dict(seen)
     for cell, o in overrides.items():
-        if o.stands(cell, seen, doubted):
+        if o.stands(cell, seen, doubted) and (o.since is None or t >= o.since):
             out[cell] = o.colour
     return {c: colour for c, colour in out.items() if colour != EMPTY}
 
@@ -145,6 +150,11 @@ def misread_out_of(entries: Sequence[Entry], cell: Cell, colour: str, near: Call
     touching = near(cell)
     return next((i for i in range(len(entries) - 1, -1, -1) if entries[i].move.colour == colour
                  and not entries[i].move.passed and touching & set(entries[i].move.cells)), None)
+
+
+def laid_key(move: dict) -> tuple[str, frozenset[tuple]]:
+    """A move payload an explained board logs, as its colour and cells (to compare two boards')."""
+    return move["colour"], frozenset(map(tuple, move["cells"]))
 
 
 def corrected_cell(payload: dict) -> Any:
@@ -246,7 +256,7 @@ class CellAdapter(GameAdapter):
                 out.pop(cell, None)
                 if p.get("misread") not in (None, p["colour"]):
                     piece = frozenset(self.parse_cell(c) for c in p.get("piece", ()))
-                    out[cell] = Override(p["misread"], p["colour"], piece), bool(p.get("held"))
+                    out[cell] = Override(p["misread"], p["colour"], piece, p.get("since")), bool(p.get("held"))
                     for c in map(self.parse_cell, p.get("joined", ())):
                         if c in out:  # the earlier tap on the piece (Override.also_on)
                             o, held = out[c]
@@ -297,10 +307,18 @@ class CellAdapter(GameAdapter):
         standing = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
         ended = {cell: o for cell, o in self.overrides.items() if cell not in standing}
         for k in self.kept if ended else ():  # the kept boards were read with the ended corrections: they stay so
-            k.board = overridden(k.board, ended, k.uncertain)
+            k.board = overridden(k.board, ended, k.uncertain, k.t)
         self.overrides = standing
         if self.kept and not self.holds_first_change(derived, seen_now):
             self.kept = []  # the held change is gone from the table: the boards kept for it say nothing now
+        if self.catches_up:
+            # keep the board (the game goes on at the table meanwhile, and a late tap reads it, not
+            # only the latest board); it settles the doubts of the boards kept before it
+            self.keep(seen_now, self.uncertain, t)
+            first = self.laid_first(derived)
+            if first is not None:  # the pieces in the order the table laid them
+                self.kept = [first, self.kept[-1]]
+                return self.catch_up(derived)
         items = self.explained_alone(derived)
         if items is not None:
             return items
@@ -308,10 +326,8 @@ class CellAdapter(GameAdapter):
             self.kept = [Kept(dict(seen_now), self.uncertain, t)]
             return []
         # part of the change could not be read, or it is not play (a misread the player has not
-        # tapped yet, the table too far ahead of the log for one board): keep the board (the game
-        # goes on at the table meanwhile, and a late tap reads it, not only the latest board) and
-        # log what the boards kept so far explain, if anything
-        self.keep(seen_now, self.uncertain, t)
+        # tapped yet, the table too far ahead of the log for one board): log what the boards kept
+        # so far explain, if anything
         return self.catch_up(derived)
 
     def keep(self, seen: dict[Cell, str], uncertain: tuple[Cell, ...], t: float) -> None:
@@ -322,21 +338,35 @@ class CellAdapter(GameAdapter):
         there, a shadow read as a colour, was no piece that stays: a piece lifted since shows
         on its squares read clearly, :meth:`stale`); or as a square of a piece that board
         already showed (:meth:`completes`: a piece is laid whole, so the cell was that
-        piece's then: a hand over it, a misread). The earlier board then reads the cell so.
-        Any other clear reading settles nothing, as a piece may have been laid there since.
-        Left unsettled, such a doubt held the catch-up for good, or made its board stale, with
-        every ring on the page read clearly. A board the same as the last kept one replaces it
-        (nothing was played in between).
+        piece's then: a hand over it, a misread); or in a colour, the cell read occupied on
+        every board kept since (:meth:`lay_there`: a piece misread in colour). The earlier
+        board then reads the cell so. Any other clear reading settles nothing, as a piece may
+        have been laid there since. Left unsettled, such a doubt held the catch-up for good,
+        or made its board stale, with every ring on the page read clearly. A board the same as
+        the last kept one replaces it (nothing was played in between).
         """
-        for k in self.kept:
+        for i, k in enumerate(self.kept):
             settled = {c for c in k.uncertain if c not in uncertain
-                       and (seen.get(c, EMPTY) in (EMPTY, k.board.get(c)) or self.completes(k, c, seen, uncertain))}
+                       and (seen.get(c, EMPTY) in (EMPTY, k.board.get(c)) or self.completes(k, c, seen, uncertain)
+                            or self.lay_there(c, self.kept[i:], seen))}
             k.board = {c: colour for c, colour in {**k.board, **{c: seen.get(c, EMPTY) for c in settled}}.items()
                        if colour != EMPTY}
             k.uncertain = tuple(c for c in k.uncertain if c not in settled)
         if self.kept and self.kept[-1].board == seen:
             self.kept.pop()
         self.kept.append(Kept(dict(seen), uncertain, t))
+
+    @staticmethod
+    def lay_there(cell: Cell, since: Sequence[Kept], seen: Mapping[Cell, str]) -> bool:
+        """Whether ``cell``, doubted on the first of the kept boards ``since`` and read clearly
+        on the board ``seen`` (not doubted there), is read occupied on all of them and on
+        ``seen``. A piece is not moved without being lifted, and a lift shows the bare cell (a
+        hand over it reads empty), so one piece lay there all along: the doubt was its colour
+        misread (a monomino read in another colour, doubted, and read right only after more
+        pieces were laid: Gemblo fuzz seed 334). Left doubted, the board held the catch-up, then
+        went stale against the clear reading, and the boards after it were too far ahead of
+        the log for any to explain: the game stalled."""
+        return seen.get(cell, EMPTY) != EMPTY and all(k.board.get(cell, EMPTY) != EMPTY for k in since)
 
     def completes(self, kept: Kept, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
         """Whether the board ``seen`` (``doubted``: its cells the camera could not read) reads
@@ -361,7 +391,8 @@ class CellAdapter(GameAdapter):
         the change waits on read clearly at last, or a hand over the piece now; dropping the
         kept boards for it lost the pieces laid meanwhile (three or more: the game stalled)."""
         first = self.kept[0]
-        then, now = self.with_overrides(first.board, first.uncertain), self.with_overrides(seen, self.uncertain)
+        then = self.with_overrides(first.board, first.uncertain, first.t)
+        now = self.with_overrides(seen, self.uncertain, self.camera_t)
         doubted = {*first.uncertain, *self.uncertain}
         return all(then.get(c) == now.get(c) for c in self.differences(derived, first) if c not in doubted)
 
@@ -376,7 +407,8 @@ class CellAdapter(GameAdapter):
         were laid on top: the game would stall with a move wrongly logged. Skipping it, the
         pieces laid meanwhile are still seen on the later boards.
         """
-        then, now = self.with_overrides(kept.board, kept.uncertain), self.with_overrides(latest.board, latest.uncertain)
+        then = self.with_overrides(kept.board, kept.uncertain, kept.t)
+        now = self.with_overrides(latest.board, latest.uncertain, latest.t)
         laid = self.laid(derived.game)  # a logged piece the latest board misreads (glare) is no lifted one
         return any(now.get(c, EMPTY) != colour and c not in latest.uncertain
                    for c, colour in then.items() if laid.get(c) != colour)
@@ -406,7 +438,7 @@ class CellAdapter(GameAdapter):
                 continue
             if self.doubts_holding(derived, k):
                 return []
-            explained = self.explain(derived, self.with_overrides(k.board, k.uncertain))
+            explained = self.explain(derived, self.with_overrides(k.board, k.uncertain, k.t))
             if explained is None:
                 return []  # not play: held, with the boards after it, for a tap at it (or the change gone)
             self.kept.pop(0)
@@ -448,11 +480,35 @@ class CellAdapter(GameAdapter):
         tapped); the boards kept before it then add nothing and are dropped. None otherwise."""
         if self.camera_board is None or self.unsure_change(derived):
             return None
-        explained = self.explain(derived, self.with_overrides(self.camera_board, self.uncertain))
+        explained = self.explain(derived, self.with_overrides(self.camera_board, self.uncertain, self.camera_t))
         if explained is None:
             return None
         self.kept = []
         return self.logged_as(derived, explained, self.camera_t)
+
+    def laid_first(self, derived: Derived) -> Kept | None:
+        """The kept board that shows the first of the pieces the camera's latest board explains,
+        when that board explains more than one piece and a board kept before it shows a part of
+        them laid (and nothing else): the table laid that part first. None otherwise.
+
+        Logged at once from the latest board, the pieces go in the order of the turns as the log
+        has them; when a misread the player has not tapped yet left a wrong move in the log (a
+        square read in another colour, a piece of one square), that order is wrong, and the tap
+        that mends the misread later re-judges the pieces out of turn (Gemblo fuzz seed 333). A
+        kept board that is stale, held by a doubt, or no play says nothing of the order."""
+        if len(self.kept) < 2 or self.unsure_change(derived):  # the latest board is the last kept
+            return None
+        latest = self.explain(derived, self.with_overrides(self.camera_board, self.uncertain, self.camera_t))
+        if latest is None or latest[0] or len(latest[1]) < 2:
+            return None
+        whole = {laid_key(m) for m in latest[1]}
+        for k in self.kept[:-1]:
+            if self.stale(k, self.kept[-1], derived) or self.doubts_holding(derived, k):
+                continue
+            explained = self.explain(derived, self.with_overrides(k.board, k.uncertain, k.t))
+            if explained is not None and (explained[0] or explained[1]):
+                return k if not explained[0] and {laid_key(m) for m in explained[1]} < whole else None
+        return None
 
     def logged_as(self, derived: Derived, explained: tuple[int, list[dict]], t: float) -> list[Item]:
         """The events of an explained board change (see :meth:`explain`)."""
@@ -518,9 +574,12 @@ class CellAdapter(GameAdapter):
         # only when the tap explains it: it never rereads the boards sent meanwhile
         asked = not (self.catches_up or self.unsure_change(derived))
         unseen = {*changed, *self.uncertain}  # before the tap reads its cell (it is no doubt then)
-        seen = self.with_overrides(self.camera_board, self.uncertain) if self.camera_board is not None else {}
+        seen = self.with_overrides(self.camera_board, self.uncertain, self.camera_t) \
+            if self.camera_board is not None else {}
         shown = {c: seen[c] for c in changed if c in seen}  # what the held change shows laid, by cell
-        at_change = self.reach(changed)
+        at_change = self.reach(changed, self.uncertain)
+        # where each kept board holds a change (before the tap reads its cell on them)
+        reached = [(k.t, self.reach(self.differences(derived, k), k.uncertain)) for k in self.kept]
         payload = self.correction(derived, doc)
         cell, colour = self.parse_cell(corrected_cell(payload)), payload["colour"]
         edits_a_move = self.laid(derived.game).get(cell, colour) != colour or (
@@ -528,6 +587,10 @@ class CellAdapter(GameAdapter):
             and (self.pieces_apart or all(shown.get(c) != colour for c in self.board.around([cell]))))
         if cell not in at_change or edits_a_move:
             return [("correction", payload)]
+        if cell in self.overrides:  # it reads the boards from the first its change shows on
+            since = next((t for t, cells in reached if cell in cells), self.camera_t)
+            self.overrides[cell] = replace(self.overrides[cell], since=since)
+            payload["since"] = since
         if not self.kept and self.catches_up:  # a difference the player's word made since the camera's board
             self.kept = [Kept(dict(self.camera_board), self.uncertain, self.camera_t)]
         items = self.explained_alone(derived)
@@ -540,28 +603,39 @@ class CellAdapter(GameAdapter):
             return [("correction", {**payload, "held": True})]
         return [("correction", {**payload, "held": True})] + items if self.kept else items + [("correction", payload)]
 
-    def reach(self, held: Sequence[Cell]) -> set[Cell]:
+    def reach(self, held: Sequence[Cell], doubted: Sequence[Cell]) -> set[Cell]:
         """The cells a tap on which reads the ``held`` change (cells that changed, held back by
-        a doubt, or as no play): those on or next to it, and the camera's doubts joined along
-        edges to a doubt there (``doubts_holding`` counts the ones next to it).
+        a doubt, or as no play) on a board whose doubts are ``doubted``: those on or next to it,
+        the doubts joined along edges to a doubt there (``doubts_holding`` counts the ones next
+        to it), and the cells sharing an edge with those linked doubts.
 
         A piece laid with two squares the camera missed shows the change without them: the
         near square is next to it, the far one only next to the near one. Tapped first, the
         far square was a plain correction, logged at once as a one-square move, and the rest
         of the piece became a second move (both flagged; no hold to take the first back). The
         far square is as much the held piece as the near one, seen through the doubt between,
-        so its tap waits with the change until the piece is whole. A doubt joined by no doubt
-        (a clear cell between) is no part of the same unseen stretch: its tap stays a plain
-        correction, as does any tap while nothing is held. A clear square next to a hand's
-        doubts only (a square missed unnoticed beside a hand over the piece) stays a plain
-        correction too, logged and flagged: held, its tap saw nothing of its piece and stood
-        on the boards kept before the piece was laid (session 20's review)."""
+        so its tap waits with the change until the piece is whole. So does a clear cell that
+        shares an edge with such a doubt: a square missed unnoticed beside a hand over the piece
+        (the hand hides what joins it to the squares read); tapped, it was a one-square move
+        and the rest of the piece a second, both flagged (Blokus fuzz seeds 67, 225). Such a
+        tap sees nothing of its piece, so it reads only the boards from the first its change
+        shows on (``Override.since``): held with a change kept before its piece was laid, it
+        stood on the boards kept before, and logged a one-square move there, legal and
+        unflagged (session 20's review). A doubt joined by no doubt (a clear cell between) is
+        no part of the same unseen stretch: a tap on it, or on a cell only it touches, stays a
+        plain correction, as does any tap while nothing is held. Only doubts link here, and
+        they link only cells that may be unseen squares of the change (a doubt may hide one; a
+        clear empty cell hides nothing); which piece a clear square belongs to is another
+        question, answered through clear squares alone (:meth:`completes`)."""
         if not held:
             return set()
         b, near = self.board, self.board.around(held)
-        doubts = b.mask(c for c in self.uncertain if c not in self.overrides and c in b.index)
-        linked = [m for m in b.components(doubts) if any(c in near for c in b.cells_of(m))]
-        return near | {c for m in linked for c in b.cells_of(m)}
+        doubts = b.mask(c for c in doubted if c not in self.overrides and c in b.index)
+        linked = 0
+        for m in b.components(doubts):
+            if any(c in near for c in b.cells_of(m)):
+                linked |= m
+        return near | set(b.cells_of(linked | b.grow(linked, b.edge)))
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
@@ -597,8 +671,8 @@ class CellAdapter(GameAdapter):
         player's corrections standing); empty for a piece the camera sees nothing of. With the
         other cells of it the player said are ``colour`` where the camera read them empty
         (earlier taps on the same piece)."""
-        cells = self.piece_around({**self.with_overrides(self.camera_board, self.uncertain), cell: colour}, cell) \
-            - {cell}
+        read = self.with_overrides(self.camera_board, self.uncertain, self.camera_t)
+        cells = self.piece_around({**read, cell: colour}, cell) - {cell}
         joined = {c for c, o in self.overrides.items() if c in cells and o.misread == EMPTY and o.colour == colour}
         return frozenset(c for c in cells if self.camera_board.get(c) == colour), joined
 
@@ -610,19 +684,20 @@ class CellAdapter(GameAdapter):
                     if m >> b.index[cell] & 1)
         return set(b.cells_of(part))
 
-    def with_overrides(self, seen: dict[Cell, str], doubted: Sequence[Cell]) -> dict[Cell, str]:
-        """The board ``seen`` (``doubted``: its cells the camera could not read) as the player's
-        standing corrections read it (:func:`overridden`)."""
-        return overridden(seen, self.overrides, doubted)
+    def with_overrides(self, seen: dict[Cell, str], doubted: Sequence[Cell], t: float) -> dict[Cell, str]:
+        """The board ``seen`` (``doubted``: its cells the camera could not read; ``t``: its source
+        time) as the player's standing corrections read it (:func:`overridden`)."""
+        return overridden(seen, self.overrides, doubted, t)
 
     def differences(self, derived: Derived, kept: Kept | None = None) -> tuple[Cell, ...]:
         """Cells where the camera's last board (or a ``kept`` board) and the game disagree
         (shown as unsure): those the change could not explain, or a piece taken back that is
         still there."""
-        board, doubted = (self.camera_board, self.uncertain) if kept is None else (kept.board, kept.uncertain)
+        board, doubted, t = (self.camera_board, self.uncertain, self.camera_t) if kept is None \
+            else (kept.board, kept.uncertain, kept.t)
         if board is None:
             return ()
-        seen = self.with_overrides(board, doubted)
+        seen = self.with_overrides(board, doubted, t)
         game = self.laid(derived.game)
         return tuple(sorted(c for c in seen.keys() | game.keys() if seen.get(c) != game.get(c)))
 
