@@ -1889,3 +1889,23 @@ def test_a_photo_through_a_bent_one_hue_filter_never_reads_a_piece_as_a_confiden
     p = photo(condition, seed)
     reading = read_gemblo(jpeg_420(develop(upright(p)), 85))
     assert silent_errors(p, reading) == []
+
+
+def test_a_bare_cell_that_would_make_a_coloured_region_a_piece_stays_in_doubt() -> None:
+    # The greedy fix may not colour a cell whose only doubt is clear or empty, nor do the clear
+    # pieces: a blue dihex's second cell read bare (0.6, short of plain) beside a blue monohex
+    # that repeats the one blue shows elsewhere would be read empty, surely, and wrong.
+    labels, conf, post, ok = doubts([], [])
+    blue = gemblo_cells.LABELS.index("B")
+    read_blue, bare = NAME[0, 0], NAME[0, 1]
+    for i in (read_blue, NAME[5, -5]):
+        labels[i], conf[i] = "B", 0.95
+        post[i] = 0.0
+        post[i, blue] = 1.0
+    ok[[read_blue, NAME[5, -5]]] = False
+    conf[bare] = 0.6
+    post[bare] = 0.0
+    post[bare, 0], post[bare, blue], post[bare, -1] = 0.6, 0.3, 0.1
+    labels, _, flags = gemblo_prior.apply_rules(labels, post, conf, ok, np.zeros(len(cells()), bool))
+    assert labels[bare] == gemblo_cells.EMPTY and flags
+    assert set(np.flatnonzero(gemblo_prior.bare_beside_bad(labels, conf, ok))) == {bare}

@@ -45,7 +45,7 @@ from .gemblo_clear import (WHITE, beyond_the_score, cell_pixels, grey_and_lab, i
                            middle_level, probabilities, shadow_lights, too_dark_for_clear, weigh_likeness,
                            white_shares)
 from .gemblo_complete import complete_hidden, hex_ground
-from .gemblo_prior import apply_rules, clear_pieces, clear_start, clear_tree
+from .gemblo_prior import apply_rules, bare_beside_bad, clear_pieces, clear_start, clear_tree
 from .gemblo_walls import WALLS_HIDDEN, lent_by_occluder, walls_seen
 from .hexgrid import EXTENT, cells, centres, key
 from .hexpose import locate, ridge_contrast
@@ -228,6 +228,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray, rules: bool
     changed: list[int] = []
     flags: list[str] = []
     start = None
+    completing = np.zeros(len(labels), bool)
     if rules:
         # Clear's start corner: clear is its best guess, after the regions and pieces are
         # weighed, and it stays in doubt. Deciding it (and completing its piece from it) gained
@@ -235,6 +236,7 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray, rules: bool
         start = clear_start(labels, conf, in_photo & ~hidden, ok)
         labels, more, flags = apply_rules(labels, post, conf, ok, hidden | ~in_photo)
         changed += more
+        completing = bare_beside_bad(labels, conf, ok)
     relabelled = np.zeros(len(labels), bool)
     relabelled[changed] = True
     lean_guesses(labels, post, lean, ok & (conf < UNCERTAIN_BELOW) & ~relabelled)
@@ -263,6 +265,8 @@ def _decide(top: np.ndarray, rect: np.ndarray, in_photo: np.ndarray, rules: bool
     # And a cell the colour classifier doubted: the pieces weigh it as clear or empty, but the
     # photo never said it is either.
     lost |= faded
+    # And one beside a coloured region the rules found no piece, which it would make one.
+    lost |= completing & np.isin(labels, (EMPTY, "C"))
     # And a cell whose label the thing standing over the board may have lent it.
     lost |= lent[np.arange(len(labels)), [LABELS.index(label) for label in labels]]
     # And, in a photo whose pieces show only as light (a sepia or duotone filter), a cell read

@@ -3,8 +3,8 @@ chains across bridges say of the cells the photo leaves in doubt.
 
 Rules prior: one colour's edge-connected region is one piece (M4), and each colour has one
 of each piece, so a region that is not one of the 18 shapes, or repeats a piece, is
-re-examined at its least confident cells (their second-best labels; a clear region not at the
-cells whose only doubt is clear or empty, which the clear pieces weigh below); what cannot be
+re-examined at its least confident cells (their second-best labels; not the cells whose only
+doubt is clear or empty, which the clear pieces weigh below); what cannot be
 explained is flagged and its weakest cells (all of a region larger than any piece) reported
 uncertain. An empty-looking cell that would complete a clear region into a piece needs
 plainer evidence to be called empty. Then the doubts between clear and empty are weighed
@@ -119,9 +119,11 @@ def apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
     did the same: for a blue monohex read weakly under a glare (blue shows its monohex
     elsewhere), it called the empty cell beside it clear, joining two clear regions into one
     non-piece (the bench's seed 2 `blur` #0), or coloured a cell the colour classifier read as
-    no colour (round gemglare21 in bench/ROUNDS.md measures it). Such a region is put in doubt as any other (the flags
-    below), its labels left as read. The regions share RULES_TRIALS labellings checked against
-    the set; once they are spent, the regions left keep their reading.
+    no colour (seed 37 `hard` #0: a clear cell read red; round gemglare21 in bench/ROUNDS.md).
+    Such a region is put in doubt as any other (the flags below), its labels left as read; a
+    ``clear_only`` cell that would make a coloured one a piece is put in doubt by the reader
+    (:func:`bare_beside_bad`). The regions share RULES_TRIALS labellings checked against the
+    set; once they are spent, the regions left keep their reading.
 
     Nor does the fix relabel a cell the photo read plainly (PLAINLY_READ) or one it could not
     show (``hidden``: walls unseen, or out of the photo). An occluder cuts the pieces at its
@@ -180,6 +182,22 @@ def apply_rules(labels: list[str], post: np.ndarray, conf: np.ndarray,
         flags.append(f"not_a_piece: {' '.join(key(cells()[i]) for i in sorted(region))}")
     _doubt_beside_clear(labels, post, conf)
     return labels, changed, flags
+
+
+def bare_beside_bad(labels: list[str], conf: np.ndarray, clear_only: np.ndarray) -> np.ndarray:
+    """(463,) the ``clear_only`` cells, read short of PLAINLY_READ, beside a coloured region that
+    is no piece which they would make a piece: the piece's own cell read bare, maybe. The greedy
+    fix may not colour them (:func:`apply_rules`), and the clear pieces only weigh them as clear
+    or empty, so the reader keeps them in doubt whatever those decide."""
+    edges, ground = hex_ground().edges, hex_ground()
+    out = np.zeros(len(labels), bool)
+    for region in _bad(labels):
+        if labels[region[0]] == "C":
+            continue
+        for i in {n for j in region for n in edges[j]}:
+            if clear_only[i] and conf[i] < PLAINLY_READ and ground.piece(region + [i]) is not None:
+                out[i] = True
+    return out
 
 
 def _doubt_beside_clear(labels: list[str], post: np.ndarray, conf: np.ndarray) -> None:
