@@ -152,7 +152,9 @@ class AlertRow:
 class KeptBoard:
     """A stable camera board a live game holds while a change waits (the adapter's ``Kept``), in
     plain JSON: ``board`` the occupied cells as ``[cell, colour]`` pairs, ``uncertain`` the cells
-    the camera could not read then, cells named as the page names them; ``t`` its source time."""
+    the camera could not read then, cells named as the page names them; ``t`` its source time.
+    Geometrius keeps its camera's last reading of each token this way (see its adapter's
+    ``held_boards``): a tap after a restart reads them."""
 
     board: list
     uncertain: list

@@ -12,11 +12,9 @@ from bench.live_fuzz import draw as draw_any, kit, run
 # Equilibrix ones (fuzzed since session 20) kept every promise on session 19's code as well
 SEEDS = range(15)
 # Geometrius (fuzzed since session 21): the first seeds, not picked; on session 20's code 3 of them broke a
-# promise. Seed 5 still does, for a cause left to a next round (bench/ROUNDS.md, round geopush21; its first
-# cause, a push seen after its turn's chips were tapped, mended there): a block's doubted top tapped after a
-# restart, which forgets the camera's last readings: the tap cannot tell the block's chips were never logged
+# promise (seed 5 the last, mended in rounds geopush21 and georestart21: a block's doubted top tapped after a
+# restart, which forgot the camera's last readings)
 GEOMETRIUS_SEEDS = range(12)
-TAP_AFTER_RESTART = pytest.mark.xfail(strict=True, reason="a doubted top tapped after a restart (geopush21)")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -25,7 +23,7 @@ def test_random_play_keeps_the_live_session_s_promises(tmp_path, game, seed):
     assert run(draw(seed, game), tmp_path) == []
 
 
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=TAP_AFTER_RESTART) if s == 5 else s for s in GEOMETRIUS_SEEDS])
+@pytest.mark.parametrize("seed", GEOMETRIUS_SEEDS)
 def test_random_geometrius_play_keeps_the_live_session_s_promises(tmp_path, seed):
     assert run(draw_any(seed, "geometrius"), tmp_path) == []
 

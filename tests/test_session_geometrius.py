@@ -4,7 +4,7 @@ re-judge the game, and a restart resumes it."""
 import pytest
 
 from companion_app.session import Session, SessionError
-from companion_app.store import Store
+from companion_app.store import KeptBoard, Store
 from rules import geometrius
 from rules.geometrius import Push, Token
 from rules.records import parse_record
@@ -544,3 +544,35 @@ def test_a_push_and_misread_chip_that_continued_a_turn_leave_it_on_the_tap(tmp_p
     s.observe(camera(pushed), [], 3.0)  # the camera still misreads it: as corrected
     assert len(history(s)) == 2
     assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_a_top_tapped_after_a_restart_reads_the_camera_s_last_readings(tmp_path):
+    """Found by the fuzz (session 21, seed 5): a block's top doubted, a server restart, then
+    the tap. The restart forgot what the camera last read, so the tap could not tell the
+    block's two chips were never logged and put one chip in; the readings are saved now."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [[0, 0]], 3.0)
+    s = Session.resume(Store.open(tmp_path))
+    assert s.snapshot()["uncertain"] == [[0, 0]]  # the page still rings the doubted token
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+
+
+@pytest.mark.parametrize("readings, unsure", [([["T01", ["teal"], True]], []), ([["Z99", [], True]], []),
+                                              ([["T01"]], []), ([["T01", [], True]], [[0, "0"]])])
+def test_damaged_camera_readings_saved_before_a_restart_resume_the_game_without_them(tmp_path, readings, unsure):
+    """A saved reading that is not this game's (a chip or token it has not, a cut row, a place
+    that is no row and column) is camera data, not the record: the game resumes whole, says so,
+    and the camera's next board reads the tokens again."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.store.keep_boards(s.id, [KeptBoard(readings, unsure, 1.0)])
+    again = Session.resume(Store.open(tmp_path))
+    assert "camera's last token readings are damaged" in again.notice
+    assert again.snapshot()["history"] == s.snapshot()["history"] and again.store.kept_boards(again.id) == []
+    again.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    assert history(again)[1:] == [("blue", "? on (0, 3)", [])]

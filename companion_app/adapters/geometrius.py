@@ -23,6 +23,7 @@ from rules import geometrius
 from rules.geometrius import Catalogue, Place, Push, Token
 from rules.polygon import Card, Predicate
 
+from ..store import KeptBoard
 from .base import Derived, Entry, GameAdapter, Item, SessionError
 
 Pos = tuple[int, int]
@@ -141,6 +142,7 @@ class GeometriusAdapter(GameAdapter):
         # Each token's last reading by the camera, by its shape as the game names it: a token a
         # hand or glare made unreadable keeps the reading before, which a tap on it corrects.
         self.camera: dict[str, Token] = {}
+        self.camera_t = 0.0  # when the camera read them
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
         self.field_grew = False  # the board held now shows a token more than the game's field
@@ -231,6 +233,43 @@ class GeometriusAdapter(GameAdapter):
         self.stack_fixes = {k: f for k, f in self.stack_fixes.items()
                             if stacks.get(k, ())[:len(f.meant)] == f.meant}
 
+    def held_boards(self) -> list[KeptBoard]:
+        """The camera's last readings, saved as one kept board: ``board`` holds each token's
+        reading as ``[shape, stack, height_known]``, ``uncertain`` the places it could not read.
+        A tap reads them (chips the camera saw that the log lacks were never logged: see
+        :meth:`correction`), so a restart between a doubted board and its tap must keep them."""
+        if not self.camera:
+            return []
+        readings = [[shape, list(tok.stack), tok.height_known] for shape, tok in sorted(self.camera.items())]
+        return [KeptBoard(readings, [list(p) for p in self.uncertain], self.camera_t)]
+
+    def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
+        """After a restart: the camera's last readings as :meth:`held_boards` saved them (an
+        older data folder has none saved: the camera's next board brings them)."""
+        for saved in boards:
+            self.camera = dict(self.reading(r) for r in saved.board)
+            self.uncertain = tuple(self.place(p) for p in saved.uncertain)
+            self.camera_t = saved.t
+
+    def reading(self, saved: Any) -> tuple[str, Token]:
+        """A saved token reading; SessionError when it is not a token of the catalogue with
+        chips of this table (a damaged row: the readings are not resumed on a guess)."""
+        colours = set(self.setup.colour_names)
+        if not (isinstance(saved, list) and len(saved) == 3 and self.is_shape(saved[0])
+                and isinstance(saved[1], list) and all(isinstance(c, str) and c in colours for c in saved[1])
+                and isinstance(saved[2], bool)):
+            raise SessionError("the camera's last token readings are damaged: a token or a chip in them is "
+                               "not this game's")
+        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2])
+
+    @staticmethod
+    def place(saved: Any) -> Pos:
+        """A saved place the camera could not read; SessionError when it is no [row, col]."""
+        if not (isinstance(saved, list) and len(saved) == 2 and all(type(x) is int for x in saved)):
+            raise SessionError("the camera's last token readings are damaged: a place it could not read is "
+                               "no row and column")
+        return saved[0], saved[1]
+
     def renamed(self, was: str, now: str) -> None:
         """The token the game calls ``was`` is ``now``: so are the camera's names for it."""
         self.renames = _renaming(self.renames, was, now)
@@ -255,6 +294,7 @@ class GeometriusAdapter(GameAdapter):
             return self.observe_start(seen, t)
         seen = {p: replace(tok, shape=self.renames.get(tok.shape, tok.shape)) for p, tok in seen.items()}
         self.camera.update((tok.shape, tok) for tok in seen.values())
+        self.camera_t = t
         seen = self.with_stack_fixes(seen)
         playing = set(self.setup.turn_order)
         unsure += [p for p, tok in seen.items() if not set(tok.stack) <= playing]  # a chip no player has
