@@ -576,3 +576,67 @@ def test_damaged_camera_readings_saved_before_a_restart_resume_the_game_without_
     assert again.snapshot()["history"] == s.snapshot()["history"] and again.store.kept_boards(again.id) == []
     again.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
     assert history(again)[1:] == [("blue", "? on (0, 3)", [])]
+
+
+def test_a_push_seen_after_a_doubted_chip_on_a_board_still_held_is_the_next_colour_s(tmp_path):
+    """Blue's chip (read red) is doubted, the board held; red pushes alone while the doubt still
+    holds it, and the tap "blue" comes after. The board that first showed blue's chip showed no
+    push (as on boards read, a push seen after a turn's chips is the next colour's): red's."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", P06="red")), [[1, 2]], 2.0)  # blue's chip, doubted; no push
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [[1, 2]], 3.0)  # red's push; the doubt still holds the board
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 4.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "? on (1, 2)", []),
+                          ("red", "X02 into row 3 from the left", [])]
+
+
+def test_a_chip_seen_with_a_push_on_a_held_board_tapped_twice_takes_the_push_to_the_second_colour(tmp_path):
+    """The tap "red" (a slip) then "blue" on blue's chip seen with blue's push on a held board:
+    the push is blue's, as if only "blue" had been tapped."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [[1, 2]], 2.0)
+    s.correct({"at": [1, 2], "top": "red"})
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 3.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+
+
+def test_a_push_joined_to_a_tapped_chip_goes_with_it_on_a_second_tap(tmp_path):
+    """Blue's chip seen with blue's push on a held board, tapped "yellow" (a slip); the push
+    joins yellow's turn; the tap "blue" then takes chip and push to blue, as it does for a
+    push and chip seen on one board read."""
+    three = [*PLAYERS, {"name": "Cy", "colours": ["yellow"]}]
+    s = Session.start(Store.open(tmp_path), {"players": three}, "geometrius")
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [[1, 2]], 2.0)
+    s.correct({"at": [1, 2], "top": "yellow"})
+    s.observe(camera(pushed), [], 3.0)
+    s.correct({"at": [1, 2], "top": "blue"})
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_a_push_seen_with_a_block_no_turn_explains_is_the_tapped_colour_s_turn(tmp_path):
+    """Found by the fuzz (seed 174 shrunk, session 21): blue's push and block seen on one board,
+    the block's top read red, so no turn explains the board (two colours' chips) and nothing
+    is held; the tap "blue" logged the block, and the board then read made the push red's."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    field = START
+    for i, (shape, colour) in enumerate([("Q03", "red"), ("H01", "blue"), ("T05", "red")]):
+        field = chips(field, **{shape: colour})
+        s.observe(camera(field), [], 1.0 + i)
+    pushed, _ = geometrius.pushed(chips(field, P02="blue red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [], 5.0)
+    s.correct({"at": [0, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 6.0)
+    assert history(s)[3:] == [("blue", "X02 into row 3 from the left; ?+? block (0, 2)", [])]

@@ -107,8 +107,9 @@ def _joined(slots: tuple[Slot, ...], more: tuple[Slot, ...]) -> tuple[Slot, ...]
 
 
 def _seen_with_push(payload: dict) -> tuple[str, ...]:
-    """The tokens of the chips a camera turn saw on the board with its push (none without)."""
-    return tuple(s.token for s in _slots(payload)) if payload.get("push") else ()
+    """The tokens of the chips a camera turn saw on the board with its push (none without; a
+    push that joins a tapped chip, the tapped chip's token: see _with_tapped_push)."""
+    return tuple(payload.get("with", ())) + tuple(s.token for s in _slots(payload)) if payload.get("push") else ()
 
 
 def _push(payload: dict) -> tuple | None:
@@ -146,9 +147,13 @@ class GeometriusAdapter(GameAdapter):
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
         self.field_grew = False  # the board held now shows a token more than the game's field
-        # The colour whose chips were tapped on such a board: the push the camera reads on the
-        # next board it reads is theirs (see _with_tapped_push). Not kept over a restart.
-        self.pushed_by: str | None = None
+        # By token: whether the board on which the camera first read its stack as it reads it
+        # now showed a token more than the game's field (held or not: a push seen with that chip).
+        self.grew_with: dict[str, bool] = {}
+        # The colour and token of a chip tapped on such a board, first seen with the push: the
+        # push the camera reads on the next board it reads is theirs (see _with_tapped_push).
+        # Not kept over a restart.
+        self.pushed_by: tuple[str, str] | None = None
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
         # shape), and the shapes the user entered for those places.
         self.start: dict[Pos, str | None] = {}
@@ -293,6 +298,8 @@ class GeometriusAdapter(GameAdapter):
             self.uncertain = tuple(unsure)
             return self.observe_start(seen, t)
         seen = {p: replace(tok, shape=self.renames.get(tok.shape, tok.shape)) for p, tok in seen.items()}
+        fresh = [tok.shape for tok in seen.values()
+                 if tok.shape not in self.camera or self.camera[tok.shape].stack != tok.stack]
         self.camera.update((tok.shape, tok) for tok in seen.values())
         self.camera_t = t
         seen = self.with_stack_fixes(seen)
@@ -302,7 +309,9 @@ class GeometriusAdapter(GameAdapter):
         # grew the field up or left, or the camera counts from another corner token).
         dr, dc = _shift(game.tokens, seen) or (0, 0)
         self.uncertain = tuple(sorted({(r + dr, c + dc) for r, c in unsure}))
-        self.field_grew = bool(self.uncertain) and len(set(seen) | set(unsure)) > len(game.tokens)
+        grown = len(set(seen) | set(unsure)) > len(game.tokens)
+        self.field_grew = bool(self.uncertain) and grown
+        self.grew_with.update((shape, grown) for shape in fresh)
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
         pushed_by, self.pushed_by = self.pushed_by, None
@@ -317,6 +326,7 @@ class GeometriusAdapter(GameAdapter):
                 if self.explain(earlier, seen) == "same":
                     events = [e for entry in derived.entries[-k:] for e in entry.move.events]
                     return [("take_back", {"events": events, "source": "camera", "t": t})]
+        self.field_grew = grown  # a board no turn explains, with a push not logged, waits as a held one does
         return []
 
     def with_stack_fixes(self, seen: dict[Pos, Token]) -> dict[Pos, Token]:
@@ -493,8 +503,10 @@ class GeometriusAdapter(GameAdapter):
             under = seen.stack[logged:-1]
             whole = seen.stack[:len(token.stack)] == token.stack and all(c == top for c in under)
             unlogged = payload["unlogged"] = len(seen.stack) - logged if whole else 1
-            if self.field_grew and top != NO_CHIP:  # read on a held board with a push not logged
-                self.pushed_by = top
+            if self.field_grew and self.grew_with.get(token.shape) and top != NO_CHIP:
+                self.pushed_by = (top, token.shape)  # first read on a held board with a push not logged
+        elif self.pushed_by is not None and self.pushed_by[1] == token.shape:  # tapped again
+            self.pushed_by = (top, token.shape) if top != NO_CHIP else None
         entries = _top_corrected(list(derived.entries), token.shape, top, unlogged, None)
         meant = next(t.stack for t in self.play(derived.core, entries).game.tokens.values()
                      if t.shape == token.shape)
@@ -720,16 +732,17 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
     return out + [Entry(event_id, Turned(top, carried, chips, (event_id,), (token,) if carried else ()))]
 
 
-def _with_tapped_push(entries: Sequence[Entry], turn: dict, pushed_by: str | None) -> dict:
+def _with_tapped_push(entries: Sequence[Entry], turn: dict, pushed_by: tuple[str, str] | None) -> dict:
     """A push the camera reads with no chips, on the first board it reads after ``pushed_by``'s
     chips were tapped on a held board that showed a token new to the field, continues that
     turn: the push was on the board with those chips, and the camera never sees a push's
     colour (the colour to move is by then the next one). After a board read in between
     without the push, or a turn logged since, it is the colour to move's, as before."""
     last = entries[-1].move if entries else None
-    if last is None or last.colour != pushed_by or last.push is not None or "push" not in turn or turn["chips"]:
+    if pushed_by is None or last is None or last.colour != pushed_by[0] or last.push is not None \
+            or "push" not in turn or turn["chips"]:
         return turn
-    return {**turn, "colour": pushed_by, "continues": True}
+    return {**turn, "colour": pushed_by[0], "continues": True, "with": [pushed_by[1]]}
 
 
 def _unit(vertices: Sequence[Sequence[float]]) -> list[list[float]]:
