@@ -118,3 +118,25 @@ def test_the_pixel_checks_lengths_and_brightest_channels_are_numpys_to_the_bit()
         assert _lengths(v).dtype == np.linalg.norm(v, axis=-1).dtype
         bgr = rng.random((900, 3)).astype(dtype)
         assert np.array_equal(_brightest_channel(bgr), bgr.max(axis=1))
+
+
+def test_the_pixel_curves_band_pixels_are_each_bands_own_in_their_order() -> None:
+    """``pixel_curve`` fits at most BAND_PIXELS of each brightness band's flat pixels, spread
+    evenly over the band's pixels in their own order (one stable sort for all bands: an
+    unstable one picks other pixels and bends the curve elsewhere)."""
+    import cv2
+
+    from vision.one_hue import BAND_PIXELS, BANDS, FLAT, _brightness, bent_curve, pixel_curve
+
+    rng = np.random.default_rng(21)
+    card = np.repeat(np.repeat(rng.random((30, 30, 3)).astype(np.float32), 5, 0), 5, 1)  # flat blocks
+    light = cv2.cvtColor(card, cv2.COLOR_BGR2GRAY)
+    square = np.ones((3, 3), np.uint8)
+    cells = card[cv2.dilate(light, square) - cv2.erode(light, square) < FLAT].astype(np.float64)
+    band = np.minimum((_brightness(cells) * BANDS).astype(int), BANDS - 1)
+    assert np.bincount(band).max() > BAND_PIXELS  # some band is thinned out
+    kept = [m[np.linspace(0, len(m) - 1, min(len(m), BAND_PIXELS)).astype(int)]
+            for m in (np.flatnonzero(band == k) for k in range(BANDS))]
+    want = bent_curve(cells[np.concatenate(kept)], np.ones(sum(map(len, kept)), bool))
+    got = pixel_curve([card])
+    assert all(np.array_equal(getattr(got, k), getattr(want, k)) for k in vars(want))

@@ -1007,6 +1007,22 @@ def test_the_stacks_value_is_sampled_as_over_the_whole_photo_to_the_bit() -> Non
     assert value_at(image, np.empty((0, 2))).shape == (0,)
 
 
+def test_a_stack_value_point_at_the_horizon_spoils_no_other_sample() -> None:
+    """A point a near-degenerate homography throws to the horizon (huge, inf or NaN) is
+    sampled as over the whole photo, and the call's other points keep their own samples:
+    the box round the points is not cut from a huge or non-finite corner."""
+    from vision.geometrius_stack import value_at
+    from vision.matching import sample_at
+
+    rng = np.random.default_rng(21)
+    image = rng.integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    whole = image.max(axis=2)
+    ordinary = rng.uniform([5, 5], [395, 295], (200, 2))
+    for far in (3e9, 1e19, -1e19, np.inf, -np.inf, np.nan):
+        for pts in (np.vstack([ordinary, [[far, 150.0]]]), np.vstack([ordinary, [[200.0, far]]])):
+            assert np.array_equal(value_at(image, pts), sample_at(whole, pts)[:, 0], equal_nan=True)
+
+
 def test_a_polygon_gone_astray_is_fitted_without_error() -> None:
     """A polygon whose corners a bad first fit threw metres apart has over 32767 profiles
     across its sides: they are sampled in chunks (remap's limit), and the fit declines or

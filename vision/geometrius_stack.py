@@ -227,8 +227,12 @@ def value_at(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
     if not len(pts):
         return np.empty(0, np.float32)
     x, y = pts.T  # (a min over the first axis of N x 2 is numpy's slow path)
-    lo = np.clip(np.floor([x.min(), y.min()]).astype(int) - 1, 0, [w - 1, h - 1])
-    hi = np.clip(np.ceil([x.max(), y.max()]).astype(int) + 2, lo + 1, [w, h])  # exclusive
+    box = np.array([x.min(), y.min(), x.max(), y.max()])
+    if not (np.abs(box) < 2**24).all():  # a point at the horizon (huge, inf or NaN): the whole photo, as remap sees it
+        lo, hi = np.zeros(2, int), np.array([w, h])
+    else:
+        lo = np.clip(np.floor(box[:2]).astype(int) - 1, 0, [w - 1, h - 1])
+        hi = np.clip(np.ceil(box[2:]).astype(int) + 2, lo + 1, [w, h])  # exclusive
     patch = image[lo[1]:hi[1], lo[0]:hi[0]]
     b, g, r = (cv2.extractChannel(patch, k) for k in range(3))
     return sample_at(cv2.max(cv2.max(b, g), r), pts - lo.astype(np.float32))[:, 0]
