@@ -1587,3 +1587,54 @@ def test_pieces_released_together_are_logged_in_the_order_a_kept_board_shows(tmp
     logs_the_game_after(s, moves)
     s.observe(seen[4], [], 5.0)
     logs_the_game_after(s, moves)
+
+
+# --- rev_fuzzbg21: what the review of round fuzzbg21 found ------------------------------------
+
+def test_a_held_tap_stands_when_the_source_clock_starts_again_lower_after_a_restart(tmp_path):
+    """Yellow's piece waits on two doubted squares; the player taps one. The server restarts and
+    the source clock starts again lower (a video or folder source; a webcam's clock after a
+    reboot). The tap's ``since`` was ahead of every later board: the tap was lost, and yellow
+    logged short, a legal tromino, unflagged. A board is never older than the taps before it."""
+    s = new_session(tmp_path)
+    play(s, boards()[:1])
+    board = _put(boards()[1], [(0, 16)], ".")
+    s.observe(board, [(0, 16), (0, 17)], 100.0)
+    s.correct_cell((0, 16), "Y")
+    s = restarted(s, tmp_path)
+    s.observe(board, [], 2.0)  # the camera still misses (0, 16); its clock went back
+    logs_the_game_after(s, SCRIPT[:2])
+
+
+def test_a_shadow_read_in_a_colour_where_a_piece_is_then_laid_settles_nothing(tmp_path):
+    """Red's domino waits on a doubt; on one board a shadow (the hand about to lay) reads green's
+    corner square doubted blue; green's piece is then laid there and read clearly, then blue
+    lays. Settled to green (read occupied on every board between), the shadow's board showed
+    one green square: a legal one-square green move was logged, unflagged, and the rest of the
+    piece after it in two flagged parts. The piece's other squares were bare on that board:
+    it was not there yet, and the board is stale as before."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [(18, 19)], "."), [(18, 19)], 2.0)
+    s.observe(_put(_put(seen[2], [(18, 19)], "."), [(19, 0)], "B"), [(18, 19), (19, 0)], 3.0)
+    s.observe(_put(seen[3], [(18, 19)], "."), [(18, 19)], 4.0)
+    s.observe(_put(seen[4], [(18, 19)], "."), [(18, 19)], 5.0)
+    s.correct_cell((18, 19), "R")
+    logs_the_game_after(s, moves)
+
+
+def test_a_kept_board_that_doubts_a_piece_of_the_latest_says_nothing_of_their_order(tmp_path):
+    """Red lays its domino, then green its piece; the first board the camera sends reads red's
+    squares empty, doubted (glare), and a shadow beside green holds it; the next reads all
+    clearly. The kept board explained green alone only because red's squares were doubted on
+    it: green was logged first, and both true moves flagged out of turn."""
+    s = new_session(tmp_path)
+    moves = (SCRIPT[0], SCRIPT[1], SCRIPT[2], SCRIPT[3])
+    seen = boards(moves)
+    play(s, seen[:2])
+    red, shadow = list(SCRIPT[2].cells), (17, 0)
+    s.observe(_put(_put(seen[3], red, "."), [shadow], "B"), [*red, shadow], 2.0)
+    s.observe(seen[3], [], 3.0)
+    logs_the_game_after(s, moves)

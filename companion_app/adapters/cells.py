@@ -54,7 +54,8 @@ class Override:
     and read with the correction it would hold a one-cell move laid before the piece. A tap
     that sees nothing of its piece (a square missed beside a hand over the rest) cannot tell
     those boards so: a tap on a held change reads only the boards from ``since`` on (the
-    source time of the first board the change it was made at shows on; None: every board).
+    source time of the first kept board whose held change reaches the tapped cell; None: every
+    board).
     """
 
     misread: str
@@ -302,6 +303,10 @@ class CellAdapter(GameAdapter):
         held back, the first step of catching up (:meth:`catch_up`; the session asks for the
         rest)."""
         seen_now = self.occupied(board)
+        # a board is never older than the boards and taps before it: a source clock that starts
+        # again lower after a restart (a video or folder source; a webcam's clock after a reboot)
+        # left a held tap's ``since`` ahead of every later board, and the tap was lost
+        t = max(t, self.camera_t, *(o.since for o in self.overrides.values() if o.since is not None))
         self.camera_board, self.camera_t = seen_now, t
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
         standing = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
@@ -348,7 +353,7 @@ class CellAdapter(GameAdapter):
         for i, k in enumerate(self.kept):
             settled = {c for c in k.uncertain if c not in uncertain
                        and (seen.get(c, EMPTY) in (EMPTY, k.board.get(c)) or self.completes(k, c, seen, uncertain)
-                            or self.lay_there(c, self.kept[i:], seen))}
+                            or self.lay_there(c, self.kept[i:], seen, uncertain))}
             k.board = {c: colour for c, colour in {**k.board, **{c: seen.get(c, EMPTY) for c in settled}}.items()
                        if colour != EMPTY}
             k.uncertain = tuple(c for c in k.uncertain if c not in settled)
@@ -356,8 +361,7 @@ class CellAdapter(GameAdapter):
             self.kept.pop()
         self.kept.append(Kept(dict(seen), uncertain, t))
 
-    @staticmethod
-    def lay_there(cell: Cell, since: Sequence[Kept], seen: Mapping[Cell, str]) -> bool:
+    def lay_there(self, cell: Cell, since: Sequence[Kept], seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
         """Whether ``cell``, doubted on the first of the kept boards ``since`` and read clearly
         on the board ``seen`` (not doubted there), is read occupied on all of them and on
         ``seen``. A piece is not moved without being lifted, and a lift shows the bare cell (a
@@ -365,8 +369,14 @@ class CellAdapter(GameAdapter):
         misread (a monomino read in another colour, doubted, and read right only after more
         pieces were laid: Gemblo fuzz seed 334). Left doubted, the board held the catch-up, then
         went stale against the clear reading, and the boards after it were too far ahead of
-        the log for any to explain: the game stalled."""
-        return seen.get(cell, EMPTY) != EMPTY and all(k.board.get(cell, EMPTY) != EMPTY for k in since)
+        the log for any to explain: the game stalled. A piece is laid whole, too: every square
+        of the piece ``seen`` reads clearly there is occupied or doubted on each of those boards
+        (a shadow read in a colour where a piece was then laid shows the piece's other squares
+        bare; settled, it logged a one-square move there, legal and unflagged)."""
+        if seen.get(cell, EMPTY) == EMPTY or cell not in self.board.index:
+            return False
+        piece = self.piece_around({c: col for c, col in seen.items() if c not in doubted}, cell)
+        return all(k.board.get(c, EMPTY) != EMPTY or (c != cell and c in k.uncertain) for k in since for c in piece)
 
     def completes(self, kept: Kept, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
         """Whether the board ``seen`` (``doubted``: its cells the camera could not read) reads
@@ -507,7 +517,10 @@ class CellAdapter(GameAdapter):
                 continue
             explained = self.explain(derived, self.with_overrides(k.board, k.uncertain, k.t))
             if explained is not None and (explained[0] or explained[1]):
-                return k if not explained[0] and {laid_key(m) for m in explained[1]} < whole else None
+                part = {laid_key(m) for m in explained[1]}
+                # the rest must read clearly not laid there (a piece doubted on it, glare, may be the first)
+                rest = {c for m in latest[1] if laid_key(m) not in part for c in laid_key(m)[1]}
+                return k if not explained[0] and part < whole and not rest & set(k.uncertain) else None
         return None
 
     def logged_as(self, derived: Derived, explained: tuple[int, list[dict]], t: float) -> list[Item]:
@@ -587,7 +600,7 @@ class CellAdapter(GameAdapter):
             and (self.pieces_apart or all(shown.get(c) != colour for c in self.board.around([cell]))))
         if cell not in at_change or edits_a_move:
             return [("correction", payload)]
-        if cell in self.overrides:  # it reads the boards from the first its change shows on
+        if cell in self.overrides:  # it reads the boards from the first whose change reaches it
             since = next((t for t, cells in reached if cell in cells), self.camera_t)
             self.overrides[cell] = replace(self.overrides[cell], since=since)
             payload["since"] = since
@@ -618,8 +631,8 @@ class CellAdapter(GameAdapter):
         shares an edge with such a doubt: a square missed unnoticed beside a hand over the piece
         (the hand hides what joins it to the squares read); tapped, it was a one-square move
         and the rest of the piece a second, both flagged (Blokus fuzz seeds 67, 225). Such a
-        tap sees nothing of its piece, so it reads only the boards from the first its change
-        shows on (``Override.since``): held with a change kept before its piece was laid, it
+        tap sees nothing of its piece, so it reads only the boards from the first whose held
+        change reaches it (``Override.since``): held with a change kept before its piece was laid, it
         stood on the boards kept before, and logged a one-square move there, legal and
         unflagged (session 20's review). A doubt joined by no doubt (a clear cell between) is
         no part of the same unseen stretch: a tap on it, or on a cell only it touches, stays a
