@@ -188,9 +188,8 @@ class Session:
         except (DamagedRecord, SessionError) as e:
             self.store.keep_boards(self.id, [])
             self._held = []
-            return (f"the game resumed, but the camera boards held back before the restart could not be read "
-                    f"({e.message}): if more than two pieces were laid since the last move in the history, lift "
-                    "them and lay them again one at a time")
+            lost, advice = self.adapter.lost_hold
+            return f"the game resumed, but {lost} could not be read ({e.message}): {advice}"
 
     @property
     def id(self) -> int:

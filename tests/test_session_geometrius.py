@@ -561,6 +561,20 @@ def test_a_top_tapped_after_a_restart_reads_the_camera_s_last_readings(tmp_path)
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
 
 
+def test_a_damaged_saved_reading_brings_back_none_of_the_row_and_asks_for_no_lifting(tmp_path):
+    """Review of georestart21: a row whose readings are sound but whose place is damaged was
+    reported dropped while its readings were kept all the same; and the resume notice told a
+    Geometrius table to lift pieces and lay them again (the cell games' advice)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.store.keep_boards(s.id, [KeptBoard([["T01", ["red", "blue"], True]], [[0, "0"]], 1.0)])
+    again = Session.resume(Store.open(tmp_path))
+    assert again.adapter.camera == {} and again.snapshot()["uncertain"] == []
+    assert "the camera's last readings of the tokens could not be read" in again.notice
+    assert "lay them again" not in again.notice and "next board reads the tokens again" in again.notice
+
+
 @pytest.mark.parametrize("readings, unsure", [([["T01", ["teal"], True]], []), ([["Z99", [], True]], []),
                                               ([["T01"]], []), ([["T01", [], True]], [[0, "0"]])])
 def test_damaged_camera_readings_saved_before_a_restart_resume_the_game_without_them(tmp_path, readings, unsure):

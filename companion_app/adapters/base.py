@@ -58,6 +58,10 @@ class GameAdapter:
     """The base of every adapter; subclasses fill in the game's parts."""
 
     game: str = ""
+    # What a restart loses when the saved held boards are damaged, and what a player does then
+    # (the session's resume notice)
+    lost_hold = ("the camera boards held back before the restart", "if more than two pieces were laid since "
+                 "the last move in the history, lift them and lay them again one at a time")
 
     def __init__(self, setup: Any):
         self.setup = setup

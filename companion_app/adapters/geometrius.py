@@ -135,6 +135,9 @@ def _translation(before: Mapping[Pos, Token], seen: Mapping[Pos, Token]) -> tupl
 
 class GeometriusAdapter(GameAdapter):
     game = "geometrius"
+    # the readings are the camera's, not the record: its next board brings them again
+    lost_hold = ("the camera's last readings of the tokens", "nothing needs lifting, the camera's next board "
+                 "reads the tokens again")
 
     def __init__(self, setup: geometrius.Setup):
         super().__init__(setup)
@@ -251,10 +254,10 @@ class GeometriusAdapter(GameAdapter):
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
         """After a restart: the camera's last readings as :meth:`held_boards` saved them (an
         older data folder has none saved: the camera's next board brings them)."""
-        for saved in boards:
-            self.camera = dict(self.reading(r) for r in saved.board)
-            self.uncertain = tuple(self.place(p) for p in saved.uncertain)
-            self.camera_t = saved.t
+        for saved in boards:  # all read before any is kept: a damaged row brings back nothing
+            camera = dict(self.reading(r) for r in saved.board)
+            uncertain = tuple(self.place(p) for p in saved.uncertain)
+            self.camera, self.uncertain, self.camera_t = camera, uncertain, saved.t
 
     def reading(self, saved: Any) -> tuple[str, Token]:
         """A saved token reading; SessionError when it is not a token of the catalogue with
