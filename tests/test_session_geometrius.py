@@ -568,15 +568,34 @@ def test_a_damaged_saved_reading_brings_back_none_of_the_row_and_asks_for_no_lif
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    s.store.keep_boards(s.id, [KeptBoard([["T01", ["red", "blue"], True]], [[0, "0"]], 1.0)])
+    s.store.keep_boards(s.id, [KeptBoard([["T01", ["red", "blue"], True, False]], [[0, "0"]], 1.0)])
     again = Session.resume(Store.open(tmp_path))
     assert again.adapter.camera == {} and again.snapshot()["uncertain"] == []
     assert "the camera's last readings of the tokens could not be read" in again.notice
     assert "lay them again" not in again.notice and "next board reads the tokens again" in again.notice
 
 
-@pytest.mark.parametrize("readings, unsure", [([["T01", ["teal"], True]], []), ([["Z99", [], True]], []),
-                                              ([["T01"]], []), ([["T01", [], True]], [[0, "0"]])])
+def test_a_chip_seen_with_a_push_on_a_held_board_tapped_after_a_restart_takes_the_push(tmp_path):
+    """Found by the fuzz (seed 108 shrunk, session 21): blue's push and chip (read red, doubted)
+    seen on a held board, a server restart, the board read again, then the tap "blue". The
+    restart forgot that the board which first showed the chip showed the push too, so the
+    push, read on the next board, was red's push-only turn; that is saved with the readings."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
+    s.observe(camera(pushed), [[1, 2]], 2.0)  # blue's chip read red, doubted: the board is held
+    s = Session.resume(Store.open(tmp_path))
+    s.observe(camera(pushed), [[1, 2]], 3.0)  # the same board, still doubted
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 4.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
+
+
+@pytest.mark.parametrize("readings, unsure", [([["T01", ["teal"], True, False]], []),
+                                              ([["Z99", [], True, False]], []), ([["T01"]], []),
+                                              ([["T01", [], True, "no"]], []),
+                                              ([["T01", [], True, False]], [[0, "0"]])])
 def test_damaged_camera_readings_saved_before_a_restart_resume_the_game_without_them(tmp_path, readings, unsure):
     """A saved reading that is not this game's (a chip or token it has not, a cut row, a place
     that is no row and column) is camera data, not the record: the game resumes whole, says so,

@@ -152,6 +152,7 @@ class GeometriusAdapter(GameAdapter):
         self.field_grew = False  # the board held now shows a token more than the game's field
         # By token: whether the board on which the camera first read its stack as it reads it
         # now showed a token more than the game's field (held or not: a push seen with that chip).
+        # Kept over a restart with the camera's readings (see held_boards).
         self.grew_with: dict[str, bool] = {}
         # The colour and token of a chip tapped on such a board, first seen with the push: the
         # push the camera reads on the next board it reads is theirs (see _with_tapped_push).
@@ -243,32 +244,37 @@ class GeometriusAdapter(GameAdapter):
 
     def held_boards(self) -> list[KeptBoard]:
         """The camera's last readings, saved as one kept board: ``board`` holds each token's
-        reading as ``[shape, stack, height_known]``, ``uncertain`` the places it could not read.
-        A tap reads them (chips the camera saw that the log lacks were never logged: see
+        reading as ``[shape, stack, height_known, grew]`` (``grew``: see ``grew_with``),
+        ``uncertain`` the places it could not read. A tap reads them (chips the camera saw that
+        the log lacks were never logged, and whether a push came with them: see
         :meth:`correction`), so a restart between a doubted board and its tap must keep them."""
         if not self.camera:
             return []
-        readings = [[shape, list(tok.stack), tok.height_known] for shape, tok in sorted(self.camera.items())]
+        readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False)]
+                    for shape, tok in sorted(self.camera.items())]
         return [KeptBoard(readings, [list(p) for p in self.uncertain], self.camera_t)]
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
         """After a restart: the camera's last readings as :meth:`held_boards` saved them (an
         older data folder has none saved: the camera's next board brings them)."""
         for saved in boards:  # all read before any is kept: a damaged row brings back nothing
-            camera = dict(self.reading(r) for r in saved.board)
+            readings = [self.reading(r) for r in saved.board]
             uncertain = tuple(self.place(p) for p in saved.uncertain)
-            self.camera, self.uncertain, self.camera_t = camera, uncertain, saved.t
+            self.camera = {shape: tok for shape, tok, _ in readings}
+            self.grew_with = {shape: grew for shape, _, grew in readings}
+            self.uncertain, self.camera_t = uncertain, saved.t
 
-    def reading(self, saved: Any) -> tuple[str, Token]:
-        """A saved token reading; SessionError when it is not a token of the catalogue with
-        chips of this table (a damaged row: the readings are not resumed on a guess)."""
+    def reading(self, saved: Any) -> tuple[str, Token, bool]:
+        """A saved token reading with its ``grew_with`` flag; SessionError when it is not a token
+        of the catalogue with chips of this table (a damaged row: the readings are not resumed
+        on a guess)."""
         colours = set(self.setup.colour_names)
-        if not (isinstance(saved, list) and len(saved) == 3 and self.is_shape(saved[0])
+        if not (isinstance(saved, list) and len(saved) == 4 and self.is_shape(saved[0])
                 and isinstance(saved[1], list) and all(isinstance(c, str) and c in colours for c in saved[1])
-                and isinstance(saved[2], bool)):
+                and isinstance(saved[2], bool) and isinstance(saved[3], bool)):
             raise SessionError("the camera's last token readings are damaged: a token or a chip in them is "
                                "not this game's")
-        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2])
+        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2]), saved[3]
 
     @staticmethod
     def place(saved: Any) -> Pos:
