@@ -28,8 +28,9 @@ browser:
 	  fi; \
 	fi
 
+# One worker per core (pytest-xdist): the suite is a few hundred independent photo reads.
 test: venv browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 bench: venv
 	$(BIN)/python -m bench
