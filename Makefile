@@ -28,7 +28,7 @@ browser:
 	  fi; \
 	fi
 
-# One worker per core (pytest-xdist): the suite is a few hundred independent photo reads.
+# One worker per core (pytest-xdist): every test has its own folder and port, so they run apart.
 test: venv browser
 	$(BIN)/python -m pytest -n auto
 

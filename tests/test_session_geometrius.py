@@ -561,6 +561,25 @@ def test_a_top_tapped_after_a_restart_reads_the_camera_s_last_readings(tmp_path)
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
 
 
+def test_a_top_tapped_straight_after_its_token_is_renamed_reads_the_camera_s_last_reading(tmp_path):
+    """End review of session 21: the camera's last readings are kept by the game's name for the
+    token; a shape tap renamed the token but not its reading, so a top tapped before the next
+    board found none: a block's two chips never logged went in as one chip, and the next board
+    logged the other as a turn of the next colour, flagged (the stale name was saved, too)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    board = chips(START, Q03="red", H01="blue", T01="red blue")
+    s.observe(camera(board), [[0, 0]], 3.0)  # the block's top doubted
+    s.correct({"at": [0, 0], "shape": "T03"})
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+    assert "T01" not in s.adapter.camera
+    s.observe(camera(board), [], 4.0)  # the camera still reads T01, its top blue
+    assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+
+
 def test_a_damaged_saved_reading_brings_back_none_of_the_row_and_asks_for_no_lifting(tmp_path):
     """Review of georestart21: a row whose readings are sound but whose place is damaged was
     reported dropped while its readings were kept all the same; and the resume notice told a

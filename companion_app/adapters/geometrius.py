@@ -149,7 +149,7 @@ class GeometriusAdapter(GameAdapter):
         self.camera_t = 0.0  # when the camera read them
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
-        self.field_grew = False  # the board held now shows a token more than the game's field
+        self.field_grew = False  # the board held now (or the last no turn explains) shows a token more than the field
         # By token: whether the board on which the camera first read its stack as it reads it
         # now showed a token more than the game's field (held or not: a push seen with that chip).
         # Kept over a restart with the camera's readings (see held_boards).
@@ -289,6 +289,10 @@ class GeometriusAdapter(GameAdapter):
         self.renames = _renaming(self.renames, was, now)
         if was in self.stack_fixes:
             self.stack_fixes[now] = self.stack_fixes.pop(was)
+        if was in self.camera:  # its last reading, which a tap before the next board reads
+            self.camera[now] = replace(self.camera.pop(was), shape=now)
+        if was in self.grew_with:
+            self.grew_with[now] = self.grew_with.pop(was)
 
     def corrected_shapes(self) -> set[str]:
         """The tokens (by the game's names) the user's word stands for against the camera."""
