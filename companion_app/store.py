@@ -154,7 +154,7 @@ class KeptBoard:
     plain JSON: ``board`` the occupied cells as ``[cell, colour]`` pairs, ``uncertain`` the cells
     the camera could not read then, cells named as the page names them; ``t`` its source time.
     Geometrius keeps its camera's last reading of each token this way (see its adapter's
-    ``held_boards``): a tap after a restart reads them."""
+    ``held_boards``, with no time): a tap after a restart reads them."""
 
     board: list
     uncertain: list

@@ -146,7 +146,6 @@ class GeometriusAdapter(GameAdapter):
         # Each token's last reading by the camera, by its shape as the game names it: a token a
         # hand or glare made unreadable keeps the reading before, which a tap on it corrects.
         self.camera: dict[str, Token] = {}
-        self.camera_t = 0.0  # when the camera read them
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
         self.field_grew = False  # the board held now (or the last no turn explains) shows a token more than the field
@@ -252,7 +251,8 @@ class GeometriusAdapter(GameAdapter):
             return []
         readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False)]
                     for shape, tok in sorted(self.camera.items())]
-        return [KeptBoard(readings, [list(p) for p in self.uncertain], self.camera_t)]
+        # no time: nothing reads it back, and a board that changes no reading then writes nothing
+        return [KeptBoard(readings, [list(p) for p in self.uncertain], 0.0)]
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
         """After a restart: the camera's last readings as :meth:`held_boards` saved them (an
@@ -262,7 +262,7 @@ class GeometriusAdapter(GameAdapter):
             uncertain = tuple(self.place(p) for p in saved.uncertain)
             self.camera = {shape: tok for shape, tok, _ in readings}
             self.grew_with = {shape: grew for shape, _, grew in readings}
-            self.uncertain, self.camera_t = uncertain, saved.t
+            self.uncertain = uncertain
 
     def reading(self, saved: Any) -> tuple[str, Token, bool]:
         """A saved token reading with its ``grew_with`` flag; SessionError when it is not a token
@@ -314,7 +314,6 @@ class GeometriusAdapter(GameAdapter):
         fresh = [tok.shape for tok in seen.values()
                  if tok.shape not in self.camera or self.camera[tok.shape].stack != tok.stack]
         self.camera.update((tok.shape, tok) for tok in seen.values())
-        self.camera_t = t
         seen = self.with_stack_fixes(seen)
         playing = set(self.setup.turn_order)
         unsure += [p for p, tok in seen.items() if not set(tok.stack) <= playing]  # a chip no player has
