@@ -174,6 +174,47 @@ def test_a_starting_token_the_camera_cannot_read_is_named_by_tap(tmp_path):
     assert history(s) == [("red", "? on (1, 1)", [])]
 
 
+@pytest.mark.parametrize("named_before", [False, True])
+def test_a_restart_before_the_start_keeps_the_starting_field_the_camera_saw(tmp_path, named_before):
+    """Two starting tokens the camera cannot read, the server restarted before the player has
+    named both (or either). Session 21 noted that before the game starts the readings and rings
+    vanished on a restart: the page drew no field, rang nothing, and refused the tap naming a
+    shape ("the starting field has not been seen yet") until the camera's next board. The field
+    as the camera saw it is saved as its last readings are in play: the page shows it as it
+    was, and the taps start the game."""
+    s = start(tmp_path)
+    board = camera(START, offset=(3, 3))
+    board[5]["shape"] = board[10]["shape"] = "unknown"  # Q01 at (1, 1), P01 at (2, 2)
+    s.observe(board, [[4, 4]], 0.0)
+    if named_before:
+        s.correct({"at": [1, 1], "shape": "Q01"})
+    before = s.snapshot()
+    again = Session.resume(Store.open(tmp_path))
+    after = again.snapshot()
+    assert after["geometrius"] == before["geometrius"] and after["uncertain"] == before["uncertain"]
+    assert after["uncertain"] == ([[2, 2]] if named_before else [[1, 1], [2, 2]])
+    if not named_before:
+        again.correct({"at": [1, 1], "shape": "Q01"})
+    again.correct({"at": [2, 2], "shape": "P01"})
+    snap = again.snapshot()
+    assert snap["geometrius"]["waiting"] is False and snap["uncertain"] == []
+    assert {(t["row"], t["col"]): t["shape"] for t in snap["geometrius"]["tokens"]} == \
+        {p: t.shape for p, t in START.items()}
+    assert again.store.kept_boards(again.id) == []  # the game started: the field is in the log
+
+
+def test_a_damaged_starting_field_saved_before_a_restart_resumes_without_it(tmp_path):
+    """A saved starting field whose token is not the catalogue's is not guessed at: the session
+    resumes waiting for the field, says so, and the camera's next board brings it."""
+    s = start(tmp_path)
+    s.store.keep_boards(s.id, [KeptBoard([[[0, 0], "Z99"], [[0, 1], None]], [[0, 1]], 0.0)])
+    again = Session.resume(Store.open(tmp_path))
+    assert "camera's last token readings are damaged" in again.notice
+    assert again.snapshot()["geometrius"]["tokens"] == [] and again.store.kept_boards(again.id) == []
+    again.observe(camera(START), [], 1.0)
+    assert again.snapshot()["geometrius"]["waiting"] is False
+
+
 def test_a_chip_colour_no_player_has_is_unsure_and_named_by_tap(tmp_path):
     """Logged, it made a turn of a colour not in the game: the rules refused it and the
     session could not be replayed (not even after a restart)."""

@@ -246,23 +246,45 @@ class GeometriusAdapter(GameAdapter):
         reading as ``[shape, stack, height_known, grew]`` (``grew``: see ``grew_with``),
         ``uncertain`` the places it could not read. A tap reads them (chips the camera saw that
         the log lacks were never logged, and whether a push came with them: see
-        :meth:`correction`), so a restart between a doubted board and its tap must keep them."""
-        if not self.camera:
+        :meth:`correction`), so a restart between a doubted board and its tap must keep them.
+        Before the game starts, ``board`` holds the starting field as seen, ``[[row, col],
+        shape]`` for each place (shape None where neither the camera nor the user has named
+        it): a restart forgot it, so the page drew no field and refused the tap naming a shape
+        the camera could not read until the camera's next board."""
+        if self.camera:
+            readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False)]
+                        for shape, tok in sorted(self.camera.items())]
+        elif self.start_field() is None:  # the game has not started: the field it waits on
+            readings = [[list(p), shape] for p, shape in sorted(self.start.items())]
+        else:
+            readings = []
+        if not readings and not self.uncertain:
             return []
-        readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False)]
-                    for shape, tok in sorted(self.camera.items())]
         # no time: nothing reads it back, and a board that changes no reading then writes nothing
         return [KeptBoard(readings, [list(p) for p in self.uncertain], 0.0)]
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
-        """After a restart: the camera's last readings as :meth:`held_boards` saved them (an
-        older data folder has none saved: the camera's next board brings them)."""
+        """After a restart: the camera's last readings (or the starting field as seen) as
+        :meth:`held_boards` saved them (an older data folder has none saved: the camera's next
+        board brings them)."""
         for saved in boards:  # all read before any is kept: a damaged row brings back nothing
-            readings = [self.reading(r) for r in saved.board]
             uncertain = tuple(self.place(p) for p in saved.uncertain)
-            self.camera = {shape: tok for shape, tok, _ in readings}
-            self.grew_with = {shape: grew for shape, _, grew in readings}
+            if saved.board and all(isinstance(r, list) and len(r) == 2 for r in saved.board):
+                self.start = dict(self.start_place(r) for r in saved.board)
+            else:
+                readings = [self.reading(r) for r in saved.board]
+                self.camera = {shape: tok for shape, tok, _ in readings}
+                self.grew_with = {shape: grew for shape, _, grew in readings}
             self.uncertain = uncertain
+
+    def start_place(self, saved: list) -> tuple[Pos, str | None]:
+        """A saved place of the starting field with its shape (None: not named yet);
+        SessionError when the place is no row and column or the shape not the catalogue's."""
+        shape = saved[1]
+        if shape is not None and not self.is_shape(shape):
+            raise SessionError("the camera's last token readings are damaged: a token of the starting field is "
+                               "not this game's")
+        return self.place(saved[0]), shape
 
     def reading(self, saved: Any) -> tuple[str, Token, bool]:
         """A saved token reading with its ``grew_with`` flag; SessionError when it is not a token
