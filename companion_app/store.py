@@ -305,8 +305,9 @@ class Store:
     def keep_boards(self, session_id: int, boards: list[KeptBoard]) -> None:
         """Save the boards the session's hold keeps now, in place of those saved before, in one
         committed transaction (none: the hold is over). Called when they change, so once per
-        stable board the hold keeps, never per frame; only the rows that changed are written
-        (a board kept is one row inserted: :func:`_save_kept`)."""
+        stable board the hold keeps, never per frame; the saved rows that still begin the list
+        stay (a board kept is one row inserted; a board edited is rewritten with every board
+        after it: :func:`_save_kept`)."""
         with self._lock, _transaction(self._conn) as c:
             _save_kept(c, session_id, boards)
 

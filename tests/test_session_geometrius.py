@@ -203,6 +203,20 @@ def test_a_restart_before_the_start_keeps_the_starting_field_the_camera_saw(tmp_
     assert again.store.kept_boards(again.id) == []  # the game started: the field is in the log
 
 
+def test_a_restart_before_the_start_keeps_the_rings_of_a_field_not_yet_square(tmp_path):
+    """A token still in hand (fifteen places, no square yet) and one the camera cannot read: the
+    page rings that place; a restart keeps the ring (the rings are saved without readings)."""
+    s = start(tmp_path)
+    board = camera(START)[:-1]
+    board[5]["shape"] = "unknown"
+    s.observe(board, [], 0.0)
+    assert s.snapshot()["uncertain"] == [[1, 1]] and s.snapshot()["geometrius"]["tokens"] == []
+    again = Session.resume(Store.open(tmp_path))
+    assert again.snapshot()["uncertain"] == [[1, 1]] and again.notice is None
+    again.observe(camera(START), [], 1.0)
+    assert again.snapshot()["geometrius"]["waiting"] is False and again.store.kept_boards(again.id) == []
+
+
 def test_a_damaged_starting_field_saved_before_a_restart_resumes_without_it(tmp_path):
     """A saved starting field whose token is not the catalogue's is not guessed at: the session
     resumes waiting for the field, says so, and the camera's next board brings it."""
