@@ -280,7 +280,9 @@ def judged(snapshot: dict) -> list[tuple]:
     """The session's history as :func:`_key` gives a turn (cards not tapped yet: none)."""
     out = []
     for h, turn in zip(snapshot["history"], snapshot["geometrius"]["turns"]):
-        push = h["piece"].split("; ")[0] if turn["push"] else None
+        # the push wherever the turn put it among its chips (Move.describe: the actions in order)
+        push = next((a for a in h["piece"].split("; ") if a.startswith(f"{turn['push']} into ")), None) \
+            if turn["push"] else None
         out.append((h["colour"], h["pass"], push, tuple(sorted((s["token"], s["chips"]) for s in turn["slots"])),
                     tuple(sorted((s["token"], tuple(s["cards"])) for s in turn["slots"] if s["cards"]))))
     return out

@@ -50,6 +50,7 @@ class Turned:
     slots: tuple[Slot, ...] = ()
     events: tuple[int, ...] = ()  # every event the turn was seen in (continuations)
     pushed_with: tuple[str, ...] = ()  # the tokens of the chips the camera saw with the push
+    push_after: int = 0  # how many of ``slots`` (the first) went down before the push
 
 
 @dataclass(frozen=True)
@@ -148,14 +149,15 @@ class GeometriusAdapter(GameAdapter):
         self.camera: dict[str, Token] = {}
         self.renames: dict[str, str] = {}  # camera misreads corrected: shape read -> shape meant
         self.stack_fixes: dict[str, StackFix] = {}  # camera misreads of chips corrected, by token
-        self.field_grew = False  # the board held now (or the last no turn explains) shows a token more than the field
         # By token: whether the board on which the camera first read its stack as it reads it
-        # now showed a token more than the game's field (held or not: a push seen with that chip).
+        # now showed a token more than the game's field (held or not: a push seen with that chip),
+        # and so has every board since (each held, or one no turn explains: the push is not
+        # logged yet); a board without a token more, or one the log explains, clears it.
         # Kept over a restart with the camera's readings (see held_boards).
         self.grew_with: dict[str, bool] = {}
         # The colour and token of a chip tapped on such a board, first seen with the push: the
         # push the camera reads on the next board it reads is theirs (see _with_tapped_push).
-        # Not kept over a restart.
+        # Kept over a restart with the camera's readings.
         self.pushed_by: tuple[str, str] | None = None
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
         # shape), and the shapes the user entered for those places.
@@ -177,10 +179,11 @@ class GeometriusAdapter(GameAdapter):
                     m = last.move
                     entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), _joined(m.slots, _slots(p)),
                                                               m.events + (event.id,),
-                                                              m.pushed_with if m.push else _seen_with_push(p)))
+                                                              m.pushed_with if m.push else _seen_with_push(p),
+                                                              _push_after_joined(m, p)))
                 else:
                     entries.append(Entry(event.id, Turned(p["colour"], _push(p), _slots(p), (event.id,),
-                                                          _seen_with_push(p))))
+                                                          _seen_with_push(p), int(p.get("push_after", 0)))))
             elif kind == "pass":
                 entries.append(Entry(event.id, Turned(p["colour"], events=(event.id,))))
             elif kind == "take_back":
@@ -206,22 +209,16 @@ class GeometriusAdapter(GameAdapter):
         return Derived(game, tuple(e.event_id for e in entries), tuple(entries), layout)
 
     def move(self, game: geometrius.Game, turned: Turned) -> geometrius.Move:
-        """The logged turn as the rules engine's move, on the field as it now lies."""
-        actions: list = []
-        tokens = game.tokens
-        if turned.push is not None:
-            push = Push(*turned.push)
-            actions.append(push)
-            tokens = geometrius.pushed(tokens, push)[0]
-        at = {t.shape: p for p, t in tokens.items()}
-        for slot in turned.slots:
-            if slot.token not in at:
-                continue
-            cards = list(slot.cards) + [PENDING] * max(0, slot.chips - len(slot.cards))
-            while cards:
-                take, cards = cards[:2], cards[2:]
-                actions.append(Place(tuple(take), (at[slot.token],)))
-        return geometrius.Move(turned.colour, tuple(actions))
+        """The logged turn as the rules engine's move, on the field as it now lies: the chips
+        put down before the push (``push_after``) on the field before it, the rest after it. A
+        chip logged before the push on the token the push brings went down after it (a chip
+        lies on a token of the field)."""
+        if turned.push is None:
+            return geometrius.Move(turned.colour, _places(game.tokens, turned.slots)[0])
+        push = Push(*turned.push)
+        first, late = _places(game.tokens, turned.slots[:turned.push_after])
+        rest = _places(geometrius.pushed(game.tokens, push)[0], late + turned.slots[turned.push_after:])[0]
+        return geometrius.Move(turned.colour, first + (push,) + rest)
 
     def restore(self, events: Sequence, derived: Derived) -> None:
         """After a restart: shapes corrected still rename what the camera reads (or name what
@@ -243,17 +240,20 @@ class GeometriusAdapter(GameAdapter):
 
     def held_boards(self) -> list[KeptBoard]:
         """The camera's last readings, saved as one kept board: ``board`` holds each token's
-        reading as ``[shape, stack, height_known, grew]`` (``grew``: see ``grew_with``),
-        ``uncertain`` the places it could not read. A tap reads them (chips the camera saw that
-        the log lacks were never logged, and whether a push came with them: see
-        :meth:`correction`), so a restart between a doubted board and its tap must keep them.
+        reading as ``[shape, stack, height_known, grew, pushed_by]`` (``grew``: see
+        ``grew_with``; ``pushed_by``: the colour tapped on this token whose push the next board
+        brings, see ``pushed_by``, or None), ``uncertain`` the places it could not read. A tap
+        reads them (chips the camera saw that the log lacks were never logged, and whether a
+        push came with them: see :meth:`correction`), and so does the board after a tap, so a
+        restart between a doubted board, its tap and the next board must keep them.
         Before the game starts, ``board`` holds the starting field as seen, ``[[row, col],
         shape]`` for each place (shape None where neither the camera nor the user has named
         it): a restart forgot it, so the page drew no field and refused the tap naming a shape
         the camera could not read until the camera's next board."""
         if self.camera:
-            readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False)]
-                        for shape, tok in sorted(self.camera.items())]
+            tapped = {self.pushed_by[1]: self.pushed_by[0]} if self.pushed_by else {}
+            readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False),
+                         tapped.get(shape)] for shape, tok in sorted(self.camera.items())]
         elif self.start_field() is None:  # the game has not started: the field it waits on
             readings = [[list(p), shape] for p, shape in sorted(self.start.items())]
         else:
@@ -273,8 +273,13 @@ class GeometriusAdapter(GameAdapter):
                 self.start = dict(self.start_place(r) for r in saved.board)
             else:
                 readings = [self.reading(r) for r in saved.board]
-                self.camera = {shape: tok for shape, tok, _ in readings}
-                self.grew_with = {shape: grew for shape, _, grew in readings}
+                tapped = [(colour, shape) for shape, _, _, colour in readings if colour is not None]
+                if len(tapped) > 1:
+                    raise SessionError("the camera's last token readings are damaged: more than one token "
+                                       "waits for its push")
+                self.camera = {shape: tok for shape, tok, _, _ in readings}
+                self.grew_with = {shape: grew for shape, _, grew, _ in readings}
+                self.pushed_by = tapped[0] if tapped else None
             self.uncertain = uncertain
 
     def start_place(self, saved: list) -> tuple[Pos, str | None]:
@@ -286,17 +291,20 @@ class GeometriusAdapter(GameAdapter):
                                "not this game's")
         return self.place(saved[0]), shape
 
-    def reading(self, saved: Any) -> tuple[str, Token, bool]:
-        """A saved token reading with its ``grew_with`` flag; SessionError when it is not a token
-        of the catalogue with chips of this table (a damaged row: the readings are not resumed
-        on a guess)."""
+    def reading(self, saved: Any) -> tuple[str, Token, bool, str | None]:
+        """A saved token reading with its ``grew_with`` flag and its ``pushed_by`` colour (a row
+        saved before session 22 has four items: none); SessionError when it is not a token of
+        the catalogue with chips of this table (a damaged row: the readings are not resumed on
+        a guess)."""
         colours = set(self.setup.colour_names)
-        if not (isinstance(saved, list) and len(saved) == 4 and self.is_shape(saved[0])
+        if not (isinstance(saved, list) and len(saved) in (4, 5) and self.is_shape(saved[0])
                 and isinstance(saved[1], list) and all(isinstance(c, str) and c in colours for c in saved[1])
-                and isinstance(saved[2], bool) and isinstance(saved[3], bool)):
+                and isinstance(saved[2], bool) and isinstance(saved[3], bool)
+                and (len(saved) == 4 or saved[4] is None or saved[4] in self.setup.turn_order)):
             raise SessionError("the camera's last token readings are damaged: a token or a chip in them is "
                                "not this game's")
-        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2]), saved[3]
+        pushed_by = saved[4] if len(saved) == 5 else None
+        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2]), saved[3], pushed_by
 
     @staticmethod
     def place(saved: Any) -> Pos:
@@ -344,24 +352,31 @@ class GeometriusAdapter(GameAdapter):
         dr, dc = _shift(game.tokens, seen) or (0, 0)
         self.uncertain = tuple(sorted({(r + dr, c + dc) for r, c in unsure}))
         grown = len(set(seen) | set(unsure)) > len(game.tokens)
-        self.field_grew = bool(self.uncertain) and grown
         self.grew_with.update((shape, grown) for shape in fresh)
+        if not grown:
+            self.no_push_waits()
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
         pushed_by, self.pushed_by = self.pushed_by, None
         turn = self.explain(game, seen)
         if turn is not None:
-            if turn == "same":
+            self.no_push_waits()
+            if turn == "same" or _shows_refused_turn(derived, game, turn):
                 return []
             return [("turn", {**_with_tapped_push(derived.entries, turn, pushed_by), "source": "camera", "t": t})]
         for k in (1, 2):  # tokens or chips gone: a turn or two taken back
             if len(derived.entries) >= k:
                 earlier = self.play(derived.core, derived.entries[:-k]).game
                 if self.explain(earlier, seen) == "same":
+                    self.no_push_waits()
                     events = [e for entry in derived.entries[-k:] for e in entry.move.events]
                     return [("take_back", {"events": events, "source": "camera", "t": t})]
-        self.field_grew = grown  # a board no turn explains, with a push not logged, waits as a held one does
-        return []
+        return []  # a board no turn explains, with a push not logged, waits as a held one does
+
+    def no_push_waits(self) -> None:
+        """The board the camera read shows no push that waits to be logged (no token more than
+        the field, or the log explains it): no chip read so far came with one (``grew_with``)."""
+        self.grew_with = dict.fromkeys(self.grew_with, False)
 
     def with_stack_fixes(self, seen: dict[Pos, Token]) -> dict[Pos, Token]:
         """The camera's field with the corrected chips as meant (a fix the camera no longer
@@ -469,9 +484,12 @@ class GeometriusAdapter(GameAdapter):
             return "same"
         colour = colours.pop() if colours else game.colour_to_move
         pushing = None if push is None else (push.token, push.line, push.index, push.end)
-        doc: dict = {"colour": colour, "chips": self.likeliest_order(game, colour, pushing, chips)}
+        ordered, push_after = self.likeliest_order(game, colour, pushing, chips)
+        doc: dict = {"colour": colour, "chips": ordered}
         if push is not None:
             doc["push"] = dict(zip(("token", "line", "index", "end"), pushing))
+        if push_after:  # no key: the push went down first (every turn logged before session 22)
+            doc["push_after"] = push_after
         last = game.turns[-1].move if game.turns else None
         # a declared pass is a whole turn (G10): chips after it are a turn of their own
         if last is not None and not last.passed and last.colour == colour and chips \
@@ -480,22 +498,27 @@ class GeometriusAdapter(GameAdapter):
         return doc
 
     def likeliest_order(self, game: geometrius.Game, colour: str, push: tuple | None,
-                        chips: list[dict]) -> list[dict]:
-        """The chips one board shows put down, in the order the rules find least wrong.
+                        chips: list[dict]) -> tuple[list[dict], int]:
+        """The chips one board shows put down, in the order the rules find least wrong, and
+        how many of them went down before the board's push.
 
-        The camera does not see in which order chips seen together went down, and the order
-        matters: a chip on an empty token can be the own chip beside a capture (G3, G5) made
-        after it. The camera's order (by place) is kept where no other is better, and where
-        the board shows more tokens chipped than a turn may chip (G6: it is flagged whatever the
-        order, and the orders grow as a factorial).
+        The camera does not see in which order the chips and the push seen together went
+        down, and the order matters: a chip on an empty token can be the own chip beside a
+        capture (G3, G5) made after it, and a push moves the tokens the chips are judged
+        beside (G7: in any order). The camera's order (the push first, the chips by place) is
+        kept where no other is better, and where the board shows more tokens chipped than a
+        turn may chip (G6: it is flagged whatever the order, and the orders grow as a factorial).
         """
-        def faults(order: tuple[dict, ...]) -> int:
-            slots = tuple(Slot(c["token"], c["count"]) for c in order)
-            return len(game.play(self.move(game, Turned(colour, push, slots))).turns[-1].violations)
+        def faults(order: tuple[dict | None, ...]) -> int:
+            slots = tuple(Slot(c["token"], c["count"]) for c in order if c is not None)
+            turned = Turned(colour, push, slots, push_after=_before_push(order))
+            return len(game.play(self.move(game, turned)).turns[-1].violations)
 
-        if not 1 < len(chips) <= geometrius.CHIPS_PER_TURN:
-            return chips
-        return list(min(permutations(chips), key=faults))
+        actions = ([None] if push is not None else []) + chips  # None: the push
+        if len(actions) < 2 or len(chips) > geometrius.CHIPS_PER_TURN:
+            return chips, 0
+        order = min(permutations(actions), key=faults)
+        return [c for c in order if c is not None], _before_push(order)
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         """``{"at": [r, c], "top": colour or "."}``: the top chip there is really that (or
@@ -537,7 +560,7 @@ class GeometriusAdapter(GameAdapter):
             under = seen.stack[logged:-1]
             whole = seen.stack[:len(token.stack)] == token.stack and all(c == top for c in under)
             unlogged = payload["unlogged"] = len(seen.stack) - logged if whole else 1
-            if self.field_grew and self.grew_with.get(token.shape) and top != NO_CHIP:
+            if self.grew_with.get(token.shape) and top != NO_CHIP:
                 self.pushed_by = (top, token.shape)  # first read on a held board with a push not logged
         elif self.pushed_by is not None and self.pushed_by[1] == token.shape:  # tapped again
             self.pushed_by = (top, token.shape) if top != NO_CHIP else None
@@ -678,6 +701,38 @@ def _fits_one_turn(last: geometrius.Move, push: Push | None, chips: list[dict]) 
     return pushes <= 1 and placed + sum(c["count"] for c in chips) <= geometrius.CHIPS_PER_TURN
 
 
+def _before_push(order: Sequence[dict | None]) -> int:
+    """How many chips come before the push (None) in ``order``; 0 without a push."""
+    return order.index(None) if None in order else 0
+
+
+def _push_after_joined(m: Turned, payload: dict) -> int:
+    """``push_after`` of turn ``m`` continued by a camera event: a push it had stays where it
+    was; a push the event brings goes after the turn's chips so far and the event's chips
+    before it. A push joined to tapped chips (``with``: seen with them on a held board) went
+    down in no order the camera saw: first, as the camera's order has it."""
+    if m.push is not None:
+        return m.push_after
+    if _push(payload) is None or payload.get("with"):
+        return 0
+    return len(_joined(m.slots, _slots(payload)[:int(payload.get("push_after", 0))]))
+
+
+def _places(tokens: Mapping[Pos, Token], slots: Sequence[Slot]) -> tuple[tuple[Place, ...], tuple[Slot, ...]]:
+    """The chips of ``slots`` as placements on ``tokens``, and the slots on tokens not there
+    (a token a push brings later)."""
+    at = {t.shape: p for p, t in tokens.items()}
+    actions: list[Place] = []
+    for slot in slots:
+        if slot.token not in at:
+            continue
+        cards = list(slot.cards) + [PENDING] * max(0, slot.chips - len(slot.cards))
+        while cards:
+            take, cards = cards[:2], cards[2:]
+            actions.append(Place(tuple(take), (at[slot.token],)))
+    return tuple(actions), tuple(s for s in slots if s.token not in at)
+
+
 def _start_square(places: set[Pos]) -> dict[Pos, None]:
     """The places as a 4 × 4 square (row 0 first, from 0), or {} when they are not one."""
     size = geometrius.FIELD_SIZE
@@ -721,10 +776,14 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
     push had the chip's. Chips the camera could not read were never logged (``unlogged``, how many: a
     record before session 21 says true, one), so none leaves. The ``top`` chips
     then join the last turn if that is ``top``'s (the turn in progress), or else are a turn
-    of their own, made now: an earlier turn of that colour is over and cannot grow.
+    of their own, made now: an earlier turn of that colour is over and cannot grow. A chip
+    that leaves a turn logged before the one it joins went down before that turn's chips and
+    push (the camera saw it first); one never logged, or from the turn it joins, goes last.
     """
     out = list(entries)
     carried = None  # the push that leaves with the chip
+    chip_first = False  # that chip went down before the push
+    older = False  # the chip leaves a turn logged before the last one
     for i in ([] if unlogged else range(len(out) - 1, -1, -1)):
         m = out[i].move
         slot = next((s for s in reversed(m.slots) if s.token == token), None)
@@ -742,15 +801,20 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
                     and sum(s.chips for s in before.slots) < geometrius.CHIPS_PER_TURN:
                 out[i - 1] = Entry(out[i - 1].event_id, replace(before, push=m.push, slots=_joined(before.slots, m.slots),
                                                                 events=before.events + m.events,
-                                                                pushed_with=m.pushed_with))
+                                                                pushed_with=m.pushed_with,
+                                                                push_after=len(_joined(before.slots,
+                                                                                       m.slots[:m.push_after]))))
                 del out[i]
             else:
                 out[i] = Entry(out[i].event_id, replace(m, colour=top))
             return out
         fewer = replace(slot, chips=slot.chips - 1, cards=slot.cards[:slot.chips - 1])
-        carried = m.push if with_push and i == len(out) - 1 else None
+        older = i < len(out) - 1
+        carried = m.push if with_push and not older else None
+        chip_first = m.slots.index(slot) < m.push_after
         left = replace(m, slots=tuple((fewer if s is slot else s) for s in m.slots if s is not slot or fewer.chips),
-                       push=None if carried else m.push, pushed_with=() if carried else m.pushed_with)
+                       push=None if carried else m.push, pushed_with=() if carried else m.pushed_with,
+                       push_after=0 if carried else m.push_after - (chip_first and not fewer.chips))
         if left.slots or left.push is not None:
             out[i] = Entry(out[i].event_id, left)
         else:
@@ -761,9 +825,26 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
     chips = (Slot(token, max(unlogged, 1)),)
     if out and out[-1].move.colour == top:
         m = out[-1].move
-        out[-1] = Entry(out[-1].event_id, replace(m, slots=_joined(m.slots, chips)))
+        if older and all(s.token != token for s in m.slots):  # seen first: it went down first
+            turned = replace(m, slots=chips + m.slots,
+                             push_after=m.push_after + 1 if m.push else 0)
+        else:
+            turned = replace(m, slots=_joined(m.slots, chips))
+        out[-1] = Entry(out[-1].event_id, turned)
         return out
-    return out + [Entry(event_id, Turned(top, carried, chips, (event_id,), (token,) if carried else ()))]
+    return out + [Entry(event_id, Turned(top, carried, chips, (event_id,), (token,) if carried else (),
+                                         int(bool(carried) and chip_first)))]
+
+
+def _shows_refused_turn(derived: Derived, game: geometrius.Game, turn: dict) -> bool:
+    """Whether the camera's turn is the last logged one again: a turn by a colour with no
+    turns left (G10) is logged, not carried out, so the field lacks its chips (and push), and
+    every board the camera reads after shows them on it as new (until a tap corrects them)."""
+    if not game.turns or "no_turns_left" not in {v.code for v in game.turns[-1].violations}:
+        return False
+    last = derived.entries[-1].move
+    return (turn["colour"], _push(turn), Counter((c["token"], c["count"]) for c in turn["chips"])) == \
+        (last.colour, last.push, Counter((s.token, s.chips) for s in last.slots))
 
 
 def _with_tapped_push(entries: Sequence[Entry], turn: dict, pushed_by: tuple[str, str] | None) -> dict:
