@@ -797,6 +797,30 @@ def test_a_frame_line_whose_profile_the_photo_s_edge_cuts_keeps_its_plain_fit() 
     assert placed(cut) == plain
 
 
+def test_a_slanting_frame_line_is_placed_alike_across_the_rows_and_across_the_columns() -> None:
+    """The profiles across a frame line are sampled between the view's pixels the same way
+    whichever way the line runs: a slanting line across the columns (x = m y + b) and the
+    same line in the transposed view, across the rows (y = m x + b), are placed alike, on
+    the printed line (its darkest point, where the plain fit put it, lies in the gap)."""
+    from vision.geometrius_field import FRAME_PPM, FRAME_VIEW_MM, _blurred_frame_line
+    from vision.geometrius_token import FRAME_MM
+
+    half = FRAME_MM + FRAME_VIEW_MM
+    n = int(round(2 * half * FRAME_PPM))
+    to_px = lambda mm: (mm + half) * FRAME_PPM - 0.5  # noqa: E731
+    along = np.arange(to_px(-FRAME_MM + 3), to_px(FRAME_MM - 3), 1.0).astype(int)
+    slope = -0.02  # the profiles reach 5 mm either way: within the view
+    yy, xx = np.mgrid[0:n, 0:n].astype(np.float64)
+    across_mm = (xx - slope * yy - to_px(FRAME_MM)) / FRAME_PPM / math.hypot(1.0, slope)
+    view = _printed_frame_profile(across_mm, 1.1).astype(np.float32)
+    photo = (np.eye(3), (4 * n, 4 * n))  # the view is the photo's own pixels, all of them inside it
+    plain = (slope, to_px(FRAME_MM + 0.6))
+    columns = _blurred_frame_line(view, photo, 1, 1, along, *plain)
+    rows = _blurred_frame_line(np.ascontiguousarray(view.T), photo, 0, 1, along, *plain)
+    assert rows == columns
+    assert columns[0] == slope and abs(columns[1] - to_px(FRAME_MM)) <= 0.1 * FRAME_PPM
+
+
 def test_a_side_whose_inner_edge_keeps_a_few_points_on_its_line_keeps_the_single_line() -> None:
     """Enough inner-edge points given, but only a few on the line RANSAC finds, the rest
     scattered off it (a tick, a chip's shadow): the edge keeps too few of its own for the

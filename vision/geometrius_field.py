@@ -569,10 +569,11 @@ def _blurred_frame_line(view: np.ndarray, photo: tuple[np.ndarray, tuple[int, ..
         return m, b
     lo = np.clip(np.floor(across).astype(int), 0, n - 2)
     frac = np.clip(across - lo, 0, 1)
-    if axis == 0:
-        values = view[lo, cols] * (1 - frac) + view[lo + 1, cols] * frac
-    else:
-        values = view[cols, lo] * (1 - frac) + view[cols, lo + 1] * frac
+    # Each sample between two view pixels across the line, taken by flat index (numpy's
+    # quickest gather: the profiles of every token's four lines are thousands of samples).
+    index, step = (lo * n + cols, n) if axis == 0 else (cols * n + lo, 1)
+    flat = view.ravel()
+    values = flat.take(index) * (1 - frac) + flat.take(index + step) * frac
     profile = median(values, axis=1)  # a chip or a hand over part of the line is outvoted
     at = frame_line(profile, s, FRAME_PROFILE_MM - FRAME_EDGES_MM[-1] / 2, FRAME_EDGES_MM)
     return (m, b) if at is None else (m, b + sign * at * FRAME_PPM)

@@ -35,15 +35,16 @@ def robust_line(a: np.ndarray, p: np.ndarray, tol: float = 0.7) -> tuple[float, 
     i, j = i[good], j[good]
     m = (p[j] - p[i]) / (a[j] - a[i])
     b = p[i] - m * a[i]
-    counts = (np.abs(p[None, :] - (m[:, None] * a[None, :] + b[:, None])) < tol).sum(1)
+    counts = np.count_nonzero(np.abs(p[None, :] - (m[:, None] * a[None, :] + b[:, None])) < tol, axis=1)
     k = int(np.argmax(counts))
     keep = np.abs(p - (m[k] * a + b[k])) < tol
-    if keep.sum() < max(8, n // 3):
+    if np.count_nonzero(keep) < max(8, n // 3):
         return None
     x, y = a[keep], p[keep]
-    dx = x - x.mean()
-    m_ = float((dx * (y - y.mean())).sum() / (dx * dx).sum())
-    return m_, float(y.mean() - m_ * x.mean())
+    x_mean, y_mean = x.mean(), y.mean()
+    dx = x - x_mean
+    m_ = float((dx * (y - y_mean)).sum() / (dx * dx).sum())
+    return m_, float(y_mean - m_ * x_mean)
 
 
 def parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
@@ -83,7 +84,7 @@ def parallel_edges(t: np.ndarray, c: np.ndarray, outer: np.ndarray, tol: float
     for edge in (True, False):  # each edge's offset: the median of its own points'
         own = rest[:, outer == edge]
         offset[edge] = median(own, axis=1)
-        counts += (np.abs(own - offset[edge][:, None]) < tol).sum(1)
+        counts += np.count_nonzero(np.abs(own - offset[edge][:, None]) < tol, axis=1)
     best = int(np.argmax(counts))
     keep = np.abs(rest[best] - np.where(outer, offset[True][best], offset[False][best])) < tol
     if keep.sum() < max(8, n // 3) or min((keep & outer).sum(), (keep & ~outer).sum()) < PARALLEL_EDGE_OWN:
