@@ -440,6 +440,33 @@ def test_a_push_seen_with_a_chip_after_the_turn_s_first_chip_is_judged_after_tha
     assert history(s)[2] == ("red", "? on (0, 2); X02 into column 1 from the top; ? on (3, 0)", [])
 
 
+def test_a_chip_put_down_before_its_turn_s_push_on_the_pushed_line_is_marked_where_it_lies(tmp_path):
+    """Review of geopush22: red's chip on T08 (3, 0) seen alone, then red's push into row 3
+    from the left with red's second chip: the push moved T08 to (3, 1). The page's last-move
+    marks showed (3, 0), the empty X02 the push brought, and not T08."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    pushed = geometrius.pushed(chips(START, T08="red", P02="red"), Push("X02", "row", 3, "left"))[0]
+    s.observe(camera(pushed), [], 2.0)
+    snap = s.snapshot()
+    assert snap["history"][0]["piece"] == "? on (3, 0); X02 into row 3 from the left; ? on (0, 2)"
+    assert sorted(snap["last"]["cells"]) == [[0, 2], [3, 1]]
+    assert sorted(snap["history"][0]["cells"]) == [[0, 2], [3, 1]]
+
+
+def test_a_push_seen_with_a_tapped_chip_after_the_turn_s_first_chip_is_judged_after_that_chip(tmp_path):
+    """Review of geopush22: as above, red's second chip misread (doubted) on the board that
+    showed the push, then tapped: the push joined the turn first, before the capture seen
+    alone before it, and the legal turn was flagged (no_adjacent_own_top)."""
+    s = red_beside_blue(tmp_path)
+    s.observe(camera(chips(RED_BESIDE_BLUE, P02="red")), [], 3.0)
+    s.observe(camera(chips(CAPTURED_THEN_PUSHED, T08="blue")), [[3, 0]], 4.0)
+    s.correct({"at": [3, 0], "top": "red"})
+    s.observe(camera(chips(CAPTURED_THEN_PUSHED, T08="red")), [], 5.0)
+    assert history(s)[2] == ("red", "? on (0, 2); X02 into column 1 from the top; ? on (3, 0)", [])
+
+
 def test_a_push_seen_before_the_chips_is_judged_before_them(tmp_path):
     """Guard: the push seen alone on a board, then the capture: the order is seen, and the
     capture, with no red chip beside it after the push, is flagged (G3)."""

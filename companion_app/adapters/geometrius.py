@@ -618,7 +618,15 @@ class GeometriusAdapter(GameAdapter):
     # --- output --------------------------------------------------------------------------
 
     def move_cells(self, move: geometrius.Move) -> tuple:
-        return tuple(p for a in move.actions if isinstance(a, Place) for p in a.at)
+        """Where the turn's chips lie once it is made: a chip put down before the turn's push
+        on the pushed line moved one step with it (G7)."""
+        cells: list[Pos] = []
+        for a in move.actions:
+            if isinstance(a, Push):
+                cells = [_along(p, a) for p in cells]
+            elif isinstance(a, Place):
+                cells.extend(a.at)
+        return tuple(cells)
 
     def layout(self, derived: Derived) -> dict:
         catalogue = self.setup.catalogue
@@ -701,6 +709,14 @@ def _fits_one_turn(last: geometrius.Move, push: Push | None, chips: list[dict]) 
     return pushes <= 1 and placed + sum(c["count"] for c in chips) <= geometrius.CHIPS_PER_TURN
 
 
+def _along(pos: Pos, push: Push) -> Pos:
+    """Where a token at ``pos`` lies after ``push`` (every token of the line one step on)."""
+    step = 1 if push.end in ("left", "top") else -1
+    if push.line == "row":
+        return (pos[0], pos[1] + step) if pos[0] == push.index else pos
+    return (pos[0] + step, pos[1]) if pos[1] == push.index else pos
+
+
 def _before_push(order: Sequence[dict | None]) -> int:
     """How many chips come before the push (None) in ``order``; 0 without a push."""
     return order.index(None) if None in order else 0
@@ -710,11 +726,14 @@ def _push_after_joined(m: Turned, payload: dict) -> int:
     """``push_after`` of turn ``m`` continued by a camera event: a push it had stays where it
     was; a push the event brings goes after the turn's chips so far and the event's chips
     before it. A push joined to tapped chips (``with``: seen with them on a held board) went
-    down in no order the camera saw: first, as the camera's order has it."""
+    down after the chips seen on the boards before and, in no order the camera saw, with the
+    tapped ones: before them, as the camera's order has it."""
     if m.push is not None:
         return m.push_after
-    if _push(payload) is None or payload.get("with"):
+    if _push(payload) is None:
         return 0
+    if payload.get("with"):
+        return next((i for i, s in enumerate(m.slots) if s.token in payload["with"]), len(m.slots))
     return len(_joined(m.slots, _slots(payload)[:int(payload.get("push_after", 0))]))
 
 
