@@ -557,17 +557,20 @@ def pushed(tokens: Field, push: Push) -> tuple[dict[Pos, Token], tuple[Pos, ...]
     members = line_of(tokens, push.line, push.index)
     if not members:
         return dict(tokens), ()
-    along = 1 if push.line == "row" else 0
-    step = 1 if push.end in ("left", "top") else -1
-
-    def moved(pos: Pos, by: int) -> Pos:
-        return (pos[0], pos[1] + by) if along else (pos[0] + by, pos[1])
-
     out = {p: t for p, t in tokens.items() if p not in members}
-    shifted = {moved(p, step): tokens[p] for p in members}
+    shifted = {along(p, push): tokens[p] for p in members}
     out.update(shifted)
-    out[members[0] if step == 1 else members[-1]] = Token(push.token)
+    out[members[0] if push.end in ("left", "top") else members[-1]] = Token(push.token)
     return out, tuple(shifted)
+
+
+def along(pos: Pos, push: Push) -> Pos:
+    """Where a token at ``pos`` lies after ``push``: one step on if it is in the pushed line,
+    where it was if not (G7)."""
+    step = 1 if push.end in ("left", "top") else -1
+    if push.line == "row":
+        return (pos[0], pos[1] + step) if pos[0] == push.index else pos
+    return (pos[0] + step, pos[1]) if pos[1] == push.index else pos
 
 
 @dataclass(frozen=True)
@@ -628,7 +631,11 @@ class Game:
 
 
 def _carry_out(tokens: Field, move: Move, catalogue: Catalogue) -> tuple[Field, list[Violation]]:
-    """Each action in turn on the field as the earlier ones left it (G1-G7)."""
+    """Each action in turn on the field as the earlier ones left it (G1-G7).
+
+    A fault's cells are where its tokens lie once the turn is made, the field a player sees
+    (its message names the place at the moment of the fault): a push moves the cells of the
+    faults found before it along its line."""
     out: list[Violation] = []
     waived = adjacency_waived(tokens, move.colour)  # G6a holds for the whole turn
     chips = modifications = 0
@@ -637,6 +644,7 @@ def _carry_out(tokens: Field, move: Move, catalogue: Catalogue) -> tuple[Field, 
             modifications += 1
             if modifications == 2:
                 out.append(violation("second_modification"))
+            out = [replace(v, cells=tuple(along(c, action) for c in v.cells)) for v in out]
             tokens, problems = _push(tokens, action, move.colour, catalogue)
         else:
             chips += action.chips

@@ -302,6 +302,18 @@ def full_field_without(colour):
     return stacked(Game.start(SETUP), **stacks)
 
 
+def test_a_fault_before_the_turn_s_push_is_placed_where_its_token_lies_after_the_turn():
+    g = play(T("red", P("C01", (0, 0), (1, 0))), T("blue", P("C03", (3, 3))), T("green"))
+    before = play(T("red", P("C03", (3, 3)), Push("X02", "row", 3, "left")), game=g)
+    (v,) = before.turns[-1].violations
+    assert (v.code, v.cells) == ("no_adjacent_own_top", ((3, 4),))  # the chip rode the push
+    assert before.tokens[(3, 4)].stack == ("blue", "red")
+    assert "(3, 3)" in v.message  # the place at the moment of the fault
+    after = play(T("red", Push("X02", "row", 3, "left"), P("C03", (3, 4))), game=g)
+    (v,) = after.turns[-1].violations
+    assert (v.code, v.cells) == ("no_adjacent_own_top", ((3, 4),))
+
+
 def test_g6a_no_adjacency_when_no_top_and_no_empty_token():
     g = play(T("red", P("C03", (3, 3)), P("C02", (0, 1))), game=full_field_without("red"))
     assert g.turns[0].legal  # neither (3, 3) nor (0, 1) has a red neighbour

@@ -623,7 +623,7 @@ class GeometriusAdapter(GameAdapter):
         cells: list[Pos] = []
         for a in move.actions:
             if isinstance(a, Push):
-                cells = [_along(p, a) for p in cells]
+                cells = [geometrius.along(p, a) for p in cells]
             elif isinstance(a, Place):
                 cells.extend(a.at)
         return tuple(cells)
@@ -707,14 +707,6 @@ def _fits_one_turn(last: geometrius.Move, push: Push | None, chips: list[dict]) 
     pushes = sum(isinstance(a, Push) for a in last.actions) + (push is not None)
     placed = sum(a.chips for a in last.actions if isinstance(a, Place))
     return pushes <= 1 and placed + sum(c["count"] for c in chips) <= geometrius.CHIPS_PER_TURN
-
-
-def _along(pos: Pos, push: Push) -> Pos:
-    """Where a token at ``pos`` lies after ``push`` (every token of the line one step on)."""
-    step = 1 if push.end in ("left", "top") else -1
-    if push.line == "row":
-        return (pos[0], pos[1] + step) if pos[0] == push.index else pos
-    return (pos[0] + step, pos[1]) if pos[1] == push.index else pos
 
 
 def _before_push(order: Sequence[dict | None]) -> int:
