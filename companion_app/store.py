@@ -9,6 +9,7 @@ Photo reviews (the review page) live in the same file: what was read, the user's
 and the latest scores, with the overlay and straightened board as JPEG (never the photo).
 The camera boards a live game holds while a change waits on a doubt are saved too (``kept_boards``,
 schema 3): the game goes on at the table meanwhile, and only those boards tell its moves apart.
+Outside a hold the camera's last board is saved there alone, marked as not held (schema 4).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from typing import Any, Callable
 from rules.errors import InputError, parse_json
 
 FILENAME = "tableref.sqlite3"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Each entry upgrades the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -87,6 +88,9 @@ MIGRATIONS: tuple[str, ...] = (
         t REAL NOT NULL
     );
     CREATE INDEX kept_boards_by_session ON kept_boards(session_id, id);
+    """,
+    """
+    ALTER TABLE kept_boards ADD COLUMN held INTEGER NOT NULL DEFAULT 1;
     """,
 )
 
@@ -154,11 +158,16 @@ class KeptBoard:
     plain JSON: ``board`` the occupied cells as ``[cell, colour]`` pairs, ``uncertain`` the cells
     the camera could not read then, cells named as the page names them; ``t`` its source time.
     Geometrius keeps its camera's last reading of each token this way (see its adapter's
-    ``held_boards``, with no time): a tap after a restart reads them."""
+    ``held_boards``, with no time): a tap after a restart reads them.
+
+    ``held`` False: no change waits, and this is the camera's last board alone (a cell game's:
+    the corrections standing on the table are judged on it, so a restart must not forget the
+    board that ended one; rows saved before schema 4 are all held)."""
 
     board: list
     uncertain: list
     t: float
+    held: bool = True
 
 
 @dataclass(frozen=True)
@@ -314,7 +323,7 @@ class Store:
     def kept_boards(self, session_id: int) -> list[KeptBoard]:
         """The boards the session's hold kept when last saved, oldest first."""
         with self._lock:
-            rows = self._conn.execute("SELECT id, board, uncertain, t FROM kept_boards WHERE session_id = ? "
+            rows = self._conn.execute("SELECT id, board, uncertain, t, held FROM kept_boards WHERE session_id = ? "
                                       "ORDER BY id", (session_id,)).fetchall()
         return [_kept_board(r, session_id) for r in rows]
 
@@ -473,29 +482,31 @@ def _save_kept(c: sqlite3.Connection, session_id: int, boards: list[KeptBoard]) 
     order: each that is the next of ``boards``, as saved, stays; the others are deleted, and
     the boards left over are inserted after them, so reading by row id gives ``boards`` in
     their order. A damaged row never equals a board's text, so it is replaced, as before."""
-    rows = [(json.dumps(k.board), json.dumps(k.uncertain), k.t) for k in boards]
+    rows = [(json.dumps(k.board), json.dumps(k.uncertain), k.t, int(k.held)) for k in boards]
     kept = 0
     dropped = []
-    for row_id, *saved in c.execute("SELECT id, board, uncertain, t FROM kept_boards WHERE session_id = ? "
+    for row_id, *saved in c.execute("SELECT id, board, uncertain, t, held FROM kept_boards WHERE session_id = ? "
                                     "ORDER BY id", (session_id,)).fetchall():
         if kept < len(rows) and tuple(saved) == rows[kept]:
             kept += 1
         else:
             dropped.append((row_id,))
     c.executemany("DELETE FROM kept_boards WHERE id = ?", dropped)
-    c.executemany("INSERT INTO kept_boards (session_id, board, uncertain, t) VALUES (?, ?, ?, ?)",
+    c.executemany("INSERT INTO kept_boards (session_id, board, uncertain, t, held) VALUES (?, ?, ?, ?, ?)",
                   [(session_id, *row) for row in rows[kept:]])
 
 
 def _kept_board(row: tuple, session_id: int) -> KeptBoard:
     """A saved kept board, or :class:`DamagedRecord` when it is not the lists and time saved
     (whether its cells are on the board is the game's to say: the adapter's ``kept_from``)."""
-    i, board, uncertain, t = row
+    i, board, uncertain, t, held = row
     what = f"camera board {i} kept for game {session_id}"
     board, uncertain = _loads(board, what), _loads(uncertain, what)
     if not (isinstance(board, list) and isinstance(uncertain, list)) or type(t) not in (int, float):
         raise DamagedRecord(what, "its cells or its time are not what was saved")
-    return KeptBoard(board, uncertain, float(t))
+    if type(held) is not int or held not in (0, 1):
+        raise DamagedRecord(what, "whether a change waited on it is not what was saved")
+    return KeptBoard(board, uncertain, float(t), bool(held))
 
 
 def _alert(row: tuple) -> AlertRow:

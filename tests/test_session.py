@@ -832,6 +832,51 @@ def test_a_piece_taken_back_by_tap_then_moved_is_logged_whole_where_it_lies(tmp_
     assert moves_logged(s.snapshot())[-1] == ("Y", sorted(moved.cells), False)  # not in its corner
 
 
+def test_a_piece_taken_back_by_tap_lifted_and_laid_again_over_a_restart_is_logged(tmp_path):
+    """Yellow's piece is taken back by tap and left on the table, then lifted; the server
+    restarts, and the piece is laid again before the camera's next board. The lift ended its
+    reading empty, but outside a hold the camera's board that ended it was not saved: the
+    restart brought "reads empty" back from the log, and the piece laid again was never logged,
+    its squares ringed as corrected (session 22)."""
+    s = new_session(tmp_path)
+    play(s, boards()[:3])
+    s.take_back(1)
+    s.observe(boards((SCRIPT[0], SCRIPT[2]))[-1], [], 5.0)  # yellow's piece lifted
+    s = restarted(s, tmp_path)
+    assert s.snapshot()["corrected"] == []
+    s.observe(boards()[2], [], 6.0)  # and laid again
+    snap = s.snapshot()
+    assert [h["colour"] for h in snap["history"]] == ["B", "R", "Y"] and snap["corrected"] == []
+
+
+@pytest.mark.parametrize("game_over", [False, True])
+def test_a_correction_the_camera_ended_stays_ended_over_a_restart(tmp_path, game_over):
+    """The camera misses a square of the latest piece (yellow's fifth; or the last piece of a
+    whole game); the tap says it is the piece's colour. The camera's next board reads the square
+    so: the correction ends (the camera is believed again). A restart brought it back from the
+    log, ringed as corrected until the camera's next board ended it again; once the game is
+    over, with no board to come, for good (session 22)."""
+    if game_over:
+        game = random_playout(blokus.rules(), np.random.default_rng(8))
+        match, seen = Match(blokus.rules()), []
+        for move in (t.move for t in game.turns if not t.move.passed):
+            match = match.play(move)
+            seen.append(blokus.board_rows(match.position))
+        square, colour = move.cells[0], move.colour
+    else:
+        seen, square, colour = boards()[:2], MISSED, "Y"
+    read = seen[-1] if game_over else _put(seen[-1], [square], colour)
+    s = new_session(tmp_path)
+    play(s, [*seen[:-1], _put(read, [square], ".")])  # the square missed
+    s.correct_cell(square, colour)
+    s.observe(read, [], float(len(seen)))  # the square read at last
+    assert s.snapshot()["corrected"] == [] and s.snapshot()["game_over"] == game_over
+    s = restarted(s, tmp_path)
+    snap = s.snapshot()
+    assert snap["corrected"] == [] and snap["game_over"] == game_over
+    assert rows(snap) == read
+
+
 # --- a restart during a hold (session 17) -----------------------------------------------------
 
 def held_game(tmp_path, pending: int) -> tuple[Session, tuple[Move, ...], list[list[str]]]:
@@ -845,6 +890,12 @@ def held_game(tmp_path, pending: int) -> tuple[Session, tuple[Move, ...], list[l
         s.observe(board, [MISSED], float(t))
     assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
     return s, moves, seen
+
+
+def held_saved(s: Session) -> list:
+    """The boards saved as held for the session's hold (outside a hold the camera's last board
+    is saved alone, not held: session 22)."""
+    return [k for k in s.store.kept_boards(s.id) if k.held]
 
 
 def restarted(s: Session, tmp_path) -> Session:
@@ -875,14 +926,17 @@ def test_a_restart_during_a_hold_resumes_it(tmp_path, pending, release):
     snap = s.snapshot()
     assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves]
     assert snap["holding"] == [] and snap["alerts"] == [] and rows(snap) == seen[-1]
-    assert s.store.kept_boards(s.id) == []  # released: nothing held is saved any more
+    assert held_saved(s) == []  # released: nothing held is saved any more
 
 
 def test_the_boards_a_hold_keeps_are_saved_once_each_and_cleared_on_release(tmp_path, monkeypatch):
-    """Camera data is saved only while a hold keeps it: nothing for boards that are logged at
-    once, one write per stable board the hold keeps (the camera's status changing meanwhile
-    writes nothing), and they are cleared when the hold is released, in the transaction that
-    logs the moves they explain (a crash cannot leave them saved as still held); none after."""
+    """Camera data is saved once per stable board: a board logged at once as the camera's last
+    board alone, not held, in the transaction that logs its move (session 22: before, nothing;
+    see :func:`test_a_piece_taken_back_by_tap_lifted_and_laid_again_over_a_restart_is_logged`),
+    one write per stable board the hold keeps (the camera's status changing meanwhile writes
+    nothing), and they are cleared when the hold is released, in the transaction that logs the
+    moves they explain (a crash cannot leave them saved as still held); the camera's board
+    alone after."""
     s = new_session(tmp_path)
     writes = []
     keep_boards, add_events = s.store.keep_boards, s.store.add_events
@@ -897,19 +951,21 @@ def test_the_boards_a_hold_keeps_are_saved_once_each_and_cleared_on_release(tmp_
     moves = (SCRIPT[0], SCRIPT[1], *LATER)
     seen = boards(moves)
     play(s, seen[:1])
-    assert writes == []
+    assert writes == ["1 with 1 events"] and not s.store.kept_boards(s.id)[0].held
     for t, board in enumerate(seen[1:], start=1):
         s.observe(board, [MISSED], float(t))
         s.set_camera("ok", "watching the board")
-    assert writes == [1, 2, 3, 4]
+    assert writes == ["1 with 1 events", 1, 2, 3, 4]
     assert [k.t for k in s.store.kept_boards(s.id)] == [1.0, 2.0, 3.0, 4.0]
     s.correct_cell(MISSED, ".")
-    assert len(s.snapshot()["history"]) == len(moves) and s.store.kept_boards(s.id) == []
+    assert len(s.snapshot()["history"]) == len(moves) and held_saved(s) == []
     # the tap (held) with yellow's move, then red's, green's, blue's: each board with the move it explains
-    released = [1, 2, 3, 4, "3 with 2 events", "2 with 1 events", "1 with 1 events", "0 with 1 events"]
-    assert writes == released
+    released = ["1 with 1 events", 1, 2, 3, 4, "3 with 2 events", "2 with 1 events", "1 with 1 events",
+                "1 with 1 events"]
+    assert writes == released and [k.held for k in s.store.kept_boards(s.id)] == [False]
     s.observe(_put(seen[-1], [(1, 15), (2, 15)], "Y"), [], 10.0)  # yellow's next piece: logged at once
-    assert writes == released and moves_logged(s.snapshot())[-1] == ("Y", [(1, 15), (2, 15)], True)
+    assert writes == [*released, "1 with 1 events"]
+    assert moves_logged(s.snapshot())[-1] == ("Y", [(1, 15), (2, 15)], True)
 
 
 def kept_rows_written(folder: Path):
@@ -939,20 +995,23 @@ def test_a_hold_writes_each_new_board_alone_and_deletes_only_the_boards_explaine
     """Each stable board a hold keeps is one row inserted, the boards before it untouched, and
     the catch-up deletes each board as the move it explains is logged. Before, every save
     deleted and rewrote all the boards kept: a hold that never clears (a no-play board never
-    tapped) wrote more with every board, ~124 kB a board at 60 placements."""
+    tapped) wrote more with every board, ~124 kB a board at 60 placements. Outside a hold the
+    camera's last board alone is saved (session 22): the first board held replaces it."""
     s = new_session(tmp_path)
     written = kept_rows_written(tmp_path)
     moves = (SCRIPT[0], SCRIPT[1], *LATER)
     seen = boards(moves)
     play(s, seen[:1])
+    assert written() == [("insert", 1)]
     for t, board in enumerate(seen[1:], start=1):
         s.observe(board, [MISSED], float(t))
-        assert written() == [("insert", t)]
+        assert written() == [("delete", 1)] * (t == 1) + [("insert", t)]
     s.correct_cell(MISSED, ".")
     logs_the_game_after(s, moves)
     # the tap logs yellow's move (its board goes) and settles the doubt on the three boards
-    # after it (rewritten once); then each move logged deletes the one board it explains
-    assert [what for what, _ in written()] == ["delete"] * 4 + ["insert"] * 3 + ["delete"] * 3
+    # after it (rewritten once); then each move logged deletes the one board it explains, the
+    # last replaced by the camera's board, not held
+    assert [what for what, _ in written()] == ["delete"] * 4 + ["insert"] * 3 + ["delete"] * 3 + ["insert"]
 
 
 def test_the_boards_saved_are_read_back_exactly_whatever_changed_between_saves(tmp_path):
@@ -1022,11 +1081,13 @@ def test_a_take_back_during_a_hold_then_a_restart_logs_nothing_phantom(tmp_path,
     assert [e.payload.get("colour") for e in s._events if e.kind == "move"] == ["B", "Y", "R"]
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_data_folder_of_an_earlier_schema_is_upgraded_and_its_game_resumed(tmp_path, version):
-    """A data folder written by an earlier release (schema 1: games; 2: photo reviews too)
-    opens: it is upgraded to hold the boards a hold keeps, and its open game resumes."""
-    from companion_app.store import MIGRATIONS, KeptBoard
+    """A data folder written by an earlier release (schema 1: games; 2: photo reviews too; 3:
+    the boards a hold keeps) opens: it is upgraded to hold the boards a hold keeps and the
+    camera's last board outside a hold (4), its saved boards read as held, and its open game
+    resumes."""
+    from companion_app.store import MIGRATIONS, SCHEMA_VERSION, KeptBoard
     with sqlite3.connect(tmp_path / FILENAME) as conn:
         for script in MIGRATIONS[:version]:  # the schema as that release left it (steps are never edited)
             conn.executescript(script)
@@ -1034,19 +1095,27 @@ def test_a_data_folder_of_an_earlier_schema_is_upgraded_and_its_game_resumed(tmp
         conn.execute("INSERT INTO sessions (game, setup, created) VALUES ('blokus', '{\"variant\": \"classic\"}', 0)")
         conn.execute("INSERT INTO events (session_id, kind, payload, created) VALUES (1, 'move', ?, 0)",
                      (json.dumps({"colour": "B", "cells": [list(c) for c in SCRIPT[0].cells], "source": "camera"}),))
+        if version == 3:
+            conn.execute("INSERT INTO kept_boards (session_id, board, uncertain, t) VALUES (1, ?, '[[0, 1]]', 1.5)",
+                         (json.dumps([[list(c), "B"] for c in SCRIPT[0].cells]),))
     conn.close()
     store = Store.open(tmp_path)
     with sqlite3.connect(tmp_path / FILENAME) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert store.kept_boards(1) == [KeptBoard([[list(c), "B"] for c in SCRIPT[0].cells], [[0, 1]], 1.5, True)] \
+        * (version == 3)
     s = Session.resume(store)
-    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"]
+    assert [h["colour"] for h in s.snapshot()["history"]] == ["B"] and s.notice is None
     store.keep_boards(s.id, [KeptBoard([[[0, 0], "B"]], [[0, 1]], 1.5)])
     assert store.kept_boards(s.id) == [KeptBoard([[[0, 0], "B"]], [[0, 1]], 1.5)]
+    store.keep_boards(s.id, [KeptBoard([[[0, 0], "B"]], [[0, 1]], 1.5, held=False)])
+    assert store.kept_boards(s.id) == [KeptBoard([[[0, 0], "B"]], [[0, 1]], 1.5, held=False)]
 
 
 @pytest.mark.parametrize("damage, says", [
     ("board = '[[[0, 0], \"B\"'", "camera board 1 kept for game 1 is damaged (its data is not valid JSON)"),
     ("t = 'soon'", "camera board 1 kept for game 1 is damaged (its cells or its time are not what was saved)"),
+    ("held = 'yes'", "camera board 1 kept for game 1 is damaged (whether a change waited on it is not what was saved)"),
     ("board = '[[[99, 0], \"B\"]]'", "a camera board saved while a change was held back is damaged"),
     ("board = '[[[0, 0], \"purple\"]]'", "a camera board saved while a change was held back is damaged"),
     ("uncertain = '[\"a,b\"]'", "a camera board saved while a change was held back is damaged"),
@@ -1074,7 +1143,7 @@ def test_a_new_game_drops_the_boards_the_closed_game_s_hold_kept(tmp_path):
     s, _, _ = held_game(tmp_path, 3)
     assert len(s.store.kept_boards(s.id)) == 3
     Session.start(s.store, {"variant": "classic"})
-    assert s.store.kept_boards(s.id) == []
+    assert held_saved(s) == []
 
 
 # --- a take-back during a hold (session 18) ---------------------------------------------------
@@ -1122,7 +1191,7 @@ def test_a_take_back_during_a_hold_keeps_the_hold(tmp_path, pending, piece, rest
     assert moves_logged(snap) == moves_logged(expected) and snap["scores"] == expected["scores"]
     assert alert_codes(snap) == alert_codes(expected)
     assert [e.payload.get("colour") for e in s._events if e.kind == "move"] == [m.colour for m in moves]
-    assert snap["holding"] == [] and rows(snap) == table[-1] and s.store.kept_boards(s.id) == []
+    assert snap["holding"] == [] and rows(snap) == table[-1] and held_saved(s) == []
 
 
 @pytest.mark.parametrize("pending", [2, 3, 4])
@@ -1137,7 +1206,7 @@ def test_a_tap_after_a_take_back_and_a_restart_before_the_camera_s_next_board_lo
     s.correct_cell(MISSED, ".")
     snap = s.snapshot()
     assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
-    assert snap["holding"] == [] and s.store.kept_boards(s.id) == []
+    assert snap["holding"] == [] and held_saved(s) == []
 
 
 @pytest.mark.parametrize("pending", [3, 4])
@@ -1199,7 +1268,7 @@ def test_a_take_back_that_settles_the_doubt_a_change_waits_on_logs_the_boards_ke
     s.take_back(0)
     snap = s.snapshot()
     assert [m[:2] for m in moves_logged(snap)] == [(m.colour, sorted(m.cells)) for m in moves[1:]]
-    assert snap["holding"] == [] and s.store.kept_boards(s.id) == []
+    assert snap["holding"] == [] and held_saved(s) == []
 
 
 @pytest.mark.parametrize("restart", [False, True])
@@ -1256,7 +1325,7 @@ def test_a_tap_on_a_square_of_a_piece_laid_during_a_hold_reads_only_the_boards_t
     snap, expected = s.snapshot(), seen_without_a_hold(tmp_path, moves)
     assert moves_logged(snap) == [(m.colour, sorted(m.cells), True) for m in moves] == moves_logged(expected)
     assert snap["alerts"] == [] and snap["holding"] == [] and rows(snap) == seen[-1]
-    assert snap["scores"] == expected["scores"] and s.store.kept_boards(s.id) == []
+    assert snap["scores"] == expected["scores"] and held_saved(s) == []
 
 
 def green_laid_with_two_squares_missed(tmp_path):

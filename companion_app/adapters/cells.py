@@ -269,18 +269,30 @@ class CellAdapter(GameAdapter):
                           if laid.get(cell, EMPTY) == o.colour or (held and cell not in laid)}
 
     def held_boards(self) -> list[KeptBoard]:
+        """The boards kept while a change is held back; outside a hold, the camera's last board
+        alone, not held (the corrections' ends are judged on it: :meth:`resume_hold`)."""
+        boards = [Kept(self.camera_board, self.uncertain, self.camera_t)] \
+            if not self.kept and self.camera_board is not None else self.kept
         return [KeptBoard([[self.cell_json(c), colour] for c, colour in sorted(k.board.items())],
-                          [self.cell_json(c) for c in k.uncertain], k.t) for k in self.kept]
+                          [self.cell_json(c) for c in k.uncertain], k.t, bool(self.kept)) for k in boards]
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
         """The boards the hold kept before a restart. The latest is also the camera's last board
         (while a change is held back every board the camera sends is kept; where the boards are
-        not caught up on, it alone is), so the page rings
-        what it did, and a tap before the camera's next board reads the held change as before."""
-        self.kept = [self.kept_from(k) for k in boards]
-        if self.kept:
-            latest = self.kept[-1]
-            self.camera_board, self.uncertain, self.camera_t = dict(latest.board), latest.uncertain, latest.t
+        not caught up on, it alone is; outside a hold it alone is saved, not held), so the page
+        rings what it did, and a tap before the camera's next board reads the held change as
+        before. Outside a hold, the corrections the log brings back (:meth:`restore`) that the
+        camera's last board no longer shows stay ended, as the board ended them: a piece taken
+        back by tap, left on the table and lifted, laid again before the camera's next board,
+        read empty and was never logged. (A kept board is no such test: the player's word
+        edits it, a piece taken back goes from it while it may lie there still.)"""
+        self.kept = [self.kept_from(k) for k in boards if k.held]
+        if boards:
+            latest = self.kept_from(boards[-1])
+            self.camera_board, self.uncertain, self.camera_t = latest.board, latest.uncertain, latest.t
+            if not boards[-1].held:
+                self.overrides = {c: o for c, o in self.overrides.items()
+                                  if o.stands(c, latest.board, latest.uncertain)}
 
     def kept_from(self, saved: KeptBoard) -> Kept:
         """A saved kept board; SessionError naming what is wrong when its cells or colours are
