@@ -493,6 +493,36 @@ def test_a_misread_chip_tapped_goes_before_the_chips_its_turn_logged_after_it(tm
     assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
 
 
+def test_an_own_chip_read_with_a_tapped_capture_on_a_held_board_is_judged_before_it(tmp_path):
+    """Found by the fuzz (seeds 23, 143): red's own chip on P02 and red's capture of blue's
+    H01 beside it show on one held board (the capture read blue, doubted). The tap "red" logs
+    the capture as red's turn; the next board logs P02's chip as its continuation, which the
+    camera read on the held board, in no order it saw: the capture is judged after it (base:
+    before it, flagged for no own chip beside it)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, T08="red", H01="blue blue", P02="red")), [[0, 3]], 3.0)
+    s.correct({"at": [0, 3], "top": "red"})
+    s.observe(camera(chips(START, T08="red", H01="blue red", P02="red")), [], 4.0)
+    assert history(s)[2:] == [("red", "? on (0, 2); ? on (0, 3)", [])]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_an_own_chip_first_read_after_a_tapped_capture_is_judged_after_it(tmp_path):
+    """Guard: the own chip read only on the board after the tap went down after the tapped
+    capture (the camera saw the capture without it), so the capture is still flagged."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, T08="red", H01="blue blue")), [[0, 3]], 3.0)
+    s.correct({"at": [0, 3], "top": "red"})
+    s.observe(camera(chips(START, T08="red", H01="blue red", P02="red")), [], 4.0)
+    assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
+
+
 def test_a_top_tapped_on_a_token_the_camera_cannot_read_now_corrects_its_last_reading(tmp_path):
     """Found by the fuzz (session 21): blue's block on red's T01 was read with a red top
     (doubted), then a hand made T01 unreadable; the tap "blue on top" then took red's logged
@@ -510,6 +540,26 @@ def test_a_top_tapped_on_a_token_the_camera_cannot_read_now_corrects_its_last_re
     s.correct({"at": [0, 0], "top": "blue"})
     assert history(s)[2:] == [("red", "? on (0, 0)", []), ("blue", "?+? block (0, 0)", [])]
     assert s.snapshot()["geometrius"]["tokens"][0]["stack"] == ["red", "blue", "blue"]
+
+
+def test_a_top_tapped_on_a_token_whose_chips_but_not_shape_were_read_adds_the_chip(tmp_path):
+    """Found by the fuzz (seed 25): blue captures red's Q01; the board that shows it reads the
+    new top red (doubted) and not Q01's shape. The tap "blue on top" adds blue's chip to the
+    two the camera read there; before, it read Q01's reading from before the capture (one
+    chip, all logged) and took red's logged chip for the misread one, unmaking red's turn."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red", Q03="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q01="red", Q03="blue", T01="red")), [], 3.0)
+    glare = camera(chips(START, Q01="red red", Q03="blue", T01="red"))
+    next(t for t in glare if t["shape"] == "Q01")["shape"] = "unknown"
+    s.observe(glare, [[1, 1]], 4.0)
+    s.correct({"at": [1, 1], "top": "blue"})
+    assert history(s) == [("red", "? on (1, 1)", []), ("blue", "? on (0, 1)", []), ("red", "? on (0, 0)", []),
+                          ("blue", "? on (1, 1)", [])]
+    s.observe(camera(chips(START, Q01="red blue", Q03="blue", T01="red")), [], 5.0)
+    assert len(history(s)) == 4
 
 
 def test_a_push_seen_with_one_chip_whose_colour_is_corrected_is_the_corrected_colour_s_turn(tmp_path):
@@ -625,6 +675,57 @@ def test_a_block_s_second_chip_misread_then_tapped_is_one_block(tmp_path):
     s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
     s.correct({"at": [0, 0], "top": "red"})
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+
+
+def test_a_block_seen_half_whose_two_cards_are_tapped_counts_two_chips(tmp_path):
+    """Red's block on Q03 seen half (one chip logged), its second chip read blue and doubted,
+    the two cards tapped: the field has the block, and so must the turn's count of chips on
+    Q03 (the page asks for cards by it, a tap reads the chips the log lacks by it), also once
+    the camera reads the block right (the field it reads is the game's: nothing new)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red")), [], 3.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red blue")), [[0, 1]], 4.0)
+    s.amend({"event": turn_event(s, 2), "token": "Q03", "cards": ["C02", "C05"]})
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red red")), [], 5.0)
+    assert history(s)[2:] == [("red", "C02+C05 block (0, 1)", [])]
+    assert s.snapshot()["geometrius"]["turns"][2]["slots"] == \
+        [{"token": "Q03", "at": [0, 1], "chips": 2, "cards": ["C02", "C05"], "fits": [True, True]}]
+
+
+def test_a_block_s_second_chip_logged_in_another_turn_joins_its_two_cards_as_one_chip(tmp_path):
+    """Red's block on T01 seen half, its second chip read blue (undoubted: logged as blue's
+    capture), the two cards tapped, then the tap "red": the chip leaving blue's turn is the
+    block's second chip, which the cards already count: two chips, not three."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red")), [], 3.0)
+    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
+    s.amend({"event": turn_event(s, 2), "token": "T01", "cards": ["C01", "C05"]})
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s)[2:] == [("red", "C01+C05 block (0, 0)", [])]
+    assert [slot["chips"] for slot in s.snapshot()["geometrius"]["turns"][2]["slots"]] == [2]
+
+
+def test_a_push_seen_with_a_block_s_doubted_second_chip_is_the_colour_s_whose_cards_are_tapped(tmp_path):
+    """Red's block on Q03 seen half, then a held board shows its second chip read blue (doubted)
+    and X02 pushed in; the two cards tapped for the block put its second chip on the field,
+    so the next board shows the push alone: it came with the block, red's (as for a top
+    tapped there), not the next colour's."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red")), [], 3.0)
+    push = Push("X02", "row", 3, "left")
+    s.observe(camera(geometrius.pushed(chips(START, Q01="red", H01="blue", Q03="red blue"), push)[0]), [[0, 1]], 4.0)
+    s.amend({"event": turn_event(s, 2), "token": "Q03", "cards": ["C02", "C05"]})
+    s.observe(camera(geometrius.pushed(chips(START, Q01="red", H01="blue", Q03="red red"), push)[0]), [], 5.0)
+    assert history(s)[2:] == [("red", "X02 into row 3 from the left; C02+C05 block (0, 1)", [])]
 
 
 def test_a_push_seen_with_a_doubted_chip_tapped_is_the_tapped_colour_s_turn(tmp_path):

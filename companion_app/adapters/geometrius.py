@@ -37,8 +37,17 @@ class Slot:
     """Chips one turn put on one token, and the cards tapped for them."""
 
     token: str
-    chips: int = 1
+    chips: int = 1  # as logged: seen by the camera, or tapped
     cards: tuple[str, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """The chips the turn put there: the cards tapped where they are more than the chips
+        logged. Two cards are a block (G5), whose second chip the camera may never have logged
+        (read as another colour and doubted, then read right only after the cards put it on
+        the field); a chip that later joins the slot (a continuation, or a tap taking it out
+        of another turn) is that second chip, already counted by the cards."""
+        return max(self.chips, len(self.cards))
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class Turned:
     events: tuple[int, ...] = ()  # every event the turn was seen in (continuations)
     pushed_with: tuple[str, ...] = ()  # the tokens of the chips the camera saw with the push
     push_after: int = 0  # how many of ``slots`` (the first) went down before the push
+    tapped: bool = False  # made by a tap: its chip was read on a board no turn explained
 
 
 @dataclass(frozen=True)
@@ -177,7 +187,8 @@ class GeometriusAdapter(GameAdapter):
                 last = entries[-1] if entries else None
                 if p.get("continues") and last is not None and last.move.colour == p["colour"]:
                     m = last.move
-                    entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), _joined(m.slots, _slots(p)),
+                    slots = _joined(_slots(p), m.slots) if p.get("first") else _joined(m.slots, _slots(p))
+                    entries[-1] = Entry(last.event_id, Turned(m.colour, m.push or _push(p), slots,
                                                               m.events + (event.id,),
                                                               m.pushed_with if m.push else _seen_with_push(p),
                                                               _push_after_joined(m, p)))
@@ -334,7 +345,7 @@ class GeometriusAdapter(GameAdapter):
     # --- input ---------------------------------------------------------------------------
 
     def observe(self, derived: Derived, board: Any, uncertain: Sequence, t: float) -> list[Item]:
-        seen, unsure = self.read(board)
+        seen, unsure, shapeless = self.read(board)
         unsure += self.unsure_places(uncertain)
         game = derived.game
         if game is None:
@@ -355,6 +366,9 @@ class GeometriusAdapter(GameAdapter):
         self.grew_with.update((shape, grown) for shape in fresh)
         if not grown:
             self.no_push_waits()
+            # no push moved a token: an unreadable one is the game's token at its place
+            self.read_shapeless(game, {(r + dr, c + dc): tok for (r, c), tok in shapeless.items()},
+                                {tok.shape for tok in seen.values()})
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
         pushed_by, self.pushed_by = self.pushed_by, None
@@ -363,6 +377,8 @@ class GeometriusAdapter(GameAdapter):
             self.no_push_waits()
             if turn == "same" or _shows_refused_turn(derived, game, turn):
                 return []
+            if self.went_first(derived, turn, fresh):
+                turn["first"] = True
             return [("turn", {**_with_tapped_push(derived.entries, turn, pushed_by), "source": "camera", "t": t})]
         for k in (1, 2):  # tokens or chips gone: a turn or two taken back
             if len(derived.entries) >= k:
@@ -372,6 +388,23 @@ class GeometriusAdapter(GameAdapter):
                     events = [e for entry in derived.entries[-k:] for e in entry.move.events]
                     return [("take_back", {"events": events, "source": "camera", "t": t})]
         return []  # a board no turn explains, with a push not logged, waits as a held one does
+
+    def went_first(self, derived: Derived, turn: dict, fresh: Sequence[str]) -> bool:
+        """Whether the chips of a camera turn that continues a turn made by a tap went down
+        before the tapped chip: they were read before this board (on the held board the tap
+        was made on, so the camera saw no order), and the rules find that order less wrong
+        (an own chip beside a capture, G3, put down first). Pushes keep their own order."""
+        last = derived.entries[-1].move if derived.entries else None
+        if not turn.get("continues") or last is None or not last.tapped or last.push is not None \
+                or "push" in turn or any(c["token"] in fresh for c in turn["chips"]):
+            return False
+        before = self.play(derived.core, derived.entries[:-1]).game
+        chips = _slots(turn)
+
+        def faults(slots: tuple[Slot, ...]) -> int:
+            return len(before.play(self.move(before, replace(last, slots=slots))).turns[-1].violations)
+
+        return faults(_joined(chips, last.slots)) < faults(_joined(last.slots, chips))
 
     def no_push_waits(self) -> None:
         """The board the camera read shows no push that waits to be logged (no token more than
@@ -418,21 +451,39 @@ class GeometriusAdapter(GameAdapter):
         size = geometrius.FIELD_SIZE
         return [[self.start[(r, c)] for c in range(size)] for r in range(size)]
 
-    def read(self, board: Any) -> tuple[dict[Pos, Token], list[Pos]]:
-        """The camera's tokens by place, and the places it could not read (unknown shape)."""
+    def read(self, board: Any) -> tuple[dict[Pos, Token], list[Pos], dict[Pos, Token]]:
+        """The camera's tokens by place, the places it could not read (unknown shape or
+        chips), and of those the ones whose chips it read (a token with no shape yet)."""
         seen: dict[Pos, Token] = {}
         unsure: list[Pos] = []
+        shapeless: dict[Pos, Token] = {}
         for raw in board or ():
             pos = (int(raw["row"]), int(raw["col"]))
             try:  # the camera names the physical chips; the table may call them otherwise
                 stack = self.setup.table_colours(raw.get("stack") or ())
             except ValueError:
                 stack = None
+            known = raw.get("stack_height_known", True) is not False
             if raw.get("shape") not in self.setup.catalogue.shapes or stack is None:
                 unsure.append(pos)
+                if stack is not None:
+                    shapeless[pos] = Token("", stack, height_known=known)
                 continue
-            seen[pos] = Token(raw["shape"], stack, height_known=raw.get("stack_height_known", True) is not False)
-        return seen, unsure
+            seen[pos] = Token(raw["shape"], stack, height_known=known)
+        return seen, unsure, shapeless
+
+    def read_shapeless(self, game: geometrius.Game, shapeless: Mapping[Pos, Token], read: set[str]) -> None:
+        """The chips read on tokens whose shape the camera could not make out (``shapeless``,
+        by the game's places, on a board where no push moved a token) as the last readings of
+        the game's tokens there (unless read elsewhere on the board).
+
+        A tap on such a token (the board is held) reads the chips the log lacks from its
+        last reading: the one before the hand or glare would lack the chip just put there,
+        and the tap would take a logged chip for the misread one."""
+        for pos, tok in shapeless.items():
+            token = game.tokens.get(pos)
+            if token is not None and token.shape not in read:
+                self.camera[token.shape] = replace(tok, shape=token.shape)
 
     def unsure_places(self, uncertain: Sequence) -> list[Pos]:
         out = []
@@ -554,7 +605,7 @@ class GeometriusAdapter(GameAdapter):
         # all of them when those under the top read as the tapped colour on the game's stack
         # (a block's two chips, the top one misread), else the top one. The log, not the
         # field: a chip misread as a colour with no turns left is logged, and not on the field.
-        logged = sum(s.chips for e in derived.entries for s in e.move.slots if s.token == token.shape)
+        logged = _logged(derived.entries, token.shape)
         unlogged = 0
         if seen.height_known and len(seen.stack) > logged:
             under = seen.stack[logged:-1]
@@ -608,6 +659,14 @@ class GeometriusAdapter(GameAdapter):
         unknown = [c for c in cards if c not in self.setup.catalogue.cards]
         if unknown:
             raise SessionError(f"the catalogue has no card {', '.join(unknown)}")
+        # Cards for more chips than the log has there: the user's word that a chip the camera
+        # could not read is there (a block's second chip, read as another colour and doubted),
+        # as a top tapped there is; read first on a held board with a push not logged, the
+        # push came with it (see correction).
+        seen = self.camera.get(token)
+        if len(cards) > slot.count and seen is not None and seen.height_known \
+                and len(seen.stack) > _logged(derived.entries, token) and self.grew_with.get(token):
+            self.pushed_by = (entry.move.colour, token)
         return {"event": event, "token": token, "cards": cards}
 
     def pass_payload(self, derived: Derived) -> dict:
@@ -658,7 +717,7 @@ class GeometriusAdapter(GameAdapter):
         catalogue = self.setup.catalogue
         turns = []
         for index, (entry, turn) in enumerate(zip(derived.entries, game.turns)):
-            slots = [{"token": s.token, "at": list(at[s.token]) if s.token in at else None, "chips": s.chips,
+            slots = [{"token": s.token, "at": list(at[s.token]) if s.token in at else None, "chips": s.count,
                       "cards": list(s.cards),
                       "fits": [catalogue.accepts(c, s.token) for c in s.cards]} for s in entry.move.slots]
             turns.append({"index": index, "event": entry.event_id, "colour": entry.move.colour,
@@ -703,6 +762,12 @@ def _added(had: tuple[str, ...], seen: Token) -> tuple[str, int] | None:
     return (top, 1) if top is not None else None
 
 
+def _logged(entries: Sequence[Entry], token: str) -> int:
+    """How many chips the log puts on ``token`` (a turn refused for no turns left included:
+    the camera shows its chip, the field lacks it)."""
+    return sum(s.count for e in entries for s in e.move.slots if s.token == token)
+
+
 def _fits_one_turn(last: geometrius.Move, push: Push | None, chips: list[dict]) -> bool:
     pushes = sum(isinstance(a, Push) for a in last.actions) + (push is not None)
     placed = sum(a.chips for a in last.actions if isinstance(a, Place))
@@ -737,7 +802,7 @@ def _places(tokens: Mapping[Pos, Token], slots: Sequence[Slot]) -> tuple[tuple[P
     for slot in slots:
         if slot.token not in at:
             continue
-        cards = list(slot.cards) + [PENDING] * max(0, slot.chips - len(slot.cards))
+        cards = list(slot.cards) + [PENDING] * (slot.count - len(slot.cards))
         while cards:
             take, cards = cards[:2], cards[2:]
             actions.append(Place(tuple(take), (at[slot.token],)))
@@ -802,14 +867,14 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
             continue
         if m.colour == top:
             return out
-        with_push = top != NO_CHIP and m.push is not None and m.pushed_with == (token,) and slot.chips == 1
+        with_push = top != NO_CHIP and m.push is not None and m.pushed_with == (token,) and slot.count == 1
         if with_push and m.slots == (slot,):
             # A push seen on one board with this chip only: the push's colour is never seen,
             # the turn had the chip's, so it is ``top``'s turn: the rest of ``top``'s turn in
             # progress where the turn before is that (a colour never moves twice running).
             before = out[i - 1].move if i else None
             if before is not None and before.colour == top and before.push is None \
-                    and sum(s.chips for s in before.slots) < geometrius.CHIPS_PER_TURN:
+                    and sum(s.count for s in before.slots) < geometrius.CHIPS_PER_TURN:
                 out[i - 1] = Entry(out[i - 1].event_id, replace(before, push=m.push, slots=_joined(before.slots, m.slots),
                                                                 events=before.events + m.events,
                                                                 pushed_with=m.pushed_with,
@@ -819,7 +884,7 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
             else:
                 out[i] = Entry(out[i].event_id, replace(m, colour=top))
             return out
-        fewer = replace(slot, chips=slot.chips - 1, cards=slot.cards[:slot.chips - 1])
+        fewer = replace(slot, chips=slot.count - 1, cards=slot.cards[:slot.count - 1])
         older = i < len(out) - 1
         carried = m.push if with_push and not older else None
         chip_first = m.slots.index(slot) < m.push_after
@@ -844,7 +909,7 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
         out[-1] = Entry(out[-1].event_id, turned)
         return out
     return out + [Entry(event_id, Turned(top, carried, chips, (event_id,), (token,) if carried else (),
-                                         int(bool(carried) and chip_first)))]
+                                         int(bool(carried) and chip_first), tapped=True))]
 
 
 def _shows_refused_turn(derived: Derived, game: geometrius.Game, turn: dict) -> bool:
@@ -855,7 +920,7 @@ def _shows_refused_turn(derived: Derived, game: geometrius.Game, turn: dict) -> 
         return False
     last = derived.entries[-1].move
     return (turn["colour"], _push(turn), Counter((c["token"], c["count"]) for c in turn["chips"])) == \
-        (last.colour, last.push, Counter((s.token, s.chips) for s in last.slots))
+        (last.colour, last.push, Counter((s.token, s.count) for s in last.slots))
 
 
 def _with_tapped_push(entries: Sequence[Entry], turn: dict, pushed_by: tuple[str, str] | None) -> dict:
