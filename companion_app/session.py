@@ -348,8 +348,8 @@ class Session:
     def _changed_hold(self) -> list[KeptBoard] | None:
         """The boards the hold keeps, as saved, when they differ from those saved last (so
         they are written once per stable board kept, and once when the hold is released or a
-        take-back lifts a piece off them; outside a hold, a cell game's camera's last board
-        alone, once per stable board); None otherwise, and for a retired session (never
+        take-back lifts a piece off them; a cell game's camera's last board after them, once
+        per stable board, during a hold or not); None otherwise, and for a retired session (never
         resumed)."""
         held = self.adapter.held_boards()
         return held if held != self._held and not self.retired else None

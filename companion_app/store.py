@@ -160,9 +160,9 @@ class KeptBoard:
     Geometrius keeps its camera's last reading of each token this way (see its adapter's
     ``held_boards``, with no time): a tap after a restart reads them.
 
-    ``held`` False: no change waits, and this is the camera's last board alone (a cell game's:
-    the corrections standing on the table are judged on it, so a restart must not forget the
-    board that ended one; rows saved before schema 4 are all held)."""
+    ``held`` False: the camera's last board as it came, saved last, after the boards a hold
+    keeps if any (a cell game's: the corrections standing on the table are judged on it, so a
+    restart must not forget the board that ended one; rows saved before schema 4 are all held)."""
 
     board: list
     uncertain: list

@@ -849,6 +849,46 @@ def test_a_piece_taken_back_by_tap_lifted_and_laid_again_over_a_restart_is_logge
     assert [h["colour"] for h in snap["history"]] == ["B", "R", "Y"] and snap["corrected"] == []
 
 
+def red_taken_back_then_lifted_during_a_hold(tmp_path, restart_before_relaid: bool | None):
+    """Red's piece taken back by tap and left on the table (it reads empty); green's piece held
+    on a doubted square; red's piece lifted (that ends "reads empty"), then laid again; the tap
+    on the doubt releases the hold. ``restart_before_relaid``: a restart before red's piece is
+    laid again (True), after (False), none (None). The history and the rings at the end."""
+    s, seen, doubt = new_session(tmp_path), boards(), SCRIPT[3].cells[0]
+    play(s, seen[:3])
+    s.take_back(2)
+    with_red = _put(seen[3], [doubt], ".")
+    s.observe(with_red, [doubt], 3.0)
+    s.observe(_put(with_red, SCRIPT[2].cells, "."), [doubt], 4.0)  # red's piece lifted
+    if restart_before_relaid:
+        s = restarted(s, tmp_path)
+        assert s.snapshot()["corrected"] == []
+    s.observe(with_red, [doubt], 5.0)  # red's piece laid again
+    if restart_before_relaid is False:
+        s = restarted(s, tmp_path)
+    s.correct_cell(doubt, "G")
+    snap = s.snapshot()
+    return [(h["colour"], h["legal"]) for h in snap["history"]], snap["corrected"]
+
+
+def test_a_piece_taken_back_by_tap_and_lifted_during_a_hold_is_logged_when_laid_again_after_a_restart(tmp_path):
+    """The same during a hold (rev_relaid22): the latest kept board is not the camera's board
+    as it came (a take-back by tap edits it), so the camera's board is saved after the kept
+    ones; before, a restart brought "reads empty" back, red's piece laid again was never logged
+    and green's was flagged as played out of turn."""
+    expected = red_taken_back_then_lifted_during_a_hold(tmp_path / "plain", None)
+    assert expected[0] == [("B", True), ("Y", True), ("R", True), ("G", True)]
+    assert red_taken_back_then_lifted_during_a_hold(tmp_path / "restarted", True) == expected
+
+
+@pytest.mark.xfail(strict=True, reason="rev_relaid22: a correction the camera ended during a hold, on a board "
+                   "it stands on again (the piece lifted and laid again) before the restart, is brought back "
+                   "by the log: the saved boards cannot tell it ended; red's piece is lost")
+def test_a_piece_taken_back_by_tap_lifted_and_laid_again_during_a_hold_then_a_restart_is_logged(tmp_path):
+    expected = red_taken_back_then_lifted_during_a_hold(tmp_path / "plain", None)
+    assert red_taken_back_then_lifted_during_a_hold(tmp_path / "restarted", False) == expected
+
+
 @pytest.mark.parametrize("game_over", [False, True])
 def test_a_correction_the_camera_ended_stays_ended_over_a_restart(tmp_path, game_over):
     """The camera misses a square of the latest piece (yellow's fifth; or the last piece of a
@@ -955,12 +995,13 @@ def test_the_boards_a_hold_keeps_are_saved_once_each_and_cleared_on_release(tmp_
     for t, board in enumerate(seen[1:], start=1):
         s.observe(board, [MISSED], float(t))
         s.set_camera("ok", "watching the board")
-    assert writes == ["1 with 1 events", 1, 2, 3, 4]
-    assert [k.t for k in s.store.kept_boards(s.id)] == [1.0, 2.0, 3.0, 4.0]
+    assert writes == ["1 with 1 events", 2, 3, 4, 5]  # each with the camera's board as it came, last
+    assert [k.t for k in held_saved(s)] == [1.0, 2.0, 3.0, 4.0]
+    assert [(k.t, k.held) for k in s.store.kept_boards(s.id)][-1] == (4.0, False)
     s.correct_cell(MISSED, ".")
     assert len(s.snapshot()["history"]) == len(moves) and held_saved(s) == []
     # the tap (held) with yellow's move, then red's, green's, blue's: each board with the move it explains
-    released = ["1 with 1 events", 1, 2, 3, 4, "3 with 2 events", "2 with 1 events", "1 with 1 events",
+    released = ["1 with 1 events", 2, 3, 4, 5, "4 with 2 events", "3 with 1 events", "2 with 1 events",
                 "1 with 1 events"]
     assert writes == released and [k.held for k in s.store.kept_boards(s.id)] == [False]
     s.observe(_put(seen[-1], [(1, 15), (2, 15)], "Y"), [], 10.0)  # yellow's next piece: logged at once
@@ -1005,13 +1046,15 @@ def test_a_hold_writes_each_new_board_alone_and_deletes_only_the_boards_explaine
     assert written() == [("insert", 1)]
     for t, board in enumerate(seen[1:], start=1):
         s.observe(board, [MISSED], float(t))
-        assert written() == [("delete", 1)] * (t == 1) + [("insert", t)]
+        # the board kept, and the camera's board as it came replacing the one saved before
+        assert [what for what, _ in written()] == ["delete", "insert", "insert"]
     s.correct_cell(MISSED, ".")
     logs_the_game_after(s, moves)
     # the tap logs yellow's move (its board goes) and settles the doubt on the three boards
-    # after it (rewritten once); then each move logged deletes the one board it explains, the
-    # last replaced by the camera's board, not held
-    assert [what for what, _ in written()] == ["delete"] * 4 + ["insert"] * 3 + ["delete"] * 3 + ["insert"]
+    # after it and on the camera's board (rewritten once); then each move logged deletes the one
+    # board it explains, the camera's board, not held, left alone
+    assert [what for what, _ in written()] == ["delete"] * 5 + ["insert"] * 4 + ["delete"] * 3
+    assert [k.held for k in s.store.kept_boards(s.id)] == [False]
 
 
 def test_the_boards_saved_are_read_back_exactly_whatever_changed_between_saves(tmp_path):
@@ -1071,7 +1114,7 @@ def test_a_take_back_during_a_hold_then_a_restart_logs_nothing_phantom(tmp_path,
     the tap logs yellow and red alone, blue's piece never again, as without the restart."""
     s, moves, seen = held_game(tmp_path, 2)
     s.take_back(0)
-    saved = s.store.kept_boards(s.id)
+    saved = held_saved(s)
     assert len(saved) == 2 and not any(colour == "B" for k in saved for _, colour in k.board)
     if restart:
         s = restarted(s, tmp_path)
@@ -1138,12 +1181,26 @@ def test_a_damaged_kept_board_does_not_keep_the_game_from_resuming(tmp_path, dam
     assert session.store.kept_boards(session.id) == []
 
 
+def test_a_damaged_camera_board_saved_after_a_hold_s_boards_resumes_no_part_of_the_hold(tmp_path):
+    """The camera's board is saved after the boards a hold keeps: damaged, the hold is not
+    resumed in part (the kept boards held with the notice saying they are lost)."""
+    s, _, _ = held_game(tmp_path, 3)
+    s.store.close()
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        assert conn.execute("SELECT held FROM kept_boards ORDER BY id").fetchall() == [(1,)] * 3 + [(0,)]
+        conn.execute("UPDATE kept_boards SET board = '[[[99, 0], \"B\"]]' WHERE held = 0")
+    conn.close()
+    session = Session.resume(Store.open(tmp_path))
+    assert session.notice.startswith("the game resumed, but the camera boards held back")
+    assert session.adapter.kept == [] and session.store.kept_boards(session.id) == []
+
+
 def test_a_new_game_drops_the_boards_the_closed_game_s_hold_kept(tmp_path):
     """A closed game is never resumed: the boards its hold kept go with it, not left in the file."""
     s, _, _ = held_game(tmp_path, 3)
-    assert len(s.store.kept_boards(s.id)) == 3
+    assert len(held_saved(s)) == 3
     Session.start(s.store, {"variant": "classic"})
-    assert held_saved(s) == []
+    assert s.store.kept_boards(s.id) == []  # the camera's board too
 
 
 # --- a take-back during a hold (session 18) ---------------------------------------------------

@@ -269,30 +269,31 @@ class CellAdapter(GameAdapter):
                           if laid.get(cell, EMPTY) == o.colour or (held and cell not in laid)}
 
     def held_boards(self) -> list[KeptBoard]:
-        """The boards kept while a change is held back; outside a hold, the camera's last board
-        alone, not held (the corrections' ends are judged on it: :meth:`resume_hold`)."""
-        boards = [Kept(self.camera_board, self.uncertain, self.camera_t)] \
-            if not self.kept and self.camera_board is not None else self.kept
+        """The boards kept while a change is held back, then the camera's last board as it came,
+        not held (the corrections' ends are judged on it: :meth:`resume_hold`; during a hold too,
+        since the player's word edits the kept boards)."""
+        camera = [] if self.camera_board is None else [(Kept(self.camera_board, self.uncertain, self.camera_t), False)]
         return [KeptBoard([[self.cell_json(c), colour] for c, colour in sorted(k.board.items())],
-                          [self.cell_json(c) for c in k.uncertain], k.t, bool(self.kept)) for k in boards]
+                          [self.cell_json(c) for c in k.uncertain], k.t, held)
+                for k, held in [(k, True) for k in self.kept] + camera]
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
-        """The boards the hold kept before a restart. The latest is also the camera's last board
-        (while a change is held back every board the camera sends is kept; where the boards are
-        not caught up on, it alone is; outside a hold it alone is saved, not held), so the page
-        rings what it did, and a tap before the camera's next board reads the held change as
-        before. Outside a hold, the corrections the log brings back (:meth:`restore`) that the
-        camera's last board no longer shows stay ended, as the board ended them: a piece taken
-        back by tap, left on the table and lifted, laid again before the camera's next board,
-        read empty and was never logged. (A kept board is no such test: the player's word
-        edits it, a piece taken back goes from it while it may lie there still.)"""
-        self.kept = [self.kept_from(k) for k in boards if k.held]
+        """The boards the hold kept before a restart, and the camera's last board, saved after
+        them, not held (a folder saved before: the latest kept board stands for it), so the page
+        rings what it did, and a tap before the camera's next board reads as before. The
+        corrections the log brings back (:meth:`restore`) that the camera's last board no longer
+        shows stay ended, as the board ended them: a piece taken back by tap, left on the table
+        and lifted, laid again before the camera's next board, read empty and was never logged.
+        (A kept board is no such test: the player's word edits it, a piece taken back goes from
+        it while it may lie there still.)"""
+        kept = [self.kept_from(k) for k in boards if k.held]  # all read before any is held
         if boards:
             latest = self.kept_from(boards[-1])
             self.camera_board, self.uncertain, self.camera_t = latest.board, latest.uncertain, latest.t
             if not boards[-1].held:
                 self.overrides = {c: o for c, o in self.overrides.items()
                                   if o.stands(c, latest.board, latest.uncertain)}
+        self.kept = kept
 
     def kept_from(self, saved: KeptBoard) -> Kept:
         """A saved kept board; SessionError naming what is wrong when its cells or colours are
