@@ -18,6 +18,7 @@ import numpy as np
 from vision.equilibrix import read_equilibrix
 from vision.errors import ReadError
 from vision.flowergrid import names
+from vision.photo import DECODE_SHORT_SIDE
 from vision.synth.conditions import sample_conditions
 from vision.synth.equilibrix import random_position, render_photo
 
@@ -38,7 +39,7 @@ def _read(image):
     return {n: reading.fields.get(n, ".") for n in NAMES}, set(reading.uncertain)
 
 
-BENCH = PhotoBench(len(NAMES), _render, _read)
+BENCH = PhotoBench(len(NAMES), _render, _read, DECODE_SHORT_SIDE.get("equilibrix"))
 RING_CONDITIONS = ("clean", "perspective", "rotation", "glare", "hand", "hard")
 
 

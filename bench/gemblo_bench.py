@@ -22,6 +22,7 @@ from vision import gemblo_cells, gemblo_clear
 from vision.errors import ReadError
 from vision.gemblo import locate_board, read_gemblo
 from vision.hexgrid import cells, key
+from vision.photo import DECODE_SHORT_SIDE
 from vision.pose import rectify
 from vision.synth.conditions import CONDITIONS, sample_conditions
 from vision.synth.gemblo import render_photo
@@ -43,7 +44,7 @@ def _read(image):
     return {n: reading.cells.get(n, ".") for n in NAMES}, set(reading.uncertain)
 
 
-BENCH = PhotoBench(len(NAMES), _render, _read)
+BENCH = PhotoBench(len(NAMES), _render, _read, DECODE_SHORT_SIDE.get("gemblo"))
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from vision.errors import ReadError
-from vision.image_io import load_image
+from vision.image_io import load_image, load_photo
 from vision.synth.conditions import CONDITIONS
 
 Cell = Hashable
@@ -54,6 +54,9 @@ class PhotoBench:
     render: Callable[[np.random.Generator, str, tuple[int, int]], tuple[np.ndarray, Truth]]
     # image -> (best label per cell, uncertain cells)
     read: Callable[[np.ndarray], tuple[dict[Cell, str], set[Cell]]]
+    # the short side a photo file is decoded for (``vision.photo.DECODE_SHORT_SIDE``): the
+    # latency is that of the photo path, a 12 MP JPEG decoded reduced; None: decoded whole
+    short_side: int | None = None
 
 
 def upright(photo) -> np.ndarray:
@@ -118,19 +121,20 @@ def accuracy(bench: PhotoBench, per_condition: int, seed: int, size=(1600, 1200)
 
 def latency(bench: PhotoBench, size: tuple[int, int], photos: int) -> float:
     """Median seconds to read a JPEG file of a clean photo (decoding is part of the wait)."""
-    return read_seconds(lambda rng: bench.render(rng, "clean", size)[0], bench.read, photos)
+    return read_seconds(lambda rng: bench.render(rng, "clean", size)[0], bench.read, photos, bench.short_side)
 
 
 def read_seconds(render: Callable[[np.random.Generator], np.ndarray], read: Callable[[np.ndarray], object],
-                 photos: int) -> float:
+                 photos: int, short_side: int | None = None) -> float:
     """Median seconds for ``read`` to take a JPEG file of each of ``photos`` rendered images,
-    decoding included (a user's photo arrives as a file)."""
+    decoding included (a user's photo arrives as a file), decoded for ``short_side`` pixels
+    (:func:`vision.image_io.load_photo`)."""
     times = []
     for i in range(photos):
         image = render(np.random.default_rng(500 + i))
         _, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         start = time.perf_counter()
-        read(load_image(jpeg.tobytes()))
+        read(load_photo(jpeg.tobytes(), short_side)[0])
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 

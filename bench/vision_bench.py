@@ -16,6 +16,7 @@ import numpy as np
 
 from rules.blokus import random_game_state
 from vision.blokus import read_blokus
+from vision.photo import DECODE_SHORT_SIDE
 from vision.synth.blokus import render_photo
 from vision.synth.conditions import sample_conditions
 
@@ -55,7 +56,7 @@ def _read(image):
     return labels, {tuple(c) for c in reading.uncertain}
 
 
-BENCH = PhotoBench(SIZE * SIZE, _render, _read)
+BENCH = PhotoBench(SIZE * SIZE, _render, _read, DECODE_SHORT_SIDE.get("blokus"))
 
 
 def main() -> None:

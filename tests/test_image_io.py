@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vision.errors import ReadError
-from vision.image_io import load_image
+from vision.image_io import load_image, load_photo
 
 
 def _asymmetric() -> np.ndarray:
@@ -59,6 +59,33 @@ def test_jpeg_exif_orientation_is_applied(value: int, corner: str, shape: tuple[
 def test_png_exif_orientation_is_applied() -> None:
     img = load_image(_png_with_orientation(_asymmetric(), 6))
     assert img.shape == (400, 300, 3) and _red_corner(img) == "tr"
+
+
+def test_jpeg_with_pixels_to_spare_is_decoded_reduced_and_upright() -> None:
+    """A JPEG with at least twice the short side a reader needs is decoded at the smallest of
+    1/2, 1/4, 1/8 scale that keeps it (libjpeg skips most of its inverse DCT), still turned
+    upright by its EXIF orientation; never below the smallest photo accepted (``MIN_SIDE``)."""
+    big = cv2.resize(_asymmetric(), (1600, 1200), interpolation=cv2.INTER_NEAREST)
+    for value, corner, shape in ((1, "tl", (600, 800)), (6, "tr", (800, 600)), (3, "br", (600, 800))):
+        img, factor = load_photo(_jpeg_with_orientation(big, value), 600)
+        assert factor == 2 and img.shape == (*shape, 3) and _red_corner(img) == corner
+    jpeg = _jpeg_with_orientation(big, 1)
+    assert [load_photo(jpeg, side)[1] for side in (599, 300, 299, 150)] == [2, 4, 4, 4]  # 1200 / 8 < MIN_SIDE
+
+
+def test_only_a_jpeg_with_pixels_to_spare_is_decoded_reduced() -> None:
+    """A PNG's decoder cannot skip work by scale, and a JPEG short of twice the side asked for
+    would be shrunk below it (or already is below it): both are decoded whole, as
+    :func:`load_image` does."""
+    big = cv2.resize(_asymmetric(), (1600, 1200), interpolation=cv2.INTER_NEAREST)
+    png = _png_with_orientation(big, 6)
+    img, factor = load_photo(png, 300)
+    assert factor == 1 and img.shape == (1600, 1200, 3) and _red_corner(img) == "tr"
+    assert np.array_equal(img, load_image(png))
+    jpeg = _jpeg_with_orientation(big, 1)
+    for side in (601, 1300, None):
+        img, factor = load_photo(jpeg, side)
+        assert factor == 1 and np.array_equal(img, load_image(jpeg))
 
 
 def test_loads_from_path(tmp_path) -> None:

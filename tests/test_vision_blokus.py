@@ -22,8 +22,9 @@ from vision.blokus import (MUG_CELLS, _evidence_floor, apply_rules, debug_images
 from vision.blokus_complete import _ground, _starts, _turn_order
 from vision.completion import Patch, anchors, inventory
 from vision.errors import ReadError
-from vision.image_io import load_image
-from vision.pose import MAX_VIEW_ANGLE_DEG, BoardPose, check_angle, corner_points
+from vision import photo as photo_path
+from vision.image_io import load_image, load_photo
+from vision.pose import MAX_VIEW_ANGLE_DEG, BoardPose, _span, check_angle, corner_points
 from vision.sampling import cells_in_photo, under_occluder
 from vision.synth import CONDITIONS, SyntheticPhoto, render_photo, sample_conditions
 from vision.synth.phone import jpeg_420, one_hue, sepia_matrix
@@ -79,6 +80,36 @@ def test_exif_rotated_photo_is_read_upright() -> None:
     reading = read_blokus(image)
     assert confident_errors(p, reading.board, reading.uncertain) == []
     assert corner_error_cells(p, reading.pose) < 0.2
+
+
+def test_12mp_exif_rotated_jpeg_is_read_at_half_size_as_when_decoded_whole(monkeypatch) -> None:
+    """A phone's 12 MP JPEG, stored sideways, has twice the pixels the reader is measured at: the
+    photo path decodes it at half size (:data:`vision.photo.DECODE_SHORT_SIDE`) and reads the same
+    board, and the corners it reports are the file's upright pixels, as a whole decode gives them."""
+    p = photo("exif_rotated", 7, typical=True, size=(4000, 3000))
+    factors = []
+
+    def recorded(source, short_side=None):
+        image, factor = load_photo(source, short_side)
+        factors.append(factor)
+        return image, factor
+
+    monkeypatch.setattr(photo_path, "load_photo", recorded)
+    reading = photo_path.read_photo(p.encoded, "blokus")
+    whole = read_blokus(load_image(p.encoded))
+    assert factors == [2]
+    assert reading.board == whole.board and reading.uncertain == whole.uncertain
+    assert confident_errors(p, reading.board, reading.uncertain) == []
+    assert reading.pose.image_size == whole.pose.image_size == (3000, 4000)
+    assert np.abs(reading.pose.corners - whole.pose.corners).max() < 1.0  # pixels of the file
+
+
+def test_top_down_view_is_cropped_round_the_points_off_the_horizon() -> None:
+    """A board point on the horizon maps to no photo point (NaN): the photo's crop for the
+    top-down view is bounded by the others, whether or not a NaN is there."""
+    maps = np.array([[[3.0, 4.0], [np.nan, np.nan]], [[10.0, 2.0], [7.0, 9.0]]], np.float32)
+    assert _span(maps) == ((3.0, 2.0), (10.0, 9.0))
+    assert _span(np.nan_to_num(maps, nan=5.0)) == ((3.0, 2.0), (10.0, 9.0))
 
 
 def test_corner_order_follows_the_photo_for_any_rotation() -> None:

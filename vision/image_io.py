@@ -6,6 +6,10 @@ Phone photos arrive as files or uploaded bytes in any orientation. OpenCV 4.12's
 What it does not do is refuse dangerous or useless input politely, so this module checks
 the format signature and, for JPEG and PNG, the pixel count in the header *before*
 decoding: a 50+ MP image (or a decompression bomb) is refused without allocating it.
+
+A reader that needs fewer pixels than a phone's 12 MP may have a JPEG decoded at 1/2, 1/4 or
+1/8 of its size (:func:`load_photo`): libjpeg then runs a smaller inverse DCT per block instead
+of decoding every pixel and shrinking them afterwards, which is most of a 12 MP photo's decode.
 """
 from __future__ import annotations
 
@@ -32,15 +36,31 @@ _SIGNATURES = (
     (b"MM\x00*", "TIFF"),
 )
 _HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")
+# libjpeg's scale divisors and the flags asking imdecode for them (colour, EXIF orientation applied)
+_DECODE_FLAGS = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
+                 8: cv2.IMREAD_REDUCED_COLOR_8}
 # JPEG start-of-frame markers carry the image size (C4, C8 and CC are not frames).
 _SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 
 
 def load_image(source: str | Path | bytes) -> np.ndarray:
-    """Decode a photo (path or file bytes) to an upright BGR ``uint8`` array.
+    """Decode a photo (path or file bytes) to an upright BGR ``uint8`` array, every pixel of it.
 
     Raises :class:`ReadError` with code ``unreadable_image`` (missing, empty, truncated or
     corrupt file), ``not_an_image``, ``image_too_large`` or ``image_too_small``.
+    """
+    return load_photo(source)[0]
+
+
+def load_photo(source: str | Path | bytes, short_side: int | None = None) -> tuple[np.ndarray, int]:
+    """Decode a photo as :func:`load_image` does, and the factor its sides were divided by.
+
+    ``short_side``: the fewest pixels on the short side the reading needs. A JPEG with at least
+    twice as many is decoded at the smallest of 1/2, 1/4 and 1/8 scale that keeps them
+    (:func:`_reduction`; EXIF orientation still applied); any other file, or a JPEG with fewer,
+    is decoded whole (factor 1). A reduced pixel ``x`` covers the file's pixels round
+    ``factor * x + (factor - 1) / 2`` (and so for ``y``): :meth:`vision.pose.BoardPose.scaled` by
+    the factor maps a pose back to the file.
     """
     data = _read_bytes(source)
     kind = _format(data)
@@ -48,7 +68,8 @@ def load_image(source: str | Path | bytes) -> np.ndarray:
     if size is not None and size[0] * size[1] > MAX_PIXELS:
         raise ReadError("image_too_large", f"the image is {size[0]}x{size[1]} pixels; "
                         f"at most {MAX_PIXELS // 1_000_000} MP are accepted")
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    factor = _reduction(size, kind, short_side)
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), _DECODE_FLAGS[factor])
     if image is None or image.ndim != 3 or image.shape[2] != 3:
         raise ReadError("unreadable_image", f"the {kind} data is corrupt and could not be decoded")
     h, w = image.shape[:2]
@@ -58,7 +79,17 @@ def load_image(source: str | Path | bytes) -> np.ndarray:
     if min(h, w) < MIN_SIDE:
         raise ReadError("image_too_small", f"the image is {w}x{h} pixels; a board needs at least "
                         f"{MIN_SIDE} pixels on the short side")
-    return image
+    return image, factor
+
+
+def _reduction(size: tuple[int, int] | None, kind: str, short_side: int | None) -> int:
+    """The largest of libjpeg's scale divisors that leaves a JPEG of ``size`` (width, height)
+    ``short_side`` pixels on its short side, and never fewer than :data:`MIN_SIDE` (a photo
+    accepted whole is not refused as too small once reduced); 1 for other formats (their
+    decoders cannot skip work by scale: OpenCV would decode every pixel and then shrink them)."""
+    if kind != "JPEG" or short_side is None or size is None:
+        return 1
+    return max((d for d in _DECODE_FLAGS if min(size) >= d * max(short_side, MIN_SIDE)), default=1)
 
 
 def as_bgr(image: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ load (EXIF-upright, validated) → read → optional debug images → decompose 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -18,7 +18,7 @@ from rules.scoring import ScoreSheet
 
 from .errors import ReadError
 from .exposure import refusal
-from .image_io import load_image, require_colour
+from .image_io import load_photo, require_colour
 
 
 READERS = {
@@ -27,6 +27,14 @@ READERS = {
     "equilibrix": ("vision.equilibrix", "read_equilibrix"),
     "geometrius": ("vision.geometrius", "read_geometrius"),
 }
+# The fewest pixels on a photo's short side each game's reader is decoded for
+# (:func:`vision.image_io.load_photo`): the Blokus and Equilibrix readers' accuracy is measured at
+# 1600x1200, so a JPEG twice that size (a phone's 12 MP) is decoded at half size, not below what
+# was measured; on 40 photos of 12 MP each (two per condition), neither read a cell silently
+# wrong either way. A game absent is decoded whole: Gemblo's readings of 12 MP photos at half
+# size changed in 36 of 40 and gained silent errors (session 22), and Geometrius reads its
+# tokens' polygon angles from fine edges, untried at a reduced decode.
+DECODE_SHORT_SIDE = {"blokus": 1200, "equilibrix": 1200}
 
 
 def _reader(game: str):
@@ -58,13 +66,16 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
     the user asked for it, so reading without it would pass an uncalibrated reading off as a
     calibrated one. (The live referee, whose calibration is the table's own, carries on.)
 
+    A JPEG larger than the reader needs is decoded reduced (:data:`DECODE_SHORT_SIDE`); the
+    reading's pose is then scaled back, so its corners are the file's pixels whatever the decode.
+
     A calibration with a colour profile hands it to the reader as the colours' prior. The board
     lock and the profile are a Blokus board's (``calibration.CALIBRATED_GAME``): another game's photo is
     undistorted by the calibration's lens and read without them (its board lies elsewhere; a
     Blokus lock handed to the Equilibrix reader is refused there as another board's). A
     calibration with no lens holds nothing for another game's photo, and is refused as well.
     """
-    image, pose, extra = load_image(source), None, {}
+    (image, reduction), pose, extra = load_photo(source, DECODE_SHORT_SIDE.get(game)), None, {}
     try:
         require_colour(image)
     except ReadError as e:
@@ -82,9 +93,10 @@ def _read(read, source: str | Path | bytes, calibration: str | None, game: str):
             if cal.colours is not None:
                 extra["profile"] = cal.colours
     try:
-        return read(image, calibration=pose, **extra)
+        reading = read(image, calibration=pose, **extra)
     except ReadError as e:
         raise refusal(image, e) from None
+    return reading if reduction == 1 else replace(reading, pose=reading.pose.scaled(reduction))
 
 
 def write_debug(images: Mapping[str, np.ndarray], folder: str) -> None:

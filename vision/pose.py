@@ -264,9 +264,9 @@ def rectify(image: np.ndarray, pose: BoardPose, px_per_unit: float, margin: floa
     out_h = int(round((h_units + 2 * margin) * px_per_unit))
     maps = _photo_maps(pose, px_per_unit, margin, out_w, out_h)
     h, w = image.shape[:2]
-    x0, y0 = (max(0, int(np.floor(np.nanmin(maps[..., i]))) - 2) for i in (0, 1))
-    x1 = min(w, int(np.ceil(np.nanmax(maps[..., 0]))) + 3)
-    y1 = min(h, int(np.ceil(np.nanmax(maps[..., 1]))) + 3)
+    (left, top), (right, bottom) = _span(maps)
+    x0, y0 = max(0, int(np.floor(left)) - 2), max(0, int(np.floor(top)) - 2)
+    x1, y1 = min(w, int(np.ceil(right)) + 3), min(h, int(np.ceil(bottom)) + 3)
     if x1 <= x0 or y1 <= y0:  # the board lies entirely outside this image
         return np.zeros((out_h, out_w) + image.shape[2:], image.dtype)
     crop = image[y0:y1, x0:x1]
@@ -280,6 +280,17 @@ def rectify(image: np.ndarray, pose: BoardPose, px_per_unit: float, margin: floa
     mx = (maps[..., 0] - x0 + 0.5) * fx - 0.5  # pixel centres stay aligned when shrinking
     my = (maps[..., 1] - y0 + 0.5) * fy - 0.5
     return cv2.remap(crop, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _span(maps: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The least and the greatest photo (x, y) in ``maps`` (rows x columns x 2), NaNs skipped.
+
+    Every candidate grid's top-down view asks for it: numpy's NaN-skipping reductions take
+    about four times as long as the plain ones over these interleaved maps, and a NaN (a point
+    on the horizon) is rare, so they run only when one is there."""
+    x, y = maps[..., 0], maps[..., 1]
+    least, most = (np.nanmin, np.nanmax) if np.isnan(maps).any() else (np.min, np.max)
+    return (float(least(x)), float(least(y))), (float(most(x)), float(most(y)))
 
 
 def _photo_maps(pose: BoardPose, px_per_unit: float, margin: float, out_w: int, out_h: int) -> np.ndarray:
