@@ -1856,3 +1856,73 @@ def test_a_kept_board_that_doubts_a_piece_of_the_latest_says_nothing_of_their_or
     s.observe(_put(_put(seen[3], red, "."), [shadow], "B"), [*red, shadow], 2.0)
     s.observe(seen[3], [], 3.0)
     logs_the_game_after(s, moves)
+
+
+# --- session 22 (round fuzzbg22): fresh fuzz seeds 350-699 ---------------------------------------
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_hand_over_a_piece_taken_back_by_tap_still_on_the_table_logs_nothing(tmp_path, restart):
+    """Green lays out of turn and the player taps its piece back, leaving it on the table; red
+    lays while a hand over a square of green's piece reads it empty, doubted; the hand lifts,
+    then green's piece is lifted and laid for real (Blokus fuzz seed 350). The doubted reading
+    ended the correction on that square, so the clear board after the hand logged it as a
+    legal green move of one square, unflagged, and green's real piece never."""
+    s = new_session(tmp_path)
+    stray, red = SCRIPT[3], SCRIPT[2]
+    seen = boards((SCRIPT[0], SCRIPT[1], stray, red))
+    play(s, seen[:3])
+    s.take_back(2)
+    if restart:
+        s = restarted(s, tmp_path)
+    s.observe(_put(seen[3], [stray.cells[1]], "."), [stray.cells[1]], 3.0)
+    s.observe(seen[3], [], 4.0)
+    logs_the_game_after(s, (SCRIPT[0], SCRIPT[1], red))
+    moves = (SCRIPT[0], SCRIPT[1], red, stray)
+    s.observe(boards((SCRIPT[0], SCRIPT[1], red))[-1], [], 5.0)
+    s.observe(boards(moves)[-1], [], 6.0)
+    logs_the_game_after(s, moves)
+
+
+def test_a_hand_over_a_tapped_misread_keeps_the_correction(tmp_path):
+    """A square of red's domino is read green without a doubt and the player taps it red; a hand
+    over it then reads it empty, doubted, and the camera reads it green again once the hand
+    lifts, then green lays. The hand's board ended the correction: the misread was back, the
+    change held as no play, and the game waited on the same tap again with green's piece
+    unlogged. The hand showed nothing against the player's word."""
+    s = new_session(tmp_path)
+    moves = SCRIPT[:4]
+    seen = boards(moves)
+    square = (18, 19)
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [square], "G"), [], 2.0)
+    s.correct_cell(square, "R")
+    s.observe(_put(seen[2], [square], "."), [square], 3.0)
+    s.observe(_put(seen[2], [square], "G"), [], 4.0)
+    s.observe(_put(seen[3], [square], "G"), [], 5.0)
+    logs_the_game_after(s, moves)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_stray_lifted_and_another_laid_over_its_squares_during_a_hold_keeps_the_boards(tmp_path, restart):
+    """Green lays a stray out of turn (logged, flagged) and lifts it as red lays, a square of
+    red's piece doubted; a second green stray is laid over one square of the first, and green
+    lays for real beside; the second stray is lifted as blue lays, and the doubt is read
+    clearly (Gemblo fuzz seed 496). The second stray read that square as the log has it
+    again, and the held change was taken for gone: the boards kept for red's piece were
+    dropped, and the latest board, a take-back and three pieces ahead of the log, explained
+    nothing: the game stalled. The rest of the change stood; the strays' boards are skipped
+    as stale, and the game is logged in turn."""
+    s = new_session(tmp_path)
+    first, second = Move("G", ((17, 0), (16, 0), (15, 0))), Move("G", ((15, 0), (14, 0), (14, 1)))
+    moves = (SCRIPT[0], SCRIPT[1], *LATER)
+    seen = boards(moves)
+    square = (18, 19)
+    play(s, boards((SCRIPT[0], SCRIPT[1], first)))
+    assert [h["legal"] for h in s.snapshot()["history"]] == [True, True, False]
+    s.observe(_put(seen[2], [square], "."), [square], 3.0)
+    s.observe(_put(_put(seen[2], second.cells, "G"), [square], "."), [square], 4.0)
+    if restart:
+        s = restarted(s, tmp_path)
+    s.observe(_put(_put(seen[3], second.cells, "G"), [square], "."), [square], 5.0)
+    s.observe(seen[4], [], 6.0)
+    logs_the_game_after(s, moves)

@@ -39,7 +39,7 @@ class Override:
     """A corrected cell: while the camera reads ``misread`` there, it means ``colour``.
 
     Without it the next camera board would bring the misread straight back. Once the camera
-    reads anything else there the table changed, and the camera is believed again.
+    reads anything else there clearly the table changed, and the camera is believed again.
 
     A cell that reads the same whether the piece is there or not cannot show that: a missed
     cell of a piece reads empty, and so does the bare board once the piece is lifted (a
@@ -48,6 +48,11 @@ class Override:
     correction also stands on its ``piece``: the piece's other cells, read in its colour when
     the correction was made. Once the camera reads one of them clearly otherwise, the piece
     was lifted or moved, and the correction ends with it.
+
+    A cell the camera could not read (a hand over it) shows nothing against the correction,
+    on the cell as on its piece: ended by a hand over a piece taken back by tap, the piece
+    still on the table was logged again, one square, once the hand lifted (Blokus fuzz seed
+    350), and a tapped misread came back.
 
     The same test says which boards the correction reads at all (:func:`overridden`): a board
     kept during a hold from before the piece was laid shows the cell as the bare board it was,
@@ -65,9 +70,10 @@ class Override:
 
     def stands(self, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
         """Whether the camera's board ``seen`` (occupied cells; ``doubted``: those it could not
-        read) still shows what the correction was made against."""
+        read) still shows what the correction was made against (a doubted cell shows nothing
+        against it)."""
         shown = self.colour if self.misread == EMPTY else self.misread  # the piece's colour
-        return seen.get(cell, EMPTY) == self.misread and all(
+        return (seen.get(cell, EMPTY) == self.misread or cell in doubted) and all(
             seen.get(c, EMPTY) == shown or c in doubted for c in self.piece)
 
     def also_on(self, piece: frozenset[Cell]) -> "Override":
@@ -412,12 +418,28 @@ class CellAdapter(GameAdapter):
         every cell of it read clearly on both boards is read the same (the player's
         corrections standing). A cell doubted on either is no sign the change went: the doubt
         the change waits on read clearly at last, or a hand over the piece now; dropping the
-        kept boards for it lost the pieces laid meanwhile (three or more: the game stalled)."""
+        kept boards for it lost the pieces laid meanwhile (three or more: the game stalled).
+        Nor is a logged piece's square the first board read bare and ``seen`` reads as a square
+        of another piece (:meth:`laid_over`)."""
         first = self.kept[0]
         then = self.with_overrides(first.board, first.uncertain, first.t)
         now = self.with_overrides(seen, self.uncertain, self.camera_t)
         doubted = {*first.uncertain, *self.uncertain}
-        return all(then.get(c) == now.get(c) for c in self.differences(derived, first) if c not in doubted)
+        return all(then.get(c) == now.get(c) or (c not in then and self.laid_over(derived, c, now, doubted))
+                   for c in self.differences(derived, first) if c not in doubted)
+
+    def laid_over(self, derived: Derived, cell: Cell, now: Mapping[Cell, str], doubted: set[Cell]) -> bool:
+        """Whether ``cell``, a square of a logged piece, is read on the board ``now``
+        (``doubted``: the cells it could not read) clearly as a square of a piece other than
+        that one: a piece laid over the square since the logged one was lifted, which says
+        nothing of the lifted piece coming back. A stray lifted and another laid over some of
+        its squares during a hold (Gemblo fuzz seed 496) read those squares as the log has them
+        again: the held change was taken for gone, the boards kept for the piece laid meanwhile
+        were dropped, and the latest board, too far ahead of the log, explained nothing."""
+        logged = next((set(e.move.cells) for e in reversed(derived.entries) if cell in e.move.cells), None)
+        if logged is None or cell not in now or cell in doubted:
+            return False
+        return self.piece_around({c: colour for c, colour in now.items() if c not in doubted}, cell) != logged
 
     def stale(self, kept: Kept, latest: Kept, derived: Derived) -> bool:
         """Whether a kept board shows a piece the latest board no longer has (a cell it shows
