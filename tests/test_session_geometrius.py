@@ -664,15 +664,22 @@ def test_push_and_misread_chip_after_the_turn_s_first_chip_rejoin_the_turn_on_th
     assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
 
 
-def test_a_block_s_second_chip_misread_then_tapped_is_one_block(tmp_path):
-    """Red's block on T01 seen half, its second chip read blue: the tap "red" makes one block,
-    not a capture of red's own chip (top_is_own)."""
+def red_block_seen_half_its_second_chip_read_blue(tmp_path) -> Session:
+    """Red's capture of Q03 and blue's of H01, then red's block on T01 seen one chip at a
+    time, its second chip read blue (undoubted)."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q03="red")), [], 1.0)
     s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
     s.observe(camera(chips(START, Q03="red", H01="blue", T01="red")), [], 3.0)
     s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
+    return s
+
+
+def test_a_block_s_second_chip_misread_then_tapped_is_one_block(tmp_path):
+    """Red's block on T01 seen half, its second chip read blue: the tap "red" makes one block,
+    not a capture of red's own chip (top_is_own)."""
+    s = red_block_seen_half_its_second_chip_read_blue(tmp_path)
     s.correct({"at": [0, 0], "top": "red"})
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
 
@@ -699,12 +706,7 @@ def test_a_block_s_second_chip_logged_in_another_turn_joins_its_two_cards_as_one
     """Red's block on T01 seen half, its second chip read blue (undoubted: logged as blue's
     capture), the two cards tapped, then the tap "red": the chip leaving blue's turn is the
     block's second chip, which the cards already count: two chips, not three."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
-    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red")), [], 3.0)
-    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
+    s = red_block_seen_half_its_second_chip_read_blue(tmp_path)
     s.amend({"event": turn_event(s, 2), "token": "T01", "cards": ["C01", "C05"]})
     s.correct({"at": [0, 0], "top": "red"})
     assert history(s)[2:] == [("red", "C01+C05 block (0, 0)", [])]
@@ -728,15 +730,22 @@ def test_a_push_seen_with_a_block_s_doubted_second_chip_is_the_colour_s_whose_ca
     assert history(s)[2:] == [("red", "X02 into row 3 from the left; C02+C05 block (0, 1)", [])]
 
 
-def test_a_push_seen_with_a_doubted_chip_tapped_is_the_tapped_colour_s_turn(tmp_path):
-    """Found by the fuzz (seed 36, session 21): blue's push and chip were seen on one board, the
-    chip doubted; the tap "blue" logged the chip, and the board then read made the push red's
-    push-only turn (the colour to move), which no tap could move."""
+def blue_push_and_chip_on_a_held_board(tmp_path) -> tuple[Session, dict]:
+    """Red's capture of Q03, then blue's push of X02 into row 3 and chip on P06 seen on one
+    board, the chip read red and doubted: the board is held. The session and that field."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q03="red")), [], 1.0)
     pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
     s.observe(camera(pushed), [[1, 2]], 2.0)  # blue's chip read red, doubted: the board is held
+    return s, pushed
+
+
+def test_a_push_seen_with_a_doubted_chip_tapped_is_the_tapped_colour_s_turn(tmp_path):
+    """Found by the fuzz (seed 36, session 21): blue's push and chip were seen on one board, the
+    chip doubted; the tap "blue" logged the chip, and the board then read made the push red's
+    push-only turn (the colour to move), which no tap could move."""
+    s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
     s.correct({"at": [1, 2], "top": "blue"})
     s.observe(camera(pushed), [], 3.0)  # read again, the chip still misread: as corrected
     assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
@@ -860,11 +869,7 @@ def test_a_chip_seen_with_a_push_on_a_held_board_tapped_after_a_restart_takes_th
     seen on a held board, a server restart, the board read again, then the tap "blue". The
     restart forgot that the board which first showed the chip showed the push too, so the
     push, read on the next board, was red's push-only turn; that is saved with the readings."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
-    s.observe(camera(pushed), [[1, 2]], 2.0)  # blue's chip read red, doubted: the board is held
+    s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
     s = Session.resume(Store.open(tmp_path))
     s.observe(camera(pushed), [[1, 2]], 3.0)  # the same board, still doubted
     s.correct({"at": [1, 2], "top": "blue"})
@@ -876,11 +881,7 @@ def test_a_chip_seen_with_a_push_on_a_held_board_tapped_straight_after_a_restart
     """Found by the fuzz (seed 90, session 21): as above, but the tap comes straight after the
     restart, with no board read between: the restart forgot that the held board showed a
     token more than the field, so the push was red's push-only turn."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
-    s.observe(camera(pushed), [[1, 2]], 2.0)  # blue's chip read red, doubted: the board is held
+    s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
     s = Session.resume(Store.open(tmp_path))
     s.correct({"at": [1, 2], "top": "blue"})
     s.observe(camera(pushed), [], 3.0)
@@ -891,11 +892,7 @@ def test_a_push_read_after_a_restart_that_followed_the_tap_is_the_tapped_colour_
     """Found by the fuzz (seed 128, session 21): blue's push and chip (read red, doubted) on a
     held board, the tap "blue", a server restart, then the board: the restart forgot that the
     tap had named the push's colour, so it was red's push-only turn."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
-    s.observe(camera(pushed), [[1, 2]], 2.0)
+    s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
     s.correct({"at": [1, 2], "top": "blue"})
     s = Session.resume(Store.open(tmp_path))
     s.observe(camera(pushed), [], 3.0)
@@ -960,11 +957,7 @@ def test_a_push_seen_after_a_doubted_chip_on_a_board_still_held_is_the_next_colo
 def test_a_chip_seen_with_a_push_on_a_held_board_tapped_twice_takes_the_push_to_the_second_colour(tmp_path):
     """The tap "red" (a slip) then "blue" on blue's chip seen with blue's push on a held board:
     the push is blue's, as if only "blue" had been tapped."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
-    s.observe(camera(pushed), [[1, 2]], 2.0)
+    s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
     s.correct({"at": [1, 2], "top": "red"})
     s.correct({"at": [1, 2], "top": "blue"})
     s.observe(camera(pushed), [], 3.0)
