@@ -523,6 +523,21 @@ def test_an_own_chip_first_read_after_a_tapped_capture_is_judged_after_it(tmp_pa
     assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
 
 
+def test_an_own_chip_read_on_a_held_board_after_a_tapped_capture_s_is_judged_after_it(tmp_path):
+    """Guard: the capture (read blue, doubted) on one held board, the own chip beside it only on
+    the next held board, then the tap: the camera saw the capture go down first, so it is
+    judged before the own chip and flagged (G3), though both were read before the tap."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, T08="red", H01="blue blue")), [[0, 3]], 3.0)
+    s.observe(camera(chips(START, T08="red", H01="blue blue", P02="red")), [[0, 3]], 3.5)
+    s.correct({"at": [0, 3], "top": "red"})
+    s.observe(camera(chips(START, T08="red", H01="blue red", P02="red")), [], 4.0)
+    assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
+
+
 def test_a_top_tapped_on_a_token_the_camera_cannot_read_now_corrects_its_last_reading(tmp_path):
     """Found by the fuzz (session 21): blue's block on red's T01 was read with a red top
     (doubted), then a hand made T01 unreadable; the tap "blue on top" then took red's logged
@@ -739,6 +754,23 @@ def blue_push_and_chip_on_a_held_board(tmp_path) -> tuple[Session, dict]:
     pushed, _ = geometrius.pushed(chips(START, Q03="red", P06="red"), Push("X02", "row", 3, "left"))
     s.observe(camera(pushed), [[1, 2]], 2.0)  # blue's chip read red, doubted: the board is held
     return s, pushed
+
+
+def test_a_push_seen_after_a_block_s_doubted_second_chip_stays_the_next_colour_s_when_its_cards_are_tapped(tmp_path):
+    """Guard: the block's second chip (read blue, doubted) was read on a board with no push;
+    blue's push shows on a later held board; the block's two cards tapped then do not make
+    the push red's (it did not come with the chip)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red")), [], 3.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red blue")), [[0, 1]], 3.5)
+    push = Push("X02", "row", 3, "left")
+    s.observe(camera(geometrius.pushed(chips(START, Q01="red", H01="blue", Q03="red blue"), push)[0]), [[0, 1]], 4.0)
+    s.amend({"event": turn_event(s, 2), "token": "Q03", "cards": ["C02", "C05"]})
+    s.observe(camera(geometrius.pushed(chips(START, Q01="red", H01="blue", Q03="red red"), push)[0]), [], 5.0)
+    assert history(s)[2:] == [("red", "C02+C05 block (0, 1)", []), ("blue", "X02 into row 3 from the left", [])]
 
 
 def test_a_push_seen_with_a_doubted_chip_tapped_is_the_tapped_colour_s_turn(tmp_path):

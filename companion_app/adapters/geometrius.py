@@ -169,6 +169,10 @@ class GeometriusAdapter(GameAdapter):
         # push the camera reads on the next board it reads is theirs (see _with_tapped_push).
         # Kept over a restart with the camera's readings.
         self.pushed_by: tuple[str, str] | None = None
+        # By token: the number of the board on which the camera first read its stack as it
+        # reads it now (boards counted since the session began here: not kept over a restart).
+        self.read_at: dict[str, int] = {}
+        self.boards = 0
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
         # shape), and the shapes the user entered for those places.
         self.start: dict[Pos, str | None] = {}
@@ -355,6 +359,8 @@ class GeometriusAdapter(GameAdapter):
         fresh = [tok.shape for tok in seen.values()
                  if tok.shape not in self.camera or self.camera[tok.shape].stack != tok.stack]
         self.camera.update((tok.shape, tok) for tok in seen.values())
+        read_before, self.boards = dict(self.read_at), self.boards + 1
+        self.read_at.update((shape, self.boards) for shape in fresh)
         seen = self.with_stack_fixes(seen)
         playing = set(self.setup.turn_order)
         unsure += [p for p, tok in seen.items() if not set(tok.stack) <= playing]  # a chip no player has
@@ -377,7 +383,7 @@ class GeometriusAdapter(GameAdapter):
             self.no_push_waits()
             if turn == "same" or _shows_refused_turn(derived, game, turn):
                 return []
-            if self.went_first(derived, turn, fresh):
+            if self.went_first(derived, turn, fresh, read_before):
                 turn["first"] = True
             return [("turn", {**_with_tapped_push(derived.entries, turn, pushed_by), "source": "camera", "t": t})]
         for k in (1, 2):  # tokens or chips gone: a turn or two taken back
@@ -389,15 +395,19 @@ class GeometriusAdapter(GameAdapter):
                     return [("take_back", {"events": events, "source": "camera", "t": t})]
         return []  # a board no turn explains, with a push not logged, waits as a held one does
 
-    def went_first(self, derived: Derived, turn: dict, fresh: Sequence[str]) -> bool:
+    def went_first(self, derived: Derived, turn: dict, fresh: Sequence[str], read_at: Mapping[str, int]) -> bool:
         """Whether the chips of a camera turn that continues a turn made by a tap went down
-        before the tapped chip: they were read before this board (on the held board the tap
-        was made on, so the camera saw no order), and the rules find that order less wrong
+        before the tapped chip: they were read before this board, not after the tapped chip
+        (``read_at``: the board each token's reading was first read on; on the held board the
+        tap was made on, the camera saw no order), and the rules find that order less wrong
         (an own chip beside a capture, G3, put down first). Pushes keep their own order."""
         last = derived.entries[-1].move if derived.entries else None
         if not turn.get("continues") or last is None or not last.tapped or last.push is not None \
                 or "push" in turn or any(c["token"] in fresh for c in turn["chips"]):
             return False
+        tapped = [read_at.get(s.token) for s in last.slots]
+        if None not in tapped and any(read_at.get(c["token"], 0) > max(tapped) for c in turn["chips"]):
+            return False  # read on a board after the tapped chip: the camera saw it go down later
         before = self.play(derived.core, derived.entries[:-1]).game
         chips = _slots(turn)
 
@@ -483,6 +493,8 @@ class GeometriusAdapter(GameAdapter):
         for pos, tok in shapeless.items():
             token = game.tokens.get(pos)
             if token is not None and token.shape not in read:
+                if token.shape not in self.camera or self.camera[token.shape].stack != tok.stack:
+                    self.read_at[token.shape] = self.boards
                 self.camera[token.shape] = replace(tok, shape=token.shape)
 
     def unsure_places(self, uncertain: Sequence) -> list[Pos]:
