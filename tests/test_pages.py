@@ -754,6 +754,33 @@ def test_geometrius_token_field_and_card_verdict_at_once(server, browser):
     page.close()
 
 
+def test_geometrius_card_picker_takes_two_cards_for_a_block_the_camera_saw_half(server, browser):
+    """A block whose second chip the camera does not see shows as one chip: the picker lets the
+    player say it was a block and tap its two cards, which the turn then counts."""
+    from tests.test_session_geometrius import START, camera, chips
+
+    page = setup_page(browser, server.base, "geometrius")
+    start_game(page)
+    session = server.session
+    session.observe(camera(START), [], 0.0)
+    session.observe(camera(chips(START, Q03="red")), [], 1.0)  # the block's second chip hidden
+    page.wait_for_selector("#history li[data-index='0']")
+    page.click(".tap-card")
+    page.wait_for_selector("#cardpicker[open]")
+    page.click("#card-block")
+    assert page.locator("#card-block").is_hidden()
+    page.click('#cardpicker [data-card="C02"]')
+    assert page.locator("#cardpicker").get_attribute("open") is not None  # one more card to tap
+    page.click('#cardpicker [data-card="C05"]')
+    page.wait_for_selector(".slot .fit.ok >> nth=1")
+    (slot,) = session.snapshot()["geometrius"]["turns"][0]["slots"]
+    assert (slot["chips"], slot["cards"]) == (2, ["C02", "C05"])
+    page.click(".tap-card")  # a slot of two chips: the picker asks for two cards without asking
+    page.wait_for_selector("#cardpicker[open]")
+    assert page.locator("#card-block").is_hidden()
+    page.close()
+
+
 def test_review_offers_every_game_and_says_when_a_reader_is_missing(tmp_path, monkeypatch, browser):
     """The review page lets the user choose the game; a reader not installed yet is a clear
     error, and a reader that exists (here a stand-in) is scored by the game's rules."""

@@ -22,6 +22,13 @@
       el("button", { type: "button", class: "card-choice", "data-card": c.id },
          el("b", { text: c.id }), " ", c.text)));
     dialog.addEventListener("click", onCard);
+    // The camera may see one chip of a block (the other hidden or misread): the player says
+    // it was a block by tapping its two cards.
+    document.getElementById("card-block").addEventListener("click", () => {
+      if (!picking) return;
+      picking.need = 2;
+      document.getElementById("card-block").hidden = true;
+    });
   }
 
   function draw(s) {
@@ -111,6 +118,7 @@
     picking = { event: Number(button.dataset.event), token: button.dataset.token,
                 need: Math.min(2, Number(button.dataset.chips)), cards: [] };
     document.getElementById("card-token").textContent = picking.token;
+    document.getElementById("card-block").hidden = picking.need !== 1;
     document.getElementById("card-verdict").replaceChildren();
     document.getElementById("cardpicker").showModal();
   });
