@@ -88,6 +88,19 @@ def test_only_a_jpeg_with_pixels_to_spare_is_decoded_reduced() -> None:
         assert factor == 1 and np.array_equal(img, load_image(jpeg))
 
 
+def test_a_jpeg_is_reduced_only_by_a_divisor_of_both_its_sides() -> None:
+    """libjpeg rounds a reduced side up: a 4001 x 3001 JPEG halved is 2001 x 1501, which scaled
+    back spans 4002 x 3002 and, turned by EXIF orientation 3, puts every pixel one off. Such a
+    JPEG is decoded whole; one whose sides 2 divides but 4 does not is halved, not quartered."""
+    odd = np.zeros((3001, 4001, 3), np.uint8)
+    odd[:1500, :2000] = (0, 0, 255)
+    jpeg = _jpeg_with_orientation(odd, 3)
+    img, factor = load_photo(jpeg, 1200)
+    assert factor == 1 and img.shape == (3001, 4001, 3) and _red_corner(img) == "br"
+    even = np.zeros((1802, 2402, 3), np.uint8)
+    assert load_photo(_jpeg_with_orientation(even, 1), 450)[1] == 2  # 1802 >= 4 x 450, 2402 % 4 == 2
+
+
 def test_loads_from_path(tmp_path) -> None:
     path = tmp_path / "photo.png"
     path.write_bytes(cv2.imencode(".png", _asymmetric())[1].tobytes())

@@ -56,11 +56,11 @@ def load_photo(source: str | Path | bytes, short_side: int | None = None) -> tup
     """Decode a photo as :func:`load_image` does, and the factor its sides were divided by.
 
     ``short_side``: the fewest pixels on the short side the reading needs. A JPEG with at least
-    twice as many is decoded at the smallest of 1/2, 1/4 and 1/8 scale that keeps them
-    (:func:`_reduction`; EXIF orientation still applied); any other file, or a JPEG with fewer,
-    is decoded whole (factor 1). A reduced pixel ``x`` covers the file's pixels round
-    ``factor * x + (factor - 1) / 2`` (and so for ``y``): :meth:`vision.pose.BoardPose.scaled` by
-    the factor maps a pose back to the file.
+    twice as many, and sides the divisor divides, is decoded at the smallest of 1/2, 1/4 and 1/8
+    scale that keeps them (:func:`_reduction`; EXIF orientation still applied); any other file,
+    or a JPEG with fewer, is decoded whole (factor 1). A reduced pixel ``x`` covers the file's
+    pixels round ``factor * x + (factor - 1) / 2`` (and so for ``y``):
+    :meth:`vision.pose.BoardPose.scaled` by the factor maps a pose back to the file.
     """
     data = _read_bytes(source)
     kind = _format(data)
@@ -86,10 +86,14 @@ def _reduction(size: tuple[int, int] | None, kind: str, short_side: int | None) 
     """The largest of libjpeg's scale divisors that leaves a JPEG of ``size`` (width, height)
     ``short_side`` pixels on its short side, and never fewer than :data:`MIN_SIDE` (a photo
     accepted whole is not refused as too small once reduced); 1 for other formats (their
-    decoders cannot skip work by scale: OpenCV would decode every pixel and then shrink them)."""
+    decoders cannot skip work by scale: OpenCV would decode every pixel and then shrink them).
+    Only a divisor of both sides: libjpeg rounds a side up, so of a 4001-pixel side the last of
+    2001 pixels covers one file pixel, a pose scaled back would span 4002 and, once EXIF
+    orientation mirrors that side, sit a pixel off."""
     if kind != "JPEG" or short_side is None or size is None:
         return 1
-    return max((d for d in _DECODE_FLAGS if min(size) >= d * max(short_side, MIN_SIDE)), default=1)
+    return max((d for d in _DECODE_FLAGS if min(size) >= d * max(short_side, MIN_SIDE)
+                and size[0] % d == 0 and size[1] % d == 0), default=1)
 
 
 def as_bgr(image: np.ndarray) -> np.ndarray:
