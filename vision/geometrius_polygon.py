@@ -53,6 +53,10 @@ HIDE_CLEAR_MM = 1.2  # sides are fitted this far clear of a stack
 # and blur running a sharp corner's strokes together bends its neighbour's lines by up to 3.
 STRAIGHT_DEG = 22.0
 ROUGH_STRAIGHT_DEG = 15.0  # nor is an outline's rough corner this close (its angle is a few degrees out at most)
+SETTLED_PX = 0.25  # a refinement's corners moving less than this (top-down pixels) have settled
+# ... and moving less than this, but no less than the pass before, wobble round the ink's
+# pixels (a sixth of a millimetre; a polygon still finding its shape moves more)
+WOBBLE_PX = 1.0
 
 
 # --- 3. the polygon -----------------------------------------------------------------------
@@ -304,7 +308,15 @@ def _merge_side(v: np.ndarray, angles: np.ndarray, i: int) -> np.ndarray:
 def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
     """Corners from lines fitted to each side's ink. A side too short to fit (or whose line
     meets its neighbours in no simple polygon), a corner that is nearly straight or a side
-    that shrinks to nothing is merged away and the rest refitted."""
+    that shrinks to nothing is merged away and the rest refitted.
+
+    The passes end when the corners stay put. Each fit takes the ink between its corners'
+    trims, so a corner's move adds or drops whole pixels at a side's ends, and the corners
+    may wobble round where the ink puts them without ever staying within SETTLED_PX: a move
+    no smaller than the pass before, under WOBBLE_PX, halves the step taken towards each
+    new fit from then on, so the passes end where the wobble's corners average out. Without
+    that, such a wobble ran to the passes' cap, and which of its positions the cap stopped
+    at was arbitrary (a cheaper fit's last bits could shift it)."""
     v = _merge_short(corners.copy(), 2.0 * PPM)
     angles = _interior_angles(v)
     # A rough corner this nearly straight is a tick's or an arc's bump on one side: fitting the
@@ -318,6 +330,9 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
         n = len(v)
         if n < 3:
             return None
+        if last is None or len(last) != n:  # a polygon not fitted before (or with a corner merged away)
+            previous: float | None = None  # how far the last pass moved its corners (of the same kinds)
+            weight = 1.0  # the share of a new fit's move taken: halved at each wobble
         if len(angles) != n:
             angles = np.full(n, 180.0)
         # Right angles carry a red mark (no ink in the red channel): their sides are clean
@@ -364,10 +379,18 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
         straight = np.abs(angles - 180) < STRAIGHT_DEG
         short = sides < 1.5 * PPM
         if not straight.any() and not short.any():
-            if np.array_equal(np.abs(angles - 90) > 8, marked) and len(v) == n and \
-                    float(np.abs(new - v).max()) < 0.25:
-                return new  # the corners stay put (the photo then gives the sides' last fit)
-            v = last = new  # refit round the lines found (and with the corners' kinds as now seen)
+            if not np.array_equal(np.abs(angles - 90) > 8, marked):
+                previous = None
+                v = last = new  # refit with the corners' kinds as now seen
+                continue
+            moved = float(np.abs(new - v).max())
+            if previous is not None and previous <= moved < WOBBLE_PX:
+                weight /= 2
+            previous = moved
+            step = new if weight == 1.0 else v + weight * (new - v)
+            if weight * moved < SETTLED_PX:
+                return step  # the corners stay put (the photo then gives the sides' last fit)
+            v = last = step  # refit round the lines found
             continue
         if straight.any():
             v = np.delete(new, int(np.argmin(np.abs(angles - 180))), axis=0)
