@@ -1926,3 +1926,110 @@ def test_a_stray_lifted_and_another_laid_over_its_squares_during_a_hold_keeps_th
     s.observe(_put(_put(seen[3], second.cells, "G"), [square], "."), [square], 5.0)
     s.observe(seen[4], [], 6.0)
     logs_the_game_after(s, moves)
+
+
+# --- session 22 (review of round fuzzbg22): a hand over a correction's piece may be lifting it ----
+
+STRAY_MONO = Move("G", ((19, 0),))
+
+
+def test_a_stray_taken_back_lifted_under_a_hand_and_laid_again_is_logged(tmp_path):
+    """Yellow's piece taken back by tap and left on the table; the one board of its lift has a
+    hand over it (every square doubted, read empty); laid again, it is logged. A doubted square
+    kept "reads empty" standing, and the piece laid again was never logged."""
+    s = new_session(tmp_path)
+    play(s, boards()[:3])
+    s.take_back(1)
+    s.observe(_put(boards()[2], SCRIPT[1].cells, "."), list(SCRIPT[1].cells), 5.0)
+    s.observe(boards()[2], [], 6.0)
+    snap = s.snapshot()
+    assert [h["colour"] for h in snap["history"]] == ["B", "R", "Y"] and snap["corrected"] == []
+
+
+@pytest.mark.parametrize("hand_board", ["lift", "laying"])
+def test_a_real_piece_laid_over_a_monomino_taken_back_under_a_hand_is_logged_whole(tmp_path, hand_board):
+    """Green's monomino, laid out of turn, is taken back by tap and left on the table; red lays;
+    a hand lifts the monomino ("lift": the square doubted, read empty) or lays green's real
+    piece over it ("laying": the square doubted, the rest read). The doubted square kept
+    "reads empty" standing: green's piece was logged short, as two flagged moves, for good."""
+    s = new_session(tmp_path)
+    play(s, boards((SCRIPT[0], SCRIPT[1], STRAY_MONO)))
+    s.take_back(2)
+    with_red = boards((SCRIPT[0], SCRIPT[1], STRAY_MONO, SCRIPT[2]))[-1]
+    s.observe(with_red, [], 3.0)
+    real = boards(SCRIPT[:4])[-1]
+    s.observe(_put(with_red if hand_board == "lift" else real, STRAY_MONO.cells, "."), list(STRAY_MONO.cells), 4.0)
+    s.observe(real, [], 5.0)
+    logs_the_game_after(s, SCRIPT[:4])
+
+
+def test_a_take_back_ended_by_a_clear_lift_stays_ended_over_a_restart_under_a_hand(tmp_path):
+    """Green's monomino taken back by tap, left on the table, then lifted (a clear board ends
+    "reads empty"); the camera's last board has a hand over its square; the server restarts;
+    green lays its real piece over the square: logged whole (the restart brought the ended
+    correction back, and the piece was logged short)."""
+    s = new_session(tmp_path)
+    play(s, boards((SCRIPT[0], SCRIPT[1], STRAY_MONO)))
+    s.take_back(2)
+    s.observe(boards((SCRIPT[0], SCRIPT[1], STRAY_MONO, SCRIPT[2]))[-1], [], 3.0)
+    with_red = boards(SCRIPT[:3])[-1]
+    s.observe(with_red, [], 4.0)
+    s.observe(with_red, list(STRAY_MONO.cells), 5.0)
+    s = restarted(s, tmp_path)
+    assert s.snapshot()["corrected"] == []
+    s.observe(boards(SCRIPT[:4])[-1], [], 6.0)
+    logs_the_game_after(s, SCRIPT[:4])
+
+
+def test_a_piece_with_a_tapped_misread_lifted_under_a_hand_logs_no_move(tmp_path):
+    """A square of red's domino read green, tapped red; red's domino is lifted, a hand over that
+    square (doubted, read empty), the other read clearly bare. The correction stood on the
+    doubt alone: a red monomino was logged there, flagged, and taken back on the next board."""
+    s = new_session(tmp_path)
+    seen = boards(SCRIPT[:3])
+    square = (18, 19)
+    play(s, seen[:2])
+    s.observe(_put(seen[2], [square], "G"), [], 2.0)
+    s.correct_cell(square, "R")
+    s.observe(_put(seen[1], [square], "."), [square], 3.0)
+    snap = s.snapshot()
+    assert moves_logged(snap)[-1] == ("R", [(18, 19), (19, 19)], True) and snap["alerts"] == []
+    s.observe(seen[1], [], 4.0)
+    logs_the_game_after(s, SCRIPT[:2])
+    assert [e.kind for e in s._events].count("take_back") == 1
+
+
+def test_a_logged_piece_read_bare_then_again_under_a_hand_keeps_the_game_going(tmp_path):
+    """Red lays, held on a doubt, on a board that reads a square of yellow's logged piece bare
+    (glare); the next board reads yellow's piece again with a hand over another square of it,
+    and green laid; then all clearly, blue laid too. The hand left the square's clear piece
+    short of yellow's, taken for another piece laid over it: the kept boards stayed, the first
+    explained nothing, and the game stalled with red, green and blue unlogged."""
+    s = new_session(tmp_path)
+    moves = (*SCRIPT[:4], Move("B", ((2, 2), (3, 2))))
+    seen = boards(moves)
+    play(s, seen[:2])
+    doubt, glare, hand = (18, 19), (0, 16), (0, 17)
+    s.observe(_put(_put(seen[2], [doubt], "."), [glare], "."), [doubt], 2.0)
+    s.observe(_put(_put(seen[3], [doubt], "."), [hand], "."), [doubt, hand], 3.0)
+    s.observe(seen[4], [], 4.0)
+    logs_the_game_after(s, moves)
+
+
+def test_a_logged_piece_read_short_on_a_held_board_then_whole_under_a_hand_is_not_taken_back(tmp_path):
+    """A board reads a square of yellow's logged I4 bare (glare), held on a doubt beside it; the
+    next reads yellow's piece again, a hand over another square of it, and red laid; then all
+    clearly, green and blue laid too. The hand's square left yellow's clear piece short of the
+    logged one, taken for another piece laid over the glare square: the first board was kept
+    and caught up on, a take-back of yellow's piece logged with a yellow I3, then the glare
+    square as a flagged move of its own, and green flagged (round fuzzbg22's review)."""
+    s = new_session(tmp_path)
+    moves = (*SCRIPT[:4], Move("B", ((2, 2), (3, 2))))
+    seen = boards(moves)
+    play(s, seen[:2])
+    glare, near, hand = (0, 16), (1, 16), (0, 17)
+    s.observe(_put(seen[1], [glare], "."), [near], 2.0)
+    s.observe(_put(seen[2], [hand], "."), [hand], 3.0)
+    s.observe(seen[4], [], 4.0)
+    logs_the_game_after(s, moves)
+    assert "take_back" not in [e.kind for e in s._events]

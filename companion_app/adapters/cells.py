@@ -49,10 +49,15 @@ class Override:
     the correction was made. Once the camera reads one of them clearly otherwise, the piece
     was lifted or moved, and the correction ends with it.
 
-    A cell the camera could not read (a hand over it) shows nothing against the correction,
-    on the cell as on its piece: ended by a hand over a piece taken back by tap, the piece
-    still on the table was logged again, one square, once the hand lifted (Blokus fuzz seed
-    350), and a tapped misread came back.
+    A cell the camera could not read (a hand over it) shows nothing against the correction
+    while another square of its piece reads clearly in place (a piece is lifted whole): ended
+    by a hand over a piece taken back by tap, the piece still on the table was logged again,
+    one square, once the hand lifted (Blokus fuzz seed 350), and a tapped misread came back.
+    A hand over the whole piece, or over a piece the correction saw nothing else of (a
+    monomino), may be lifting it: that ends the correction as before, or the piece laid
+    again there (or a real piece laid over a stray's square) read as the correction said and
+    was never logged, or logged short. So a tapped misread in a colour stands on the squares
+    read in that colour around it too.
 
     The same test says which boards the correction reads at all (:func:`overridden`): a board
     kept during a hold from before the piece was laid shows the cell as the bare board it was,
@@ -71,10 +76,14 @@ class Override:
     def stands(self, cell: Cell, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> bool:
         """Whether the camera's board ``seen`` (occupied cells; ``doubted``: those it could not
         read) still shows what the correction was made against (a doubted cell shows nothing
-        against it)."""
-        shown = self.colour if self.misread == EMPTY else self.misread  # the piece's colour
-        return (seen.get(cell, EMPTY) == self.misread or cell in doubted) and all(
-            seen.get(c, EMPTY) == shown or c in doubted for c in self.piece)
+        against it while its piece reads clearly in place)."""
+        shown = self.misread if self.colour == EMPTY else self.colour  # the piece's colour
+        on_piece = all(seen.get(c, EMPTY) == shown or c in doubted for c in self.piece)
+        if seen.get(cell, EMPTY) != self.misread and cell in doubted:
+            # a hand over the cell may be lifting the piece: only its other squares read clearly
+            # in place say it was not
+            return on_piece and any(c not in doubted for c in self.piece)
+        return seen.get(cell, EMPTY) == self.misread and on_piece
 
     def also_on(self, piece: frozenset[Cell]) -> "Override":
         """This correction of a missed cell once a later tap on the same piece reads ``piece``
@@ -432,12 +441,14 @@ class CellAdapter(GameAdapter):
         """Whether ``cell``, a square of a logged piece, is read on the board ``now``
         (``doubted``: the cells it could not read) clearly as a square of a piece other than
         that one: a piece laid over the square since the logged one was lifted, which says
-        nothing of the lifted piece coming back. A stray lifted and another laid over some of
+        nothing of the lifted piece coming back. A hand over a square of the logged piece
+        says nothing either way (the clear squares around fall short of it): the piece put
+        back under a hand was taken for another, the boards stayed and the game stalled. A stray lifted and another laid over some of
         its squares during a hold (Gemblo fuzz seed 496) read those squares as the log has them
         again: the held change was taken for gone, the boards kept for the piece laid meanwhile
         were dropped, and the latest board, too far ahead of the log, explained nothing."""
         logged = next((set(e.move.cells) for e in reversed(derived.entries) if cell in e.move.cells), None)
-        if logged is None or cell not in now or cell in doubted:
+        if logged is None or cell not in now or logged & doubted:  # a hand over the piece: it may be the logged one
             return False
         return self.piece_around({c: colour for c, colour in now.items() if c not in doubted}, cell) != logged
 
@@ -700,7 +711,7 @@ class CellAdapter(GameAdapter):
         self.overrides.pop(cell, None)
         payload = {"cell": self.cell_json(cell), "colour": colour, "misread": misread}
         if misread is not None and misread != colour:
-            piece, joined = self.piece_read(cell, colour) if misread == EMPTY else (frozenset(), set())
+            piece, joined = self.piece_read(cell, colour) if colour != EMPTY else (frozenset(), set())
             self.overrides[cell] = Override(misread, colour, piece)
             if piece:
                 payload["piece"] = [self.cell_json(c) for c in sorted(piece)]
