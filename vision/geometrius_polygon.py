@@ -314,7 +314,8 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
     trims, so a corner's move adds or drops whole pixels at a side's ends, and the corners
     may wobble round where the ink puts them without ever staying within SETTLED_PX: a move
     no smaller than the pass before, under WOBBLE_PX, halves the step taken towards each
-    new fit from then on, so the passes end where the wobble's corners average out. Without
+    new fit from then on (a later move of WOBBLE_PX or more too: only a corner merged away
+    restores the whole step), so the passes end where the wobble's corners average out. Without
     that, such a wobble ran to the passes' cap, and which of its positions the cap stopped
     at was arbitrary (a cheaper fit's last bits could shift it)."""
     v = _merge_short(corners.copy(), 2.0 * PPM)
