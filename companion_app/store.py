@@ -315,8 +315,8 @@ class Store:
         """Save the boards the session's hold keeps now, in place of those saved before, in one
         committed transaction (none: the hold is over). Called when they change, so once per
         stable board the hold keeps, never per frame; the saved rows that still begin the list
-        stay (a board kept is one row inserted; a board edited is rewritten with every board
-        after it: :func:`_save_kept`)."""
+        stay (a board kept is one row inserted, with the camera's last board saved after it
+        rewritten; a board edited is rewritten with every board after it: :func:`_save_kept`)."""
         with self._lock, _transaction(self._conn) as c:
             _save_kept(c, session_id, boards)
 

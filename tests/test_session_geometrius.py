@@ -538,6 +538,26 @@ def test_an_own_chip_read_on_a_held_board_after_a_tapped_capture_s_is_judged_aft
     assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
 
 
+@pytest.mark.parametrize("restart", ["before the tap", "after the tap"])
+def test_an_own_chip_read_on_a_held_board_after_a_tapped_capture_s_is_judged_after_it_over_a_restart(tmp_path, restart):
+    """The guard above with the server restarted between the held boards and the next clear
+    one: which board first read each chip is kept with the camera's readings (rev_end22: it
+    was not, the own chip was judged first after the restart and the capture's flag went)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
+    s.observe(camera(chips(START, T08="red", H01="blue blue")), [[0, 3]], 3.0)
+    s.observe(camera(chips(START, T08="red", H01="blue blue", P02="red")), [[0, 3]], 3.5)
+    if restart == "before the tap":
+        s = Session.resume(Store.open(tmp_path))
+    s.correct({"at": [0, 3], "top": "red"})
+    if restart == "after the tap":
+        s = Session.resume(Store.open(tmp_path))
+    s.observe(camera(chips(START, T08="red", H01="blue red", P02="red")), [], 4.0)
+    assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
+
+
 def test_a_top_tapped_on_a_token_the_camera_cannot_read_now_corrects_its_last_reading(tmp_path):
     """Found by the fuzz (session 21): blue's block on red's T01 was read with a red top
     (doubted), then a hand made T01 unreadable; the tap "blue on top" then took red's logged
@@ -940,7 +960,7 @@ def test_camera_readings_saved_in_four_items_before_session_22_still_resume(tmp_
     s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
     s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [[0, 0]], 3.0)
     (saved,) = s.store.kept_boards(s.id)
-    assert all(len(row) == 5 for row in saved.board)
+    assert all(len(row) == 6 for row in saved.board)
     s.store.keep_boards(s.id, [KeptBoard([row[:4] for row in saved.board], saved.uncertain, saved.t)])
     s = Session.resume(Store.open(tmp_path))
     assert s.notice is None and s.snapshot()["uncertain"] == [[0, 0]]
@@ -954,7 +974,9 @@ def test_camera_readings_saved_in_four_items_before_session_22_still_resume(tmp_
                                               ([["T01", [], True, False, "teal"]], []),
                                               ([["T01", [], True, False, "blue"],
                                                 ["Q03", [], True, False, "red"]], []),
-                                              ([["T01", [], True, False]], [[0, "0"]])])
+                                              ([["T01", [], True, False]], [[0, "0"]]),
+                                              ([["T01", [], True, False, None, 0]], []),
+                                              ([["T01", [], True, False, None, True]], [])])
 def test_damaged_camera_readings_saved_before_a_restart_resume_the_game_without_them(tmp_path, readings, unsure):
     """A saved reading that is not this game's (a chip or token it has not, a cut row, a place
     that is no row and column, a push tapped for a colour no player has or for two tokens) is camera data, not the record: the game resumes whole, says so,
@@ -1028,3 +1050,21 @@ def test_a_push_seen_with_a_block_no_turn_explains_is_the_tapped_colour_s_turn(t
     s.correct({"at": [0, 2], "top": "blue"})
     s.observe(camera(pushed), [], 6.0)
     assert history(s)[3:] == [("blue", "X02 into row 3 from the left; ?+? block (0, 2)", [])]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_chip_fix_the_camera_ended_stays_ended_over_a_restart(tmp_path, restart):
+    """A top tapped, then read right by the camera (the fix ends), the server restarted: the
+    log brought the fix back (rev_end22), and a later top-only reading of the token, a capture
+    back, read through it as the game's top: the capture was never logged."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q01="red")), [], 1.0)
+    s.observe(camera(chips(START, Q01="red red")), [], 2.0)  # blue's capture read red
+    s.correct({"at": [1, 1], "top": "blue"})
+    s.observe(camera(chips(START, Q01="red blue")), [], 3.0)  # read right: the fix ends
+    if restart:
+        s = Session.resume(Store.open(tmp_path))
+    # red captures Q01 back; a hand lets the camera see only its top
+    s.observe(camera(chips(START, Q01="red blue red"), hide_height=("Q01",)), [], 4.0)
+    assert [h[0] for h in history(s)] == ["red", "blue", "red"]

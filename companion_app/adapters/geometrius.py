@@ -170,7 +170,9 @@ class GeometriusAdapter(GameAdapter):
         # Kept over a restart with the camera's readings.
         self.pushed_by: tuple[str, str] | None = None
         # By token: the number of the board on which the camera first read its stack as it
-        # reads it now (boards counted since the session began here: not kept over a restart).
+        # reads it now (boards counted since the game began; kept over a restart with the
+        # camera's readings: a restart between a held board and its tap once reordered an own
+        # chip read after the tapped capture, and its flag went).
         self.read_at: dict[str, int] = {}
         self.boards = 0
         # Before the game: the 4 × 4 square the camera sees (None where it cannot tell the
@@ -255,9 +257,9 @@ class GeometriusAdapter(GameAdapter):
 
     def held_boards(self) -> list[KeptBoard]:
         """The camera's last readings, saved as one kept board: ``board`` holds each token's
-        reading as ``[shape, stack, height_known, grew, pushed_by]`` (``grew``: see
+        reading as ``[shape, stack, height_known, grew, pushed_by, read_at]`` (``grew``: see
         ``grew_with``; ``pushed_by``: the colour tapped on this token whose push the next board
-        brings, see ``pushed_by``, or None), ``uncertain`` the places it could not read. A tap
+        brings, see ``pushed_by``, or None; ``read_at``: see ``read_at``, or None), ``uncertain`` the places it could not read. A tap
         reads them (chips the camera saw that the log lacks were never logged, and whether a
         push came with them: see :meth:`correction`), and so does the board after a tap, so a
         restart between a doubted board, its tap and the next board must keep them.
@@ -268,7 +270,7 @@ class GeometriusAdapter(GameAdapter):
         if self.camera:
             tapped = {self.pushed_by[1]: self.pushed_by[0]} if self.pushed_by else {}
             readings = [[shape, list(tok.stack), tok.height_known, self.grew_with.get(shape, False),
-                         tapped.get(shape)] for shape, tok in sorted(self.camera.items())]
+                         tapped.get(shape), self.read_at.get(shape)] for shape, tok in sorted(self.camera.items())]
         elif self.start_field() is None:  # the game has not started: the field it waits on
             readings = [[list(p), shape] for p, shape in sorted(self.start.items())]
         else:
@@ -288,13 +290,18 @@ class GeometriusAdapter(GameAdapter):
                 self.start = dict(self.start_place(r) for r in saved.board)
             else:
                 readings = [self.reading(r) for r in saved.board]
-                tapped = [(colour, shape) for shape, _, _, colour in readings if colour is not None]
+                tapped = [(colour, shape) for shape, _, _, colour, _ in readings if colour is not None]
                 if len(tapped) > 1:
                     raise SessionError("the camera's last token readings are damaged: more than one token "
                                        "waits for its push")
-                self.camera = {shape: tok for shape, tok, _, _ in readings}
-                self.grew_with = {shape: grew for shape, _, grew, _ in readings}
+                self.camera = {shape: tok for shape, tok, _, _, _ in readings}
+                self.grew_with = {shape: grew for shape, _, grew, _, _ in readings}
                 self.pushed_by = tapped[0] if tapped else None
+                self.read_at = {shape: at for shape, _, _, _, at in readings if at is not None}
+                self.boards = max(self.read_at.values(), default=0)
+                # a chip fix the camera's last reading no longer shows was ended by it, as live
+                self.stack_fixes = {k: f for k, f in self.stack_fixes.items()
+                                    if k not in self.camera or f.apply(self.camera[k]) is not None}
             self.uncertain = uncertain
 
     def start_place(self, saved: list) -> tuple[Pos, str | None]:
@@ -306,20 +313,22 @@ class GeometriusAdapter(GameAdapter):
                                "not this game's")
         return self.place(saved[0]), shape
 
-    def reading(self, saved: Any) -> tuple[str, Token, bool, str | None]:
-        """A saved token reading with its ``grew_with`` flag and its ``pushed_by`` colour (a row
-        saved before session 22 has four items: none); SessionError when it is not a token of
-        the catalogue with chips of this table (a damaged row: the readings are not resumed on
-        a guess)."""
+    def reading(self, saved: Any) -> tuple[str, Token, bool, str | None, int | None]:
+        """A saved token reading with its ``grew_with`` flag, its ``pushed_by`` colour and its
+        ``read_at`` board (a row saved before session 22 has four items, one of session 22's
+        rounds five: none); SessionError when it is not a token of the catalogue with chips of
+        this table (a damaged row: the readings are not resumed on a guess)."""
         colours = set(self.setup.colour_names)
-        if not (isinstance(saved, list) and len(saved) in (4, 5) and self.is_shape(saved[0])
+        if not (isinstance(saved, list) and len(saved) in (4, 5, 6) and self.is_shape(saved[0])
                 and isinstance(saved[1], list) and all(isinstance(c, str) and c in colours for c in saved[1])
                 and isinstance(saved[2], bool) and isinstance(saved[3], bool)
-                and (len(saved) == 4 or saved[4] is None or saved[4] in self.setup.turn_order)):
+                and (len(saved) == 4 or saved[4] is None or saved[4] in self.setup.turn_order)
+                and (len(saved) < 6 or saved[5] is None or (type(saved[5]) is int and saved[5] > 0))):
             raise SessionError("the camera's last token readings are damaged: a token or a chip in them is "
                                "not this game's")
-        pushed_by = saved[4] if len(saved) == 5 else None
-        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2]), saved[3], pushed_by
+        pushed_by = saved[4] if len(saved) >= 5 else None
+        read_at = saved[5] if len(saved) == 6 else None
+        return saved[0], Token(saved[0], tuple(saved[1]), height_known=saved[2]), saved[3], pushed_by, read_at
 
     @staticmethod
     def place(saved: Any) -> Pos:
@@ -338,6 +347,8 @@ class GeometriusAdapter(GameAdapter):
             self.camera[now] = replace(self.camera.pop(was), shape=now)
         if was in self.grew_with:
             self.grew_with[now] = self.grew_with.pop(was)
+        if was in self.read_at:
+            self.read_at[now] = self.read_at.pop(was)
 
     def corrected_shapes(self) -> set[str]:
         """The tokens (by the game's names) the user's word stands for against the camera."""

@@ -23,10 +23,11 @@
          el("b", { text: c.id }), " ", c.text)));
     dialog.addEventListener("click", onCard);
     // The camera may see one chip of a block (the other hidden or misread): the player says
-    // it was a block by tapping its two cards.
+    // it was a block by tapping its two cards. A block said by mistake is one chip again by
+    // one card (a block the camera saw whole keeps its two chips whatever the cards).
     document.getElementById("card-block").addEventListener("click", () => {
-      if (!picking) return;
-      picking.need = 2;
+      if (!picking || picking.cards.length) return;
+      picking.need = 3 - picking.need;
       document.getElementById("card-block").hidden = true;
     });
   }
@@ -118,7 +119,9 @@
     picking = { event: Number(button.dataset.event), token: button.dataset.token,
                 need: Math.min(2, Number(button.dataset.chips)), cards: [] };
     document.getElementById("card-token").textContent = picking.token;
-    document.getElementById("card-block").hidden = picking.need !== 1;
+    const block = document.getElementById("card-block");
+    block.hidden = false;
+    block.textContent = picking.need === 1 ? "It was a block: two cards" : "It was one chip: one card";
     document.getElementById("card-verdict").replaceChildren();
     document.getElementById("cardpicker").showModal();
   });
