@@ -523,26 +523,14 @@ def test_an_own_chip_first_read_after_a_tapped_capture_is_judged_after_it(tmp_pa
     assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
 
 
-def test_an_own_chip_read_on_a_held_board_after_a_tapped_capture_s_is_judged_after_it(tmp_path):
+@pytest.mark.parametrize("restart", ["none", "before the tap", "after the tap"])
+def test_an_own_chip_read_on_a_held_board_after_a_tapped_capture_s_is_judged_after_it(tmp_path, restart):
     """Guard: the capture (read blue, doubted) on one held board, the own chip beside it only on
     the next held board, then the tap: the camera saw the capture go down first, so it is
-    judged before the own chip and flagged (G3), though both were read before the tap."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, T08="red")), [], 1.0)
-    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
-    s.observe(camera(chips(START, T08="red", H01="blue blue")), [[0, 3]], 3.0)
-    s.observe(camera(chips(START, T08="red", H01="blue blue", P02="red")), [[0, 3]], 3.5)
-    s.correct({"at": [0, 3], "top": "red"})
-    s.observe(camera(chips(START, T08="red", H01="blue red", P02="red")), [], 4.0)
-    assert history(s)[2:] == [("red", "? on (0, 3); ? on (0, 2)", ["no_adjacent_own_top"])]
-
-
-@pytest.mark.parametrize("restart", ["before the tap", "after the tap"])
-def test_an_own_chip_read_on_a_held_board_after_a_tapped_capture_s_is_judged_after_it_over_a_restart(tmp_path, restart):
-    """The guard above with the server restarted between the held boards and the next clear
-    one: which board first read each chip is kept with the camera's readings (rev_end22: it
-    was not, the own chip was judged first after the restart and the capture's flag went)."""
+    judged before the own chip and flagged (G3), though both were read before the tap. So too
+    with the server restarted between the held boards and the next clear one: which board
+    first read each chip is kept with the camera's readings (rev_end22: it was not, the own
+    chip was judged first after the restart and the capture's flag went)."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, T08="red")), [], 1.0)
