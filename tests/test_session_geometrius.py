@@ -688,7 +688,7 @@ def test_push_and_misread_chip_after_the_turn_s_first_chip_rejoin_the_turn_on_th
 
 
 def red_block_seen_half_its_second_chip_read_blue(tmp_path) -> Session:
-    """Red's capture of Q03 and blue's of H01, then red's block on T01 seen one chip at a
+    """Red's chip on Q03 and blue's on H01, then red's block on T01 seen one chip at a
     time, its second chip read blue (undoubted)."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
@@ -707,17 +707,24 @@ def test_a_block_s_second_chip_misread_then_tapped_is_one_block(tmp_path):
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
 
 
-def test_a_block_seen_half_whose_two_cards_are_tapped_counts_two_chips(tmp_path):
-    """Red's block on Q03 seen half (one chip logged), its second chip read blue and doubted,
-    the two cards tapped: the field has the block, and so must the turn's count of chips on
-    Q03 (the page asks for cards by it, a tap reads the chips the log lacks by it), also once
-    the camera reads the block right (the field it reads is the game's: nothing new)."""
+def red_block_on_q03_seen_half_its_second_chip_doubted(tmp_path, t: float) -> Session:
+    """Red's chip on Q01 and blue's on H01, then red's block on Q03 seen one chip at a time,
+    its second chip read blue and doubted on the board at source time ``t``."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q01="red")), [], 1.0)
     s.observe(camera(chips(START, Q01="red", H01="blue")), [], 2.0)
     s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red")), [], 3.0)
-    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red blue")), [[0, 1]], 4.0)
+    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red blue")), [[0, 1]], t)
+    return s
+
+
+def test_a_block_seen_half_whose_two_cards_are_tapped_counts_two_chips(tmp_path):
+    """Red's block on Q03 seen half (one chip logged), its second chip read blue and doubted,
+    the two cards tapped: the field has the block, and so must the turn's count of chips on
+    Q03 (the page asks for cards by it, a tap reads the chips the log lacks by it), also once
+    the camera reads the block right (the field it reads is the game's: nothing new)."""
+    s = red_block_on_q03_seen_half_its_second_chip_doubted(tmp_path, 4.0)
     s.amend({"event": turn_event(s, 2), "token": "Q03", "cards": ["C02", "C05"]})
     s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red red")), [], 5.0)
     assert history(s)[2:] == [("red", "C02+C05 block (0, 1)", [])]
@@ -754,7 +761,7 @@ def test_a_push_seen_with_a_block_s_doubted_second_chip_is_the_colour_s_whose_ca
 
 
 def blue_push_and_chip_on_a_held_board(tmp_path) -> tuple[Session, dict]:
-    """Red's capture of Q03, then blue's push of X02 into row 3 and chip on P06 seen on one
+    """Red's chip on Q03, then blue's push of X02 into row 3 and chip on P06 seen on one
     board, the chip read red and doubted: the board is held. The session and that field."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
@@ -768,12 +775,7 @@ def test_a_push_seen_after_a_block_s_doubted_second_chip_stays_the_next_colour_s
     """Guard: the block's second chip (read blue, doubted) was read on a board with no push;
     blue's push shows on a later held board; the block's two cards tapped then do not make
     the push red's (it did not come with the chip)."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q01="red")), [], 1.0)
-    s.observe(camera(chips(START, Q01="red", H01="blue")), [], 2.0)
-    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red")), [], 3.0)
-    s.observe(camera(chips(START, Q01="red", H01="blue", Q03="red blue")), [[0, 1]], 3.5)
+    s = red_block_on_q03_seen_half_its_second_chip_doubted(tmp_path, 3.5)
     push = Push("X02", "row", 3, "left")
     s.observe(camera(geometrius.pushed(chips(START, Q01="red", H01="blue", Q03="red blue"), push)[0]), [[0, 1]], 4.0)
     s.amend({"event": turn_event(s, 2), "token": "Q03", "cards": ["C02", "C05"]})
@@ -888,6 +890,18 @@ def test_a_top_tapped_straight_after_its_token_is_renamed_reads_the_camera_s_las
     assert "T01" not in s.adapter.camera
     s.observe(camera(board), [], 4.0)  # the camera still reads T01, its top blue
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
+
+
+def test_a_push_read_after_its_tapped_chip_s_token_is_renamed_is_the_tapped_colour_s(tmp_path):
+    """Closing review of session 22: the colour a tap gave a push not yet logged is kept by
+    the tapped token's name; a shape tap renaming that token left it under the old name (and
+    so saved), and the push the next board brings was the next colour's push-only turn."""
+    s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
+    s.correct({"at": [1, 2], "top": "blue"})
+    s.correct({"at": [1, 2], "shape": "T03"})
+    assert s.adapter.pushed_by == ("blue", "T03")
+    s.observe(camera(pushed), [], 3.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
 
 
 def test_a_damaged_saved_reading_brings_back_none_of_the_row_and_asks_for_no_lifting(tmp_path):

@@ -443,10 +443,11 @@ class CellAdapter(GameAdapter):
         that one: a piece laid over the square since the logged one was lifted, which says
         nothing of the lifted piece coming back. A hand over a square of the logged piece
         says nothing either way (the clear squares around fall short of it): the piece put
-        back under a hand was taken for another, the boards stayed and the game stalled. A stray lifted and another laid over some of
-        its squares during a hold (Gemblo fuzz seed 496) read those squares as the log has them
-        again: the held change was taken for gone, the boards kept for the piece laid meanwhile
-        were dropped, and the latest board, too far ahead of the log, explained nothing."""
+        back under a hand was taken for another, the boards stayed and the game stalled. A
+        stray lifted and another laid over some of its squares during a hold (Gemblo fuzz seed
+        496) read those squares as the log has them again: the held change was taken for gone,
+        the boards kept for the piece laid meanwhile were dropped, and the latest board, too
+        far ahead of the log, explained nothing."""
         logged = next((set(e.move.cells) for e in reversed(derived.entries) if cell in e.move.cells), None)
         if logged is None or cell not in now or logged & doubted:  # a hand over the piece: it may be the logged one
             return False

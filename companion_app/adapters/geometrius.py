@@ -349,6 +349,8 @@ class GeometriusAdapter(GameAdapter):
             self.grew_with[now] = self.grew_with.pop(was)
         if was in self.read_at:
             self.read_at[now] = self.read_at.pop(was)
+        if self.pushed_by is not None and self.pushed_by[1] == was:
+            self.pushed_by = (self.pushed_by[0], now)
 
     def corrected_shapes(self) -> set[str]:
         """The tokens (by the game's names) the user's word stands for against the camera."""
@@ -422,10 +424,13 @@ class GeometriusAdapter(GameAdapter):
         before = self.play(derived.core, derived.entries[:-1]).game
         chips = _slots(turn)
 
-        def faults(slots: tuple[Slot, ...]) -> int:
-            return len(before.play(self.move(before, replace(last, slots=slots))).turns[-1].violations)
+        return (self.faults(before, replace(last, slots=_joined(chips, last.slots)))
+                < self.faults(before, replace(last, slots=_joined(last.slots, chips))))
 
-        return faults(_joined(chips, last.slots)) < faults(_joined(last.slots, chips))
+    def faults(self, game: geometrius.Game, turned: Turned) -> int:
+        """How many rules the turn ``turned`` breaks played on ``game``: the measure by which
+        actions the camera saw in no order are put in the least wrong one."""
+        return len(game.play(self.move(game, turned)).turns[-1].violations)
 
     def no_push_waits(self) -> None:
         """The board the camera read shows no push that waits to be logged (no token more than
@@ -585,8 +590,7 @@ class GeometriusAdapter(GameAdapter):
         """
         def faults(order: tuple[dict | None, ...]) -> int:
             slots = tuple(Slot(c["token"], c["count"]) for c in order if c is not None)
-            turned = Turned(colour, push, slots, push_after=_before_push(order))
-            return len(game.play(self.move(game, turned)).turns[-1].violations)
+            return self.faults(game, Turned(colour, push, slots, push_after=_before_push(order)))
 
         actions = ([None] if push is not None else []) + chips  # None: the push
         if len(actions) < 2 or len(chips) > geometrius.CHIPS_PER_TURN:
