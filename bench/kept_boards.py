@@ -13,7 +13,9 @@ square must log the whole game.
 
 The same game seen without the misread is measured too: each board logs its placement at once,
 no change waits, and the camera's last board alone is saved, replaced by each (session 22: a
-restart judges the corrections the log brings back on it).
+restart judges the corrections the log brings back on it), with the corrections standing on it
+(session 23): so a tap that makes one (the last piece's first square missed, tapped) rewrites
+it, measured apart.
 """
 from __future__ import annotations
 
@@ -141,6 +143,25 @@ def without_hold(folder: Path, placements: int) -> list[tuple[str, str]]:
     ]
 
 
+def tap(folder: Path, placements: int) -> list[tuple[str, str]]:
+    """The same game read right but for the last piece's first square, missed; then the tap that
+    says the square is the piece's colour: what it writes (its event, and the camera's board
+    saved again with the correction standing on it)."""
+    boards, game = game_boards(placements)
+    last = [t.move for t in game.turns if not t.move.passed][-1]
+    (r, c), colour = last.cells[0], last.colour
+    missed = [list(row) for row in boards[-1]]
+    missed[r][c] = "."
+    s, _ = observed(folder, [*boards[:-1], ["".join(row) for row in missed]])
+    conn = s.store._conn
+    changes, wal = conn.total_changes, _wal_bytes(folder)
+    s.correct_cell((r, c), colour)
+    rows, written = conn.total_changes - changes, _wal_bytes(folder) - wal
+    s.store.close()
+    return [("a tap on the last piece's missed square: rows / write-ahead log written",
+             f"{rows} / {written / 1024:.1f} KB")]
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         rows = run(Path(folder), PLACEMENTS)
@@ -149,6 +170,8 @@ def main() -> None:
         print("| " + " | ".join(row) + " |", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         rows = without_hold(Path(folder), PLACEMENTS)
+    with tempfile.TemporaryDirectory() as folder:
+        rows += tap(Path(folder), PLACEMENTS)
     print(f"\n| the same game read right, no hold | measured |\n|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |", flush=True)

@@ -7,7 +7,8 @@ later move exactly as a fresh replay would, and a restarted server resumes where
 Beside the log, the camera boards held while a change waits on a doubt, or on a tap as no
 play, are saved (the game goes on at the table meanwhile, and a restart that lost them would
 leave the log too far behind the table for any one board to explain): a restart resumes the
-hold as it was.
+hold as it was. So is the camera's last board, with the player's corrections standing on it
+(one the camera ended stays ended over a restart).
 
 An alert belongs to a logged move and a rule it breaks; it stays until acknowledged, or
 until that move is taken back or corrected so that it breaks the rule no more (the table
@@ -349,7 +350,8 @@ class Session:
         """The boards the hold keeps, as saved, when they differ from those saved last (so
         they are written once per stable board kept, and once when the hold is released or a
         take-back lifts a piece off them; a cell game's camera's last board after them, once
-        per stable board, during a hold or not); None otherwise, and for a retired session (never
+        per stable board, during a hold or not, and with the tap or take-back that changes the
+        corrections standing, saved with it); None otherwise, and for a retired session (never
         resumed)."""
         held = self.adapter.held_boards()
         return held if held != self._held and not self.retired else None

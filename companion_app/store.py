@@ -9,7 +9,8 @@ Photo reviews (the review page) live in the same file: what was read, the user's
 and the latest scores, with the overlay and straightened board as JPEG (never the photo).
 The camera boards a live game holds while a change waits on a doubt are saved too (``kept_boards``,
 schema 3): the game goes on at the table meanwhile, and only those boards tell its moves apart.
-Outside a hold the camera's last board is saved there alone, marked as not held (schema 4).
+Outside a hold the camera's last board is saved there alone, marked as not held (schema 4), with
+the player's corrections standing on the table as it was saved (schema 5).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import Any, Callable
 from rules.errors import InputError, parse_json
 
 FILENAME = "tableref.sqlite3"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Each entry upgrades the schema from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -91,6 +92,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE kept_boards ADD COLUMN held INTEGER NOT NULL DEFAULT 1;
+    """,
+    """
+    ALTER TABLE kept_boards ADD COLUMN corrections TEXT;
     """,
 )
 
@@ -162,12 +166,18 @@ class KeptBoard:
 
     ``held`` False: the camera's last board as it came, saved last, after the boards a hold
     keeps if any (a cell game's: the corrections standing on the table are judged on it, so a
-    restart must not forget the board that ended one; rows saved before schema 4 are all held)."""
+    restart must not forget the board that ended one; rows saved before schema 4 are all held).
+    ``corrections``, on that board: the player's corrections standing then, in the game's JSON
+    (schema 5; None on a held board and on rows saved before). The board alone cannot tell
+    which of the corrections the log brings back the camera ended on a board before it: one
+    whose square it cannot read (a hand over it), or whose piece was lifted and laid again,
+    reads on it as if it stood."""
 
     board: list
     uncertain: list
     t: float
     held: bool = True
+    corrections: list | None = None
 
 
 @dataclass(frozen=True)
@@ -323,7 +333,7 @@ class Store:
     def kept_boards(self, session_id: int) -> list[KeptBoard]:
         """The boards the session's hold kept when last saved, oldest first."""
         with self._lock:
-            rows = self._conn.execute("SELECT id, board, uncertain, t, held FROM kept_boards WHERE session_id = ? "
+            rows = self._conn.execute(f"SELECT id, {_KEPT_COLUMNS} FROM kept_boards WHERE session_id = ? "
                                       "ORDER BY id", (session_id,)).fetchall()
         return [_kept_board(r, session_id) for r in rows]
 
@@ -392,6 +402,7 @@ class Store:
 
 
 _REVIEW_COLUMNS = "id, game, variant, created, updated, read, uncertain, state, corrections, scores"
+_KEPT_COLUMNS = "board, uncertain, t, held, corrections"
 
 
 def _review(row: tuple, images: tuple[str, ...]) -> ReviewRow:
@@ -482,31 +493,35 @@ def _save_kept(c: sqlite3.Connection, session_id: int, boards: list[KeptBoard]) 
     order: each that is the next of ``boards``, as saved, stays; the others are deleted, and
     the boards left over are inserted after them, so reading by row id gives ``boards`` in
     their order. A damaged row never equals a board's text, so it is replaced, as before."""
-    rows = [(json.dumps(k.board), json.dumps(k.uncertain), k.t, int(k.held)) for k in boards]
+    rows = [(json.dumps(k.board), json.dumps(k.uncertain), k.t, int(k.held),
+             None if k.corrections is None else json.dumps(k.corrections)) for k in boards]
     kept = 0
     dropped = []
-    for row_id, *saved in c.execute("SELECT id, board, uncertain, t, held FROM kept_boards WHERE session_id = ? "
+    for row_id, *saved in c.execute(f"SELECT id, {_KEPT_COLUMNS} FROM kept_boards WHERE session_id = ? "
                                     "ORDER BY id", (session_id,)).fetchall():
         if kept < len(rows) and tuple(saved) == rows[kept]:
             kept += 1
         else:
             dropped.append((row_id,))
     c.executemany("DELETE FROM kept_boards WHERE id = ?", dropped)
-    c.executemany("INSERT INTO kept_boards (session_id, board, uncertain, t, held) VALUES (?, ?, ?, ?, ?)",
+    c.executemany(f"INSERT INTO kept_boards (session_id, {_KEPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
                   [(session_id, *row) for row in rows[kept:]])
 
 
 def _kept_board(row: tuple, session_id: int) -> KeptBoard:
     """A saved kept board, or :class:`DamagedRecord` when it is not the lists and time saved
     (whether its cells are on the board is the game's to say: the adapter's ``kept_from``)."""
-    i, board, uncertain, t, held = row
+    i, board, uncertain, t, held, corrections = row
     what = f"camera board {i} kept for game {session_id}"
     board, uncertain = _loads(board, what), _loads(uncertain, what)
     if not (isinstance(board, list) and isinstance(uncertain, list)) or type(t) not in (int, float):
         raise DamagedRecord(what, "its cells or its time are not what was saved")
     if type(held) is not int or held not in (0, 1):
         raise DamagedRecord(what, "whether a change waited on it is not what was saved")
-    return KeptBoard(board, uncertain, float(t), bool(held))
+    corrections = None if corrections is None else _loads(corrections, what)
+    if corrections is not None and not isinstance(corrections, list):
+        raise DamagedRecord(what, "the corrections standing with it are not what was saved")
+    return KeptBoard(board, uncertain, float(t), bool(held), corrections)
 
 
 def _alert(row: tuple) -> AlertRow:

@@ -23,6 +23,14 @@ def test_random_play_keeps_the_live_session_s_promises(tmp_path, game, seed):
     assert run(draw(seed, game), tmp_path) == []
 
 
+@pytest.mark.parametrize("game, seed", [("gemblo", 83), ("gemblo", 464), ("equilibrix", 92)])
+def test_a_restart_keeps_the_rings_where_a_hand_is_over_a_correction_the_camera_ended(tmp_path, game, seed):
+    """Seeds where a hand lay over a square whose correction the camera had ended, as the server
+    restarted: the log brought the correction back, ringed as corrected (``restart``: corrected
+    differs), until the corrections standing were saved with the camera's board (session 23)."""
+    assert run(draw(seed, game), tmp_path) == []
+
+
 @pytest.mark.parametrize("seed", GEOMETRIUS_SEEDS)
 def test_random_geometrius_play_keeps_the_live_session_s_promises(tmp_path, seed):
     assert run(draw_any(seed, "geometrius"), tmp_path) == []

@@ -262,7 +262,9 @@ class CellAdapter(GameAdapter):
 
     def restore(self, events: Sequence[EventRow], derived: Derived) -> None:
         """Corrections still standing after a restart: the latest per cell, if the game agrees
-        (a held tap, whose change was not logged yet, if the game has laid nothing there)."""
+        (a held tap, whose change was not logged yet, if the game has laid nothing there). Which
+        of them the camera has ended since is the camera's last board's to say, saved with the
+        corrections standing on it (:meth:`resume_hold`)."""
         laid = self.laid(derived.game)
         out: dict[Cell, tuple[Override, bool]] = {}
         for event in events:
@@ -271,12 +273,12 @@ class CellAdapter(GameAdapter):
                 cell = self.parse_cell(corrected_cell(p))
                 out.pop(cell, None)
                 if p.get("misread") not in (None, p["colour"]):
-                    piece = frozenset(self.parse_cell(c) for c in p.get("piece", ()))
-                    out[cell] = Override(p["misread"], p["colour"], piece, p.get("since")), bool(p.get("held"))
+                    tapped = self.override_of(p)
+                    out[cell] = tapped, bool(p.get("held"))
                     for c in map(self.parse_cell, p.get("joined", ())):
                         if c in out:  # the earlier tap on the piece (Override.also_on)
                             o, held = out[c]
-                            out[c] = o.also_on(piece), held
+                            out[c] = o.also_on(tapped.piece), held
             elif event.kind == "take_back" and "on_table" in p:
                 on_table = {self.parse_cell(c["cell"]): c["colour"] for c in p["on_table"]}
                 out.update((cell, (o, False)) for cell, o in left_on_table(on_table).items())
@@ -285,30 +287,75 @@ class CellAdapter(GameAdapter):
 
     def held_boards(self) -> list[KeptBoard]:
         """The boards kept while a change is held back, then the camera's last board as it came,
-        not held (the corrections' ends are judged on it: :meth:`resume_hold`; during a hold too,
-        since the player's word edits the kept boards)."""
-        camera = [] if self.camera_board is None else [(Kept(self.camera_board, self.uncertain, self.camera_t), False)]
-        return [KeptBoard([[self.cell_json(c), colour] for c, colour in sorted(k.board.items())],
-                          [self.cell_json(c) for c in k.uncertain], k.t, held)
-                for k, held in [(k, True) for k in self.kept] + camera]
+        not held, with the corrections standing (the corrections' ends are judged on the
+        camera's boards: :meth:`resume_hold`; during a hold too, since the player's word edits
+        the kept boards). Saved when they change: once per stable board, and with a tap or a
+        take-back that changes the corrections, in the transaction that logs it."""
+        held = [self.board_json(k) for k in self.kept]
+        if self.camera_board is None:
+            return held
+        standing = [self.override_json(c, self.overrides[c]) for c in sorted(self.overrides)]
+        return held + [replace(self.board_json(Kept(self.camera_board, self.uncertain, self.camera_t)),
+                               held=False, corrections=standing)]
+
+    def board_json(self, kept: Kept) -> KeptBoard:
+        """A board the camera sent, as it is saved (held)."""
+        return KeptBoard([[self.cell_json(c), colour] for c, colour in sorted(kept.board.items())],
+                         [self.cell_json(c) for c in kept.uncertain], kept.t)
 
     def resume_hold(self, boards: Sequence[KeptBoard]) -> None:
         """The boards the hold kept before a restart, and the camera's last board, saved after
         them, not held (a folder saved before: the latest kept board stands for it), so the page
         rings what it did, and a tap before the camera's next board reads as before. The
-        corrections the log brings back (:meth:`restore`) that the camera's last board no longer
-        shows stay ended, as the board ended them: a piece taken back by tap, left on the table
-        and lifted, laid again before the camera's next board, read empty and was never logged.
-        (A kept board is no such test: the player's word edits it, a piece taken back goes from
-        it while it may lie there still.)"""
+        corrections are those saved standing with the camera's board: each one the camera ended
+        on any board stays ended, as it ended. The camera's last board alone could not say so
+        of a correction whose square it could not read (a hand over it: the correction read as
+        standing, ringed again, Gemblo fuzz seeds 83 and 464, Equilibrix 92), nor of a piece
+        taken back by tap, left on the table, lifted and laid again (it read empty again and
+        was never logged). A board saved before schema 5 has no corrections with it: those the
+        log brings back (:meth:`restore`) that it no longer shows stay ended, as before. (A kept
+        board is no such test: the player's word edits it, a piece taken back goes from it while
+        it may lie there still.)"""
         kept = [self.kept_from(k) for k in boards if k.held]  # all read before any is held
         if boards:
-            latest = self.kept_from(boards[-1])
+            camera = boards[-1]
+            latest = self.kept_from(camera)
+            standing = None if camera.corrections is None else self.standing_from(camera.corrections)
             self.camera_board, self.uncertain, self.camera_t = latest.board, latest.uncertain, latest.t
-            if not boards[-1].held:
+            if standing is not None:
+                self.overrides = standing
+            elif not camera.held:
                 self.overrides = {c: o for c, o in self.overrides.items()
                                   if o.stands(c, latest.board, latest.uncertain)}
         self.kept = kept
+
+    def override_json(self, cell: Cell, override: Override) -> dict:
+        """A standing correction as its correction event names it (:meth:`override_of` reads it)."""
+        doc = {"cell": self.cell_json(cell), "misread": override.misread, "colour": override.colour,
+               "piece": [self.cell_json(c) for c in sorted(override.piece)]}
+        return doc if override.since is None else {**doc, "since": override.since}
+
+    def override_of(self, doc: Mapping) -> Override:
+        """The correction a correction event's payload (or a saved standing one) makes of its
+        cell (:func:`corrected_cell`)."""
+        return Override(doc["misread"], doc["colour"], frozenset(self.parse_cell(c) for c in doc.get("piece", ())),
+                        doc.get("since"))
+
+    def standing_from(self, saved: list) -> dict[Cell, Override]:
+        """The corrections saved standing with the camera's board; SessionError when one is not a
+        correction on this game's board (a damaged row: the corrections are not guessed at)."""
+        pickable = {*self.colours, EMPTY}
+        try:
+            standing = {self.parse_cell(corrected_cell(doc)): self.override_of(doc) for doc in saved}
+            fits = all(c in self.board.index and o.piece <= self.board.index.keys()
+                       and {o.misread, o.colour} <= pickable and o.misread != o.colour
+                       and type(o.since) in (type(None), int, float) for c, o in standing.items())
+        except (ValueError, TypeError, KeyError, AttributeError):  # not a correction's fields, a cell no cell
+            fits = False
+        if not fits:
+            raise SessionError(f"the corrections saved with the camera's last board are damaged (they are not "
+                               f"a {self.game} board's)")
+        return standing
 
     def kept_from(self, saved: KeptBoard) -> Kept:
         """A saved kept board; SessionError naming what is wrong when its cells or colours are
