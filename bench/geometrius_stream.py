@@ -30,6 +30,7 @@ a session or a file.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Iterable, Union
 
@@ -96,7 +97,8 @@ class Plan:
 @dataclass(frozen=True)
 class Step:
     """One thing the session is handed: ``kind`` is ``tokens`` (a stable board: ``field``
-    and the places ``doubted``), ``top`` (the chip on ``token`` is ``colour``'s: the page
+    and the places ``doubted``; not handed on, ``table``: the chips lying on each token, the
+    truth the fuzz checks against), ``top`` (the chip on ``token`` is ``colour``'s: the page
     places the token), ``cards`` (the cards of turn ``turn`` on ``token``: the page shows
     the turn; ``asked``: only where the page still asks for them, at the end), ``pass`` or
     ``restart``."""
@@ -104,6 +106,7 @@ class Step:
     kind: str
     field: tuple[dict, ...] = ()
     doubted: tuple[Pos, ...] = ()
+    table: tuple[tuple[str, int], ...] = ()
     token: str = ""
     colour: str = ""
     turn: int = 0
@@ -308,6 +311,32 @@ def camera(tokens: dict[Pos, Token], offset: Pos, misread: dict[str, str] | None
     return tuple(field), tuple(places)
 
 
+def board_step(tokens: dict[Pos, Token], offset: Pos, misread: dict[str, str] | None = None,
+               unsure: Iterable[str] = (), doubted: Iterable[str] = ()) -> Step:
+    """A stable board of ``tokens`` as the camera reports it (see :func:`camera`), with the
+    chips lying on each token."""
+    return Step("tokens", *camera(tokens, offset, misread, unsure, doubted),
+                table=tuple(sorted((t.shape, len(t.stack)) for t in tokens.values())))
+
+
+def twice(repeated: list[tuple], shown: list[tuple], board: Step | None) -> bool:
+    """Whether a move the history shows more often than the true game (``repeated``, rows as
+    :func:`judged` gives them) is in it twice: a push (each token enters the field once) or
+    chips that the history piles on a token beyond those lying there on the last ``board``.
+
+    The rows alone do not tell: one colour may put one chip on one token in two turns (a
+    capture back after another colour's), and a chip misread as the colour of an earlier turn
+    on the same token is logged as such a turn until it is tapped; until their cards are
+    tapped the two rows are alike, since a row names no height in the stack."""
+    logged: Counter = Counter()
+    for turn in shown:
+        for token, chips in turn[3]:
+            logged[token] += chips
+    table = dict(board.table) if board is not None else {}
+    return any(turn[2] is not None or any(logged[token] > table.get(token, 0) for token, _ in turn[3])
+               for turn in repeated)
+
+
 def _push_after_chips(move: geometrius.Move, k: int) -> bool:
     """Whether action ``k`` of ``move`` is a push after the turn's chips. Seen alone, such a
     push is the next colour's turn as much as this one's (the camera sees no colour on a
@@ -331,13 +360,13 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
     noise = [n for i, n in enumerate(plan.noise) if kept is None or i in kept]
     moves = truncated(plan.moves, placements)
     game = geometrius.Game.start(replace(parse_setup(GAME, plan.setup_doc), layout=plan.layout))
-    steps = [Step("tokens", *camera(game.tokens, plan.offset))]
+    steps = [board_step(game.tokens, plan.offset)]
     live: list[tuple[TopMisread, int]] = []  # misreads under way, with the board they started on
     cards: list[tuple[int, int | None, list[Step]]] = []  # card taps: first board of the turn, boards late, taps
 
     def board(tokens: dict[Pos, Token], unsure: Iterable[str] = ()) -> None:
-        steps.append(Step("tokens", *camera(tokens, plan.offset, {m.token: m.reads for m, _ in live}, unsure,
-                                            [m.token for m, _ in live if m.doubted])))
+        steps.append(board_step(tokens, plan.offset, {m.token: m.reads for m, _ in live}, unsure,
+                                [m.token for m, _ in live if m.doubted]))
 
     def settle(tokens: dict[Pos, Token], frame: int) -> None:
         nonlocal live
@@ -388,5 +417,5 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
         p += 1
     settle(dict(game.tokens), frame)
     steps += [replace(tap, kind="asked") for _, _, taps in cards for tap in taps]
-    steps += [Step("tokens", *camera(game.tokens, plan.offset))] * 2
+    steps += [board_step(game.tokens, plan.offset)] * 2
     return steps

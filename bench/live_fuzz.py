@@ -13,7 +13,9 @@ a failure, named by the promise):
 - ``refused``: no tap the stream makes is refused (each is one a player may make then);
 - ``restart``: a restart keeps the history, scores, alerts, acknowledgements, the hold and the
   rings (corrected, uncertain, holding);
-- ``twice``: no move is in the history twice;
+- ``twice``: no move is in the history twice (Geometrius, whose rows name no height in a
+  stack: a row shown more often than the game has it, where it is a push or the history puts
+  more chips on one of its tokens than lie there);
 - ``flagged``: a move of the true game, in its place (the history agrees with the game up
   to it), is judged as the rules engine judges it there;
 - ``history`` / ``scores``: once every misread was tapped or read right by a later board
@@ -86,9 +88,10 @@ def apply(s: Session, step: Step, t: float) -> None:
 
 def apply_geometrius(s: Session, step: geometrius_stream.Step, t: float) -> None:
     """Hand a Geometrius ``step`` to the session. The player taps a token where the page
-    draws it, and a turn's cards on the page's turn (the true game's turn there, or else the
-    last of its colour with chips on the token) if the page lists it; ``asked`` cards only
-    where the page still asks for them."""
+    draws it, and a turn's cards on the page's turn (the true game's turn there) if the page
+    lists it; ``asked`` cards only where the page still asks for them (the stream ends with
+    them: a tap that found its turn not listed yet is made then). Not on another turn of its
+    colour with chips on the token: one colour may chip one token in two turns."""
     if step.kind == "tokens":
         s.observe(list(step.field), [list(p) for p in step.doubted], t)
     elif step.kind == "pass":
@@ -102,9 +105,10 @@ def apply_geometrius(s: Session, step: geometrius_stream.Step, t: float) -> None
         turns = s.snapshot()["geometrius"]["turns"]
         mine = [turn for turn in turns if turn["colour"] == step.colour
                 and any(slot["token"] == step.token for slot in turn["slots"])]
-        turn = turns[step.turn] if step.turn < len(turns) and turns[step.turn] in mine else (mine or [None])[-1]
-        if turn is None:
+        # not listed yet (a doubt holds its board back): the player taps it once it is
+        if step.turn >= len(turns) or turns[step.turn] not in mine:
             return
+        turn = turns[step.turn]
         slot = next(slot for slot in turn["slots"] if slot["token"] == step.token)
         if step.kind == "cards" or not slot["cards"]:
             s.amend({"event": turn["event"], "token": step.token, "cards": list(step.cards)})
@@ -115,7 +119,9 @@ class Kit:
     """What the fuzz needs of a game's streams: the stream, the true game, its turns as the
     page shows them (``verdicts``; ``judged`` the session's), the part of a turn the camera
     sees (``seen``: the Geometrius cards are tapped later), how a step reaches the session
-    and a placement in a few words (``label``, for shrunk streams)."""
+    and a placement in a few words (``label``, for shrunk streams), and whether the turns the
+    history shows more often than the game has them are a move twice (``twice``: given those
+    rows, every row, and the last board step)."""
 
     render: Callable[..., list]
     true_match: Callable[..., Any]
@@ -124,12 +130,14 @@ class Kit:
     seen: Callable[[tuple], tuple]
     apply: Callable[[Session, Any, float], None]
     label: Callable[[Any], str]
+    twice: Callable[[list[tuple], list[tuple], Any], bool]
 
 
 CELLS = Kit(fuzz_stream.render, fuzz_stream.true_match, verdicts, judged, lambda turn: turn, apply,
-            lambda move: str(len(covered(move))))
+            lambda move: str(len(covered(move))), lambda repeated, shown, board: bool(repeated))
 TOKENS = Kit(geometrius_stream.render, geometrius_stream.true_match, geometrius_stream.verdicts,
-             geometrius_stream.judged, lambda turn: turn[:4], apply_geometrius, lambda move: f"({move.describe()})")
+             geometrius_stream.judged, lambda turn: turn[:4], apply_geometrius, lambda move: f"({move.describe()})",
+             geometrius_stream.twice)
 FUZZED = (*GAMES, geometrius_stream.GAME)
 
 
@@ -155,7 +163,9 @@ def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: 
         broken.setdefault(promise, (promise, i, what))
 
     s = Session.start(Store.open(folder), plan.setup_doc, game=plan.game)
+    board = None  # the last board step
     for i, step in enumerate(steps):
+        board = step if step.kind in ("board", "tokens") else board
         try:
             if step.kind == "restart":
                 before, held = s.snapshot(), s.adapter.held_boards()
@@ -176,7 +186,9 @@ def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: 
             break
         snap = s.snapshot()
         shown = game.judged(snap)
-        if any(n > max(1, once[turn]) for turn, n in Counter(repr(turn) for turn in shown if not turn[1]).items()):
+        times = Counter(repr(turn) for turn in shown if not turn[1])
+        if game.twice([turn for turn in shown if not turn[1] and times[repr(turn)] > max(1, once[repr(turn)])],
+                      shown, board):
             fail("twice", i, "a move is in the history twice")
         for j, (turn, h) in enumerate(zip(shown, snap["history"])):
             if j >= len(expected) or game.seen(turn) != game.seen(expected[j][0]):

@@ -3,10 +3,21 @@ live_fuzz`, which sweeps many) keep every promise it checks (see bench/live_fuzz
 seed is a legal game with misreads, hands, shadows, stray pieces, taps, passes and restarts
 (Geometrius: misread and unreadable tokens, blocks seen half laid, late card taps, passes
 and restarts)."""
+from dataclasses import replace
+
 import pytest
 
+from bench import geometrius_stream
 from bench.fuzz_stream import GAMES, draw, render
-from bench.live_fuzz import draw as draw_any, kit, run
+from bench.geometrius_stream import Step, camera
+from bench.live_fuzz import apply_geometrius, draw as draw_any, kit, run
+from companion_app.session import Session
+from companion_app.store import Store
+from rules import geometrius
+
+FIELD = [["T01", "Q03", "P02", "H01"], ["T05", "Q01", "P06", "H03"],
+         ["T02", "Q10", "P01", "X01"], ["T08", "Q05", "H08", "X03"]]
+PLAYERS = [{"name": "Ann", "colours": ["red"]}, {"name": "Bob", "colours": ["blue"]}]
 
 # the first seeds, not picked: on session 18's code 4 Blokus and 3 Gemblo of them broke a promise; the
 # Equilibrix ones (fuzzed since session 20) kept every promise on session 19's code as well
@@ -45,3 +56,33 @@ def test_every_noise_event_is_in_the_fast_seeds_streams():
     assert {type(n).__name__ for p in plans for n in p.noise} == {"TopMisread", "Unsure", "BlockSeenHalf", "Restart"}
     assert {s.kind for p in plans for s in kit("geometrius").render(p)} == \
         {"tokens", "top", "cards", "asked", "pass", "restart"}
+
+
+def test_a_geometrius_turn_repeated_is_a_move_twice_only_beyond_the_chips_on_the_table():
+    """The fuzz's key names no height in a stack: red's chip on H01 in two turns (a capture
+    back, or a chip misread red and logged so until tapped) reads as one row twice while
+    their cards are not tapped (seeds 44, 249 and 300 broke `twice` so). The row is a move
+    twice where the history puts more chips on the token than lie there, or is a push."""
+    red_h01 = ("red", False, None, (("H01", 1),), ())
+    shown = [red_h01, ("blue", False, None, (("H01", 1),), ()), red_h01]
+    board = Step("tokens", table=(("H01", 3),))
+    assert not geometrius_stream.twice([red_h01, red_h01], shown, board)
+    assert geometrius_stream.twice([red_h01, red_h01], shown, replace(board, table=(("H01", 2),)))
+    push = ("red", False, "X02 into row 3 from the left", (), ())
+    assert geometrius_stream.twice([push, push], [push, push], board)
+
+
+def test_a_geometrius_card_tap_waits_for_its_turn_to_be_listed(tmp_path):
+    """Red's chip on Q03, blue's capture of it, red's capture back read on a board held for a
+    doubt: the cards tapped for red's second turn on Q03 went on red's first (seed 300), which
+    the page lists. The player taps them on the page's turn once listed (the stream's last
+    taps settle every card still asked for)."""
+    s = Session.start(Store.open(tmp_path), {"players": PLAYERS}, "geometrius")
+    field = geometrius.starting_field(FIELD)
+    s.observe(list(camera(field, (0, 0))[0]), [], 0.0)
+    for i, stack in enumerate([("red",), ("red", "blue"), ("red", "blue", "red")]):
+        field = {p: replace(t, stack=stack) if t.shape == "Q03" else t for p, t in field.items()}
+        s.observe(list(camera(field, (0, 0))[0]), [[0, 1]] if i == 2 else [], 1.0 + i)
+    assert len(s.snapshot()["geometrius"]["turns"]) == 2  # the doubt holds red's capture back
+    apply_geometrius(s, Step("cards", token="Q03", colour="red", turn=2, cards=("C02",)), 4.0)
+    assert [slot["cards"] for turn in s.snapshot()["geometrius"]["turns"] for slot in turn["slots"]] == [[], []]

@@ -687,15 +687,16 @@ def test_push_and_misread_chip_after_the_turn_s_first_chip_rejoin_the_turn_on_th
     assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
 
 
-def red_block_seen_half_its_second_chip_read_blue(tmp_path) -> Session:
+def red_block_seen_half_its_second_chip_read_blue(tmp_path, push: Push | None = None) -> Session:
     """Red's chip on Q03 and blue's on H01, then red's block on T01 seen one chip at a
-    time, its second chip read blue (undoubted)."""
+    time, its second chip read blue (undoubted), with red's ``push`` if given."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q03="red")), [], 1.0)
     s.observe(camera(chips(START, Q03="red", H01="blue")), [], 2.0)
     s.observe(camera(chips(START, Q03="red", H01="blue", T01="red")), [], 3.0)
-    s.observe(camera(chips(START, Q03="red", H01="blue", T01="red blue")), [], 4.0)
+    field = chips(START, Q03="red", H01="blue", T01="red blue")
+    s.observe(camera(geometrius.pushed(field, push)[0] if push else field), [], 4.0)
     return s
 
 
@@ -892,13 +893,17 @@ def test_a_top_tapped_straight_after_its_token_is_renamed_reads_the_camera_s_las
     assert history(s)[2:] == [("red", "?+? block (0, 0)", [])]
 
 
-def test_a_push_read_after_its_tapped_chip_s_token_is_renamed_is_the_tapped_colour_s(tmp_path):
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_push_read_after_its_tapped_chip_s_token_is_renamed_is_the_tapped_colour_s(tmp_path, restart):
     """Closing review of session 22: the colour a tap gave a push not yet logged is kept by
     the tapped token's name; a shape tap renaming that token left it under the old name (and
-    so saved), and the push the next board brings was the next colour's push-only turn."""
+    so saved), and the push the next board brings was the next colour's push-only turn. Over
+    a restart too: the saved row of the renamed token carries it."""
     s, pushed = blue_push_and_chip_on_a_held_board(tmp_path)
     s.correct({"at": [1, 2], "top": "blue"})
     s.correct({"at": [1, 2], "shape": "T03"})
+    if restart:
+        s = Session.resume(Store.open(tmp_path))
     assert s.adapter.pushed_by == ("blue", "T03")
     s.observe(camera(pushed), [], 3.0)
     assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (1, 2)", [])]
@@ -1070,3 +1075,56 @@ def test_a_chip_fix_the_camera_ended_stays_ended_over_a_restart(tmp_path, restar
     # red captures Q01 back; a hand lets the camera see only its top
     s.observe(camera(chips(START, Q01="red blue red"), hide_height=("Q01",)), [], 4.0)
     assert [h[0] for h in history(s)] == ["red", "blue", "red"]
+
+
+@pytest.mark.parametrize("unreadable", [("H08",), ("H08", "X02")])
+def test_a_top_tapped_on_a_token_unreadable_on_the_held_board_with_its_push_is_that_colour_s_turn(tmp_path, unreadable):
+    """Found by the fuzz (seeds 128 and 110, session 22): blue's chip on H08 and push of X02 into
+    H08's row seen on one board, H08 (and, 110, X02 too) unreadable: the board is held and the
+    tap "blue" comes. The tap found only the reading before the chip (none to add, no push
+    with it), so the push, read on the next board, was red's push-only turn. The chips read on
+    an unreadable token are now kept on a board with a push too, by the one push that lays
+    the field as read (a push moves its line one step: the shift alone is one off there)."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", H08="blue"), Push("X02", "row", 3, "left"))
+    hand = camera(pushed)
+    for token in hand:
+        if token["shape"] in unreadable:
+            token["shape"] = "unknown"
+    s.observe(hand, [], 2.0)
+    s.correct({"at": [3, 2], "top": "blue"})
+    s.observe(camera(pushed), [], 3.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (3, 3)", [])]
+
+
+def test_a_push_joined_to_a_tapped_block_goes_after_it_where_the_rules_find_that_less_wrong(tmp_path):
+    """Found by the fuzz (seed 379, session 23): red's block on Q05 beside red's T08, then red's
+    push into T08's column that takes T08 away from Q05, seen on one board with the block's
+    top read blue (two colours: no turn explains it). The tap "red" logs the block; the push
+    read next joined it, always before it (the camera's order), so the block was judged away
+    from its own chip and flagged. The held board showed both in no order: as for chips and a
+    push seen together, the order the rules find less wrong is taken."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
+    push = Push("X02", "col", 0, "top")
+    s.observe(camera(geometrius.pushed(chips(START, T08="red", H01="blue", Q05="red blue"), push)[0]), [], 3.0)
+    s.correct({"at": [3, 1], "top": "red"})
+    s.observe(camera(geometrius.pushed(chips(START, T08="red", H01="blue", Q05="red red"), push)[0]), [], 4.0)
+    assert history(s)[2:] == [("red", "?+? block (3, 1); X02 into column 0 from the top", [])]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_a_block_s_second_chip_read_with_a_push_as_another_colour_s_joins_the_block_with_the_push(tmp_path):
+    """Found by the fuzz (seed 414, session 23): red's block on T01 seen half, then its second
+    chip read blue (undoubted) on a board with red's push: blue's turn, push and chip. The two
+    cards tapped for the block count that chip already, so the block's turn looked full, and
+    the tap "red" made push and chip a second red turn (flagged `token_blocked`, `top_is_own`,
+    `wrong_turn`) instead of the rest of red's turn."""
+    s = red_block_seen_half_its_second_chip_read_blue(tmp_path, Push("X02", "row", 3, "left"))
+    s.amend({"event": turn_event(s, 2), "token": "T01", "cards": ["C01", "C05"]})
+    s.correct({"at": [0, 0], "top": "red"})
+    assert history(s)[2:] == [("red", "C01+C05 block (0, 0); X02 into row 3 from the left", [])]

@@ -119,7 +119,7 @@ def _joined(slots: tuple[Slot, ...], more: tuple[Slot, ...]) -> tuple[Slot, ...]
 
 def _seen_with_push(payload: dict) -> tuple[str, ...]:
     """The tokens of the chips a camera turn saw on the board with its push (none without; a
-    push that joins a tapped chip, the tapped chip's token: see _with_tapped_push)."""
+    push that joins a tapped chip, the tapped chip's token: see with_tapped_push)."""
     return tuple(payload.get("with", ())) + tuple(s.token for s in _slots(payload)) if payload.get("push") else ()
 
 
@@ -133,6 +133,36 @@ def _shift(before: Mapping[Pos, Token], seen: Mapping[Pos, Token]) -> tuple[int,
     at = {t.shape: p for p, t in before.items()}
     shifts = Counter((at[t.shape][0] - p[0], at[t.shape][1] - p[1]) for p, t in seen.items() if t.shape in at)
     return shifts.most_common(1)[0][0] if shifts else None
+
+
+def _laid_by_push(tokens: Mapping[Pos, Token], seen: Mapping[Pos, Token],
+                  places: set[Pos]) -> dict[Pos, Token]:
+    """The game's ``tokens`` by the camera's ``places`` on a board that shows one token more,
+    some unreadable: the field after the one push (of the token read new, or of an unreadable
+    one) that lies on exactly those places with every shape ``seen`` in its place, less the
+    token the push brings; {} when no push or more than one does (a guess would give a tap
+    another token's chips). A push moves the tokens of its line, so the shift that places an
+    unreadable token on a board without one is one step off there."""
+    shapes = {t.shape for t in tokens.values()}
+    new = {t.shape for t in seen.values()} - shapes
+    if len(places) != len(tokens) + 1 or len(new) > 1:
+        return {}
+    token = next(iter(new), "")  # "": the token pushed in is one the camera could not read
+    found = []
+    for line, axis, ends in (("row", 0, ("left", "right")), ("col", 1, ("top", "bottom"))):
+        for index in sorted({p[axis] for p in tokens}):
+            for end in ends:
+                field = geometrius.pushed(tokens, Push(token, line, index, end))[0]
+                shift = _shift(field, seen)
+                if shift is None:
+                    continue
+                laid = {(r - shift[0], c - shift[1]): t for (r, c), t in field.items()}
+                if set(laid) == places and all(laid[p].shape == t.shape for p, t in seen.items()) \
+                        and laid not in found:
+                    found.append(laid)
+    if len(found) != 1:
+        return {}
+    return {p: t for p, t in found[0].items() if t.shape in shapes}
 
 
 def _translation(before: Mapping[Pos, Token], seen: Mapping[Pos, Token]) -> tuple[int, int] | None:
@@ -166,7 +196,7 @@ class GeometriusAdapter(GameAdapter):
         # Kept over a restart with the camera's readings (see held_boards).
         self.grew_with: dict[str, bool] = {}
         # The colour and token of a chip tapped on such a board, first seen with the push: the
-        # push the camera reads on the next board it reads is theirs (see _with_tapped_push).
+        # push the camera reads on the next board it reads is theirs (see with_tapped_push).
         # Kept over a restart with the camera's readings.
         self.pushed_by: tuple[str, str] | None = None
         # By token: the number of the board on which the camera first read its stack as it
@@ -381,13 +411,15 @@ class GeometriusAdapter(GameAdapter):
         # grew the field up or left, or the camera counts from another corner token).
         dr, dc = _shift(game.tokens, seen) or (0, 0)
         self.uncertain = tuple(sorted({(r + dr, c + dc) for r, c in unsure}))
-        grown = len(set(seen) | set(unsure)) > len(game.tokens)
+        places = set(seen) | set(unsure)
+        grown = len(places) > len(game.tokens)
         self.grew_with.update((shape, grown) for shape in fresh)
-        if not grown:
+        if grown:  # the tokens where the one push that lays them as read puts them, if one does
+            laid = _laid_by_push(game.tokens, seen, places)
+        else:  # no push moved a token: an unreadable one is the game's token at its place
             self.no_push_waits()
-            # no push moved a token: an unreadable one is the game's token at its place
-            self.read_shapeless(game, {(r + dr, c + dc): tok for (r, c), tok in shapeless.items()},
-                                {tok.shape for tok in seen.values()})
+            laid = {(r - dr, c - dc): tok for (r, c), tok in game.tokens.items()}
+        self.read_shapeless(laid, shapeless, {tok.shape for tok in seen.values()}, grown)
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
         pushed_by, self.pushed_by = self.pushed_by, None
@@ -398,7 +430,7 @@ class GeometriusAdapter(GameAdapter):
                 return []
             if self.went_first(derived, turn, fresh, read_before):
                 turn["first"] = True
-            return [("turn", {**_with_tapped_push(derived.entries, turn, pushed_by), "source": "camera", "t": t})]
+            return [("turn", {**self.with_tapped_push(derived, turn, pushed_by), "source": "camera", "t": t})]
         for k in (1, 2):  # tokens or chips gone: a turn or two taken back
             if len(derived.entries) >= k:
                 earlier = self.play(derived.core, derived.entries[:-k]).game
@@ -426,6 +458,32 @@ class GeometriusAdapter(GameAdapter):
 
         return (self.faults(before, replace(last, slots=_joined(chips, last.slots)))
                 < self.faults(before, replace(last, slots=_joined(last.slots, chips))))
+
+    def with_tapped_push(self, derived: Derived, turn: dict, pushed_by: tuple[str, str] | None) -> dict:
+        """A push the camera reads with no chips, on the first board it reads after
+        ``pushed_by``'s chips were tapped on a held board that showed a token new to the field,
+        continues that turn: the push was on the board with those chips, and the camera never
+        sees a push's colour (the colour to move is by then the next one). After a board read
+        in between without the push, or a turn logged since, it is the colour to move's, as
+        before.
+
+        The held board showed the push and the tapped chips together, in no order: the push
+        goes before them (the camera's order) unless the rules find it less wrong after them
+        (``tapped_first``), as for a push and chips seen together on a board read (see
+        likeliest_order): a block beside its own chip, say, whose token the push then moved."""
+        last = derived.entries[-1].move if derived.entries else None
+        if pushed_by is None or last is None or last.colour != pushed_by[0] or last.push is not None \
+                or "push" not in turn or turn["chips"]:
+            return turn
+        doc = {**turn, "colour": pushed_by[0], "continues": True, "with": [pushed_by[1]]}
+        tapped = next((i for i, s in enumerate(last.slots) if s.token == pushed_by[1]), None)
+        if tapped is not None:
+            before = self.play(derived.core, derived.entries[:-1]).game
+            push = _push(turn)
+            if self.faults(before, replace(last, push=push, push_after=tapped + 1)) \
+                    < self.faults(before, replace(last, push=push, push_after=tapped)):
+                doc["tapped_first"] = True
+        return doc
 
     def faults(self, game: geometrius.Game, turned: Turned) -> int:
         """How many rules the turn ``turned`` breaks played on ``game``: the measure by which
@@ -498,19 +556,24 @@ class GeometriusAdapter(GameAdapter):
             seen[pos] = Token(raw["shape"], stack, height_known=known)
         return seen, unsure, shapeless
 
-    def read_shapeless(self, game: geometrius.Game, shapeless: Mapping[Pos, Token], read: set[str]) -> None:
+    def read_shapeless(self, laid: Mapping[Pos, Token], shapeless: Mapping[Pos, Token], read: set[str],
+                       grown: bool) -> None:
         """The chips read on tokens whose shape the camera could not make out (``shapeless``,
-        by the game's places, on a board where no push moved a token) as the last readings of
-        the game's tokens there (unless read elsewhere on the board).
+        by the camera's places) as the last readings of the game's tokens there (``laid``: the
+        game's tokens by the camera's places, those a push brings included; {} when the board
+        does not tell), unless read elsewhere on the board. ``grown``: the board shows a token
+        more than the field (a push not logged: see ``grew_with``).
 
         A tap on such a token (the board is held) reads the chips the log lacks from its
         last reading: the one before the hand or glare would lack the chip just put there,
-        and the tap would take a logged chip for the misread one."""
+        and the tap would take a logged chip for the misread one (or, on a board with a push,
+        would not know that the chip came with the push)."""
         for pos, tok in shapeless.items():
-            token = game.tokens.get(pos)
+            token = laid.get(pos)
             if token is not None and token.shape not in read:
                 if token.shape not in self.camera or self.camera[token.shape].stack != tok.stack:
                     self.read_at[token.shape] = self.boards
+                    self.grew_with[token.shape] = grown
                 self.camera[token.shape] = replace(tok, shape=token.shape)
 
     def unsure_places(self, uncertain: Sequence) -> list[Pos]:
@@ -811,13 +874,15 @@ def _push_after_joined(m: Turned, payload: dict) -> int:
     was; a push the event brings goes after the turn's chips so far and the event's chips
     before it. A push joined to tapped chips (``with``: seen with them on a held board) went
     down after the chips seen on the boards before and, in no order the camera saw, with the
-    tapped ones: before them, as the camera's order has it."""
+    tapped ones: before them, as the camera's order has it, or after them where the rules
+    find that less wrong (``tapped_first``: see GeometriusAdapter.with_tapped_push)."""
     if m.push is not None:
         return m.push_after
     if _push(payload) is None:
         return 0
     if payload.get("with"):
-        return next((i for i, s in enumerate(m.slots) if s.token in payload["with"]), len(m.slots))
+        tapped = next((i for i, s in enumerate(m.slots) if s.token in payload["with"]), len(m.slots))
+        return tapped + bool(payload.get("tapped_first"))
     return len(_joined(m.slots, _slots(payload)[:int(payload.get("push_after", 0))]))
 
 
@@ -899,10 +964,13 @@ def _top_corrected(entries: list[Entry], token: str, top: str, unlogged: int,
             # A push seen on one board with this chip only: the push's colour is never seen,
             # the turn had the chip's, so it is ``top``'s turn: the rest of ``top``'s turn in
             # progress where the turn before is that (a colour never moves twice running).
+            # The turn before fits it when their chips together are no more than a turn's: a
+            # block's second chip its two cards already count adds none (seed 414, session 23).
             before = out[i - 1].move if i else None
+            slots = _joined(before.slots, m.slots) if before is not None else ()
             if before is not None and before.colour == top and before.push is None \
-                    and sum(s.count for s in before.slots) < geometrius.CHIPS_PER_TURN:
-                out[i - 1] = Entry(out[i - 1].event_id, replace(before, push=m.push, slots=_joined(before.slots, m.slots),
+                    and sum(s.count for s in slots) <= geometrius.CHIPS_PER_TURN:
+                out[i - 1] = Entry(out[i - 1].event_id, replace(before, push=m.push, slots=slots,
                                                                 events=before.events + m.events,
                                                                 pushed_with=m.pushed_with,
                                                                 push_after=len(_joined(before.slots,
@@ -948,19 +1016,6 @@ def _shows_refused_turn(derived: Derived, game: geometrius.Game, turn: dict) -> 
     last = derived.entries[-1].move
     return (turn["colour"], _push(turn), Counter((c["token"], c["count"]) for c in turn["chips"])) == \
         (last.colour, last.push, Counter((s.token, s.count) for s in last.slots))
-
-
-def _with_tapped_push(entries: Sequence[Entry], turn: dict, pushed_by: tuple[str, str] | None) -> dict:
-    """A push the camera reads with no chips, on the first board it reads after ``pushed_by``'s
-    chips were tapped on a held board that showed a token new to the field, continues that
-    turn: the push was on the board with those chips, and the camera never sees a push's
-    colour (the colour to move is by then the next one). After a board read in between
-    without the push, or a turn logged since, it is the colour to move's, as before."""
-    last = entries[-1].move if entries else None
-    if pushed_by is None or last is None or last.colour != pushed_by[0] or last.push is not None \
-            or "push" not in turn or turn["chips"]:
-        return turn
-    return {**turn, "colour": pushed_by[0], "continues": True, "with": [pushed_by[1]]}
 
 
 def _unit(vertices: Sequence[Sequence[float]]) -> list[list[float]]:
