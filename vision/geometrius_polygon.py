@@ -7,8 +7,9 @@
    smaller than any printed polygon); what is left, opened a little to shave the tick
    marks, gives the corners' first guess (Douglas-Peucker). Each side is then fitted to its ink clear of the angle
    arcs at its corners (right angles carry no arc), refitted round the line found until the
-   corners settle; nearly straight corners are dropped and the sides refitted. Last, each
-   side is fitted again on the photo itself through the token's homography: profiles across
+   corners settle; nearly straight corners, and a reflex corner split in two by blur, are
+   dropped and the sides refitted. Last, each side is fitted again on the photo itself
+   through the token's homography: profiles across
    it give the stroke's two edges to a fraction of a pixel, wherever no other stroke, arc,
    mark, tick or stack can reach them (near a corner, where the other side's blurred ink
    darkens the core, half way at the side's usual contrast); consecutive lines meet at the
@@ -57,6 +58,12 @@ SETTLED_PX = 0.25  # a refinement's corners moving less than this (top-down pixe
 # ... and moving less than this, but no less than the pass before, wobble round the ink's
 # pixels (a sixth of a millimetre; a polygon still finding its shape moves more)
 WOBBLE_PX = 1.0
+# Blur splits a reflex corner into a wide convex corner and a reflex one a few millimetres
+# apart (an X04's under a 7.9 px streak: 111-155 degrees, 2.5-4.7 mm, traced pass by pass). No
+# catalogue shape has a convex corner wider than a right angle beside a reflex one (X02's,
+# H06's and X03's are right angles), nor a side under 5.4 mm (P08's).
+SPLIT_SIDE_MM = 6.0
+SPLIT_CONVEX_DEG = 105.0
 
 
 # --- 3. the polygon -----------------------------------------------------------------------
@@ -185,28 +192,31 @@ def _fit_sides(ink: _InkPoints, a: np.ndarray, b: np.ndarray, trim: np.ndarray,
     """A straight line through the ink along each segment a[k]-b[k] (pixels): (point, unit
     direction), or None. The ink's offset from the segment is fitted as a straight function
     of the position along it, weighted by darkness: marks crossing the side (ticks) add as
-    much on each side. ``trim``: how much of each end to leave out (arcs in the corners)."""
+    much on each side. ``trim``: how much of each end to leave out (arcs in the corners).
+    Each side looks only at the ink of the rows its band reaches (the points come in row
+    order): a side's band holds a small share of the view's ink, and the refinement fits
+    every side three times a pass."""
     d = b - a
     length = np.hypot(d[:, 0], d[:, 1])
     u = d / np.maximum(length, 1e-12)[:, None]
     normal = np.column_stack([-u[:, 1], u[:, 0]])
-    rx, ry = ink.x[None, :] - a[:, 0, None], ink.y[None, :] - a[:, 1, None]
-    t = rx * u[:, 0, None] + ry * u[:, 1, None]
-    s = rx * normal[:, 0, None] + ry * normal[:, 1, None]
-    pick = (t > trim[:, 0, None]) & (t < (length - trim[:, 1])[:, None]) & (np.abs(s) < band)
-    w = pick * ink.w[None, :]
-    wt = w * t
-    sw, st, ss = w.sum(1), wt.sum(1), (w * s).sum(1)
-    stt, sts = (wt * t).sum(1), (wt * s).sum(1)
-    det = sw * stt - st * st
-    valid = (length >= 1e-6) & (pick.sum(1) >= 6) & (sw >= 3) & (det > 1e-9)
+    rows = np.searchsorted(ink.y, [np.minimum(a[:, 1], b[:, 1]) - band, np.maximum(a[:, 1], b[:, 1]) + band])
     fits: list[tuple[np.ndarray, np.ndarray] | None] = []
     for i in range(len(a)):
-        if not valid[i]:
+        near = slice(rows[0, i], rows[1, i])
+        rx, ry = ink.x[near] - a[i, 0], ink.y[near] - a[i, 1]
+        t = rx * u[i, 0] + ry * u[i, 1]
+        s = rx * normal[i, 0] + ry * normal[i, 1]
+        pick = (t > trim[i, 0]) & (t < length[i] - trim[i, 1]) & (np.abs(s) < band)
+        t, s, w = t[pick], s[pick], ink.w[near][pick]
+        wt = w * t
+        sw, st, ss, stt, sts = w.sum(), wt.sum(), w @ s, wt @ t, wt @ s
+        det = sw * stt - st * st
+        if length[i] < 1e-6 or len(t) < 6 or sw < 3 or det <= 1e-9:
             fits.append(None)
             continue
-        c1 = (sw[i] * sts[i] - st[i] * ss[i]) / det[i]
-        c0 = (ss[i] - c1 * st[i]) / sw[i]
+        c1 = (sw * sts - st * ss) / det
+        c0 = (ss - c1 * st) / sw
         direction = u[i] + normal[i] * c1
         fits.append((a[i] + normal[i] * c0, direction / np.linalg.norm(direction)))
     return fits
@@ -317,7 +327,13 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
     new fit from then on (a later move of WOBBLE_PX or more too: only a corner merged away
     restores the whole step), so the passes end where the wobble's corners average out. Without
     that, such a wobble ran to the passes' cap, and which of its positions the cap stopped
-    at was arbitrary (a cheaper fit's last bits could shift it)."""
+    at was arbitrary (a cheaper fit's last bits could shift it).
+
+    A short side between a reflex corner and a convex one wider than SPLIT_CONVEX_DEG is a
+    reflex corner split by blur (no catalogue shape has one): merged at once, the rest of the
+    passes fit the star's ten sides. Left, the split corners moved 2-8 px a pass through
+    every pass, and whether the last pass happened to drop one turned on the fits' last
+    bits (a nudge of 1e-9 to the ink's weights: ten corners or eleven)."""
     v = _merge_short(corners.copy(), 2.0 * PPM)
     angles = _interior_angles(v)
     # A rough corner this nearly straight is a tick's or an arc's bump on one side: fitting the
@@ -379,7 +395,10 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
         sides = np.linalg.norm(new - _next(new), axis=1)
         straight = np.abs(angles - 180) < STRAIGHT_DEG
         short = sides < 1.5 * PPM
-        if not straight.any() and not short.any():
+        wide = (angles > SPLIT_CONVEX_DEG) & (angles < 180)
+        reflex = angles > 180
+        split = (sides < SPLIT_SIDE_MM * PPM) & ((wide & _next(reflex)) | (reflex & _next(wide)))
+        if not straight.any() and not short.any() and not split.any():
             if not np.array_equal(np.abs(angles - 90) > 8, marked):
                 previous = None
                 v = last = new  # refit with the corners' kinds as now seen
@@ -395,8 +414,10 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
             continue
         if straight.any():
             v = np.delete(new, int(np.argmin(np.abs(angles - 180))), axis=0)
-        else:
+        elif short.any():
             v = np.delete(new, int(np.argmin(sides)), axis=0)
+        else:
+            v = _merge_side(new, angles, int(np.argmin(np.where(split, sides, np.inf))))
         angles = _interior_angles(v)
     return last
 
