@@ -224,6 +224,38 @@ def test_a_declared_pass_with_a_move_left_is_a_warning(tmp_path):
     assert alert["rule"] == "B7" and alert["code"] == "illegal_pass" and alert["warning"]
 
 
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_pass_declared_after_a_piece_still_on_the_table_outlives_a_stray_lifted_from_under_them(tmp_path, restart):
+    """Yellow lays a stray out of turn, red lays its piece, green declares a pass; then the
+    stray is lifted as blue lays. The lift takes back the stray and every move after it, and
+    red's piece, still on the table, is logged again: green's pass (which the camera cannot
+    see) now comes back after it. Before, it was lost, and blue's piece was flagged out of
+    turn (Gemblo fuzz seed 872)."""
+    s = new_session(tmp_path)
+    stray, blue = Move("Y", ((10, 10),)), Move("B", ((2, 2), (3, 2)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], stray, SCRIPT[2])))
+    s.declare_pass("G")
+    s = restarted(s, tmp_path) if restart else s
+    s.observe(boards((SCRIPT[0], SCRIPT[1], SCRIPT[2], blue))[-1], [], 9.0)  # the stray lifted, blue laid
+    snap = restarted(s, tmp_path).snapshot() if restart else s.snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("B", False, []), ("Y", False, []), ("R", False, []), ("G", True, ["illegal_pass"]), ("B", False, [])]
+    assert snap["to_move"] == "Y"
+
+
+def test_a_pass_declared_right_after_a_lifted_piece_goes_with_it(tmp_path):
+    """Red lays a piece and green declares a pass; red's piece is then lifted. The piece gave
+    green its turn, so green's pass goes with it: red is to move again, nothing flagged (as
+    before this round: only a pass after a piece still on the table is logged again)."""
+    s = new_session(tmp_path)
+    play(s, boards(SCRIPT[:3]))
+    s.declare_pass("G")
+    s.observe(boards(SCRIPT[:2])[-1], [], 9.0)  # red's piece lifted
+    snap = s.snapshot()
+    assert [(h["colour"], h["pass"]) for h in snap["history"]] == [("B", False), ("Y", False)]
+    assert snap["to_move"] == "R" and snap["alerts"] == []
+
+
 def test_game_over_passes_and_exports(tmp_path):
     game = random_playout(blokus.rules(), np.random.default_rng(8))
     s = new_session(tmp_path)

@@ -168,9 +168,12 @@ def misread_out_of(entries: Sequence[Entry], cell: Cell, colour: str, near: Call
                  and not entries[i].move.passed and touching & set(entries[i].move.cells)), None)
 
 
-def laid_key(move: dict) -> tuple[str, frozenset[tuple]]:
-    """A move payload an explained board logs, as its colour and cells (to compare two boards')."""
-    return move["colour"], frozenset(map(tuple, move["cells"]))
+PieceKey = tuple[str, frozenset[Cell]]
+
+
+def piece_key(move: Laid) -> PieceKey:
+    """A placement as its colour and cells (the same piece, logged twice, compares equal)."""
+    return move.colour, frozenset(move.cells)
 
 
 def corrected_cell(payload: dict) -> Any:
@@ -605,27 +608,61 @@ class CellAdapter(GameAdapter):
         latest = self.explain(derived, self.with_overrides(self.camera_board, self.uncertain, self.camera_t))
         if latest is None or latest[0] or len(latest[1]) < 2:
             return None
-        whole = {laid_key(m) for m in latest[1]}
+        whole = {self.payload_key(m) for m in latest[1]}
         for k in self.kept[:-1]:
             if self.stale(k, self.kept[-1], derived) or self.doubts_holding(derived, k):
                 continue
             explained = self.explain(derived, self.with_overrides(k.board, k.uncertain, k.t))
             if explained is not None and (explained[0] or explained[1]):
-                part = {laid_key(m) for m in explained[1]}
+                part = {self.payload_key(m) for m in explained[1]}
                 # the rest must read clearly not laid there (a piece doubted on it, glare, may be the first)
-                rest = {c for m in latest[1] if laid_key(m) not in part for c in laid_key(m)[1]}
+                rest = {c for m in latest[1] if self.payload_key(m) not in part for c in self.payload_key(m)[1]}
                 return k if not explained[0] and part < whole and not rest & set(k.uncertain) else None
         return None
 
+    def payload_key(self, move: dict) -> PieceKey:
+        """A move payload an explained board logs, as its colour and cells (to compare two
+        boards', or a piece logged again with the one taken back)."""
+        return piece_key(self.move_of("move", move))
+
     def logged_as(self, derived: Derived, explained: tuple[int, list[dict]], t: float) -> list[Item]:
-        """The events of an explained board change (see :meth:`explain`)."""
+        """The events of an explained board change (see :meth:`explain`).
+
+        A piece lifted from under later play takes back every move logged after it, and the
+        pieces still on the table are logged again (in the order that breaks the fewest rules).
+        A pass declared after one of those is logged again after it (:meth:`passes_kept`): the
+        camera cannot see a pass, so taken back it was lost, and the next piece was flagged
+        out of turn (Gemblo fuzz seed 872: a stray logged late, lifted after the next piece
+        and a pass)."""
         taken_back, moves = explained
         items: list[Item] = []
+        passes: dict[PieceKey, list[str]] = {}
         if taken_back:
-            items.append(("take_back", {"events": last_placements(derived, taken_back, lambda t: not t.move.passed),
-                                        "source": "camera", "t": t}))
-        items += [("move", {**m, "source": "camera", "t": t}) for m in moves]
+            events = last_placements(derived, taken_back, lambda t: not t.move.passed)
+            items.append(("take_back", {"events": events, "source": "camera", "t": t}))
+            passes = self.passes_kept(derived, events, {self.payload_key(m) for m in moves})
+        for m in moves:
+            items.append(("move", {**m, "source": "camera", "t": t}))
+            items += [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(self.payload_key(m), ())]
         return items
+
+    def passes_kept(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> dict[PieceKey, list[str]]:
+        """The colours of the passes declared among the taken-back ``events`` that the table
+        kept, by the piece each followed: a piece still on the table (one of ``relaid``), the
+        latest placement logged before the pass. A pass declared right after a lifted piece
+        goes with it: that piece gave the colour its turn (a piece nudged after the next
+        colour passed leaves that colour to move again, as before)."""
+        gone = set(events)
+        out: dict[PieceKey, list[str]] = {}
+        after: PieceKey | None = None  # the piece still on the table the passes since follow
+        for e in derived.entries:
+            if e.event_id not in gone:
+                continue
+            if not e.move.passed:
+                after = piece_key(e.move) if piece_key(e.move) in relaid else None
+            elif after is not None:
+                out.setdefault(after, []).append(e.move.colour)
+        return out
 
     def occupied(self, board: Mapping) -> dict[Cell, str]:
         """The camera's board as ``{cell: colour}`` of the occupied cells."""
