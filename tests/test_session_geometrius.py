@@ -1128,3 +1128,43 @@ def test_a_block_s_second_chip_read_with_a_push_as_another_colour_s_joins_the_bl
     s.amend({"event": turn_event(s, 2), "token": "T01", "cards": ["C01", "C05"]})
     s.correct({"at": [0, 0], "top": "red"})
     assert history(s)[2:] == [("red", "C01+C05 block (0, 0); X02 into row 3 from the left", [])]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_push_read_on_a_held_board_before_its_tapped_block_stays_before_it(tmp_path, restart):
+    """Review of geofuzz23: seed 379's scene (the test two above), but the camera read red's
+    push alone on an earlier board (held for a doubt on blue's H01), then the block with it:
+    the camera saw the push go first, so the block, away from red's T08 after it, is flagged
+    (the least wrong order logged it legal). Over a restart too: the boards read on are saved."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, T08="red")), [], 1.0)
+    s.observe(camera(chips(START, T08="red", H01="blue")), [], 2.0)
+    push = Push("X02", "col", 0, "top")
+    s.observe(camera(geometrius.pushed(chips(START, T08="red", H01="blue"), push)[0]), [[0, 3]], 2.5)
+    s.observe(camera(geometrius.pushed(chips(START, T08="red", H01="blue", Q05="red blue"), push)[0]), [], 3.0)
+    s.correct({"at": [3, 1], "top": "red"})
+    if restart:
+        s = Session.resume(Store.open(tmp_path))
+    s.observe(camera(geometrius.pushed(chips(START, T08="red", H01="blue", Q05="red red"), push)[0]), [], 4.0)
+    assert history(s)[2:] == [("red", "X02 into column 0 from the top; ?+? block (3, 1)", ["no_adjacent_own_top"])]
+    assert Session.resume(Store.open(tmp_path)).snapshot()["history"] == s.snapshot()["history"]
+
+
+def test_a_token_unreadable_on_the_held_board_with_its_push_is_ringed_where_the_page_draws_it(tmp_path):
+    """Review of geofuzz23: the page rang H08's unreadable place by the board's shift, one
+    step off on the pushed row (X03, the token beside it); the tap "blue" there logged a chip
+    on X03 that no one put down, unflagged."""
+    s = start(tmp_path)
+    s.observe(camera(START), [], 0.0)
+    s.observe(camera(chips(START, Q03="red")), [], 1.0)
+    pushed, _ = geometrius.pushed(chips(START, Q03="red", H08="blue"), Push("X02", "row", 3, "left"))
+    hand = camera(pushed)
+    for token in hand:
+        if token["shape"] == "H08":
+            token["shape"] = "unknown"
+    s.observe(hand, [], 2.0)
+    assert s.snapshot()["uncertain"] == [[3, 2]]  # H08's place on the page
+    s.correct({"at": s.snapshot()["uncertain"][0], "top": "blue"})
+    s.observe(camera(pushed), [], 3.0)
+    assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (3, 3)", [])]

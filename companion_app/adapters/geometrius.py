@@ -410,7 +410,6 @@ class GeometriusAdapter(GameAdapter):
         # The page draws the game's rows and columns: the camera's may be shifted (a push
         # grew the field up or left, or the camera counts from another corner token).
         dr, dc = _shift(game.tokens, seen) or (0, 0)
-        self.uncertain = tuple(sorted({(r + dr, c + dc) for r, c in unsure}))
         places = set(seen) | set(unsure)
         grown = len(places) > len(game.tokens)
         self.grew_with.update((shape, grown) for shape in fresh)
@@ -420,6 +419,9 @@ class GeometriusAdapter(GameAdapter):
             self.no_push_waits()
             laid = {(r - dr, c - dc): tok for (r, c), tok in game.tokens.items()}
         self.read_shapeless(laid, shapeless, {tok.shape for tok in seen.values()}, grown)
+        # Ringed where the page draws the token (on a pushed line the shift is one step off).
+        at = {tok.shape: p for p, tok in game.tokens.items()}
+        self.uncertain = tuple(sorted({at[laid[p].shape] if p in laid else (p[0] + dr, p[1] + dc) for p in unsure}))
         if self.uncertain:
             return []  # a token or stack the camera could not make out: wait for a clearer board
         pushed_by, self.pushed_by = self.pushed_by, None
@@ -430,7 +432,8 @@ class GeometriusAdapter(GameAdapter):
                 return []
             if self.went_first(derived, turn, fresh, read_before):
                 turn["first"] = True
-            return [("turn", {**self.with_tapped_push(derived, turn, pushed_by), "source": "camera", "t": t})]
+            return [("turn", {**self.with_tapped_push(derived, turn, pushed_by, read_before), "source": "camera",
+                              "t": t})]
         for k in (1, 2):  # tokens or chips gone: a turn or two taken back
             if len(derived.entries) >= k:
                 earlier = self.play(derived.core, derived.entries[:-k]).game
@@ -459,7 +462,8 @@ class GeometriusAdapter(GameAdapter):
         return (self.faults(before, replace(last, slots=_joined(chips, last.slots)))
                 < self.faults(before, replace(last, slots=_joined(last.slots, chips))))
 
-    def with_tapped_push(self, derived: Derived, turn: dict, pushed_by: tuple[str, str] | None) -> dict:
+    def with_tapped_push(self, derived: Derived, turn: dict, pushed_by: tuple[str, str] | None,
+                         read_at: Mapping[str, int]) -> dict:
         """A push the camera reads with no chips, on the first board it reads after
         ``pushed_by``'s chips were tapped on a held board that showed a token new to the field,
         continues that turn: the push was on the board with those chips, and the camera never
@@ -470,14 +474,18 @@ class GeometriusAdapter(GameAdapter):
         The held board showed the push and the tapped chips together, in no order: the push
         goes before them (the camera's order) unless the rules find it less wrong after them
         (``tapped_first``), as for a push and chips seen together on a board read (see
-        likeliest_order): a block beside its own chip, say, whose token the push then moved."""
+        likeliest_order): a block beside its own chip, say, whose token the push then moved.
+        Not where the camera read the pushed token on a board before the tapped chips
+        (``read_at``: the board each reading was first read on; that board held too): it saw
+        the push go first, and a block that breaks a rule after it is flagged."""
         last = derived.entries[-1].move if derived.entries else None
         if pushed_by is None or last is None or last.colour != pushed_by[0] or last.push is not None \
                 or "push" not in turn or turn["chips"]:
             return turn
         doc = {**turn, "colour": pushed_by[0], "continues": True, "with": [pushed_by[1]]}
         tapped = next((i for i, s in enumerate(last.slots) if s.token == pushed_by[1]), None)
-        if tapped is not None:
+        push_read, tapped_read = read_at.get(turn["push"]["token"]), read_at.get(pushed_by[1])
+        if tapped is not None and (push_read is None or tapped_read is None or push_read >= tapped_read):
             before = self.play(derived.core, derived.entries[:-1]).game
             push = _push(turn)
             if self.faults(before, replace(last, push=push, push_after=tapped + 1)) \
