@@ -282,14 +282,26 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         return _error("too_large", f"the file is larger than {MAX_UPLOAD_MB} MB; "
                                    "take the photo at a lower resolution", 413)
 
+    def refused_page(code: str, message: str, status: int) -> Response | tuple[str, int]:
+        """The error as a page when a browser was opening one (a mistyped or old address, a
+        page that failed): a tablet showed the raw JSON meant for the pages' scripts, with
+        no way on. The API's callers, which ask for JSON, get the usual one-line JSON."""
+        if request.method == "GET" and request.accept_mimetypes.best_match(
+                ["application/json", "text/html"]) == "text/html":
+            return page("error.html", status=status, message=message), status
+        return _error(code, message, status)
+
     @app.errorhandler(HTTPException)
-    def http_error(e: HTTPException) -> Response:
-        return _error(e.name.lower().replace(" ", "_"), e.description or e.name, e.code or 500)
+    def http_error(e: HTTPException) -> Response | tuple[str, int]:
+        if e.code == 404:
+            return refused_page("not_found", f"there is no page at {request.path[:80]}: "
+                                             "choose one of the pages above", 404)
+        return refused_page(e.name.lower().replace(" ", "_"), e.description or e.name, e.code or 500)
 
     @app.errorhandler(Exception)
-    def internal_error(e: Exception) -> Response:
+    def internal_error(e: Exception) -> Response | tuple[str, int]:
         app.logger.exception("request failed")
-        return _error("internal_error", f"internal error: {type(e).__name__}: {e}", 500)
+        return refused_page("internal_error", f"internal error: {type(e).__name__}: {e}", 500)
 
     # --- pages ---------------------------------------------------------------------------
 

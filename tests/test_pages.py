@@ -602,6 +602,34 @@ def test_actions_report_errors_as_json(tmp_path):
     assert client.post("/api/correct", data="not json").status_code == 400
 
 
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"  # what a tab asks for
+
+
+def test_a_wrong_address_or_a_failed_page_is_a_page_with_a_way_back_not_raw_json(tmp_path, monkeypatch):
+    """A tablet opening a mistyped or old address (or a page that failed) was shown the raw JSON
+    meant for the pages' scripts, with no link on; the scripts' calls still get JSON."""
+    app = create_app(tmp_path)
+    client = app.test_client()
+    missing = client.get("/scores", headers={"Accept": BROWSER_ACCEPT})
+    assert missing.status_code == 404 and missing.mimetype == "text/html"
+    text = missing.get_data(as_text=True)
+    assert "There is no page at /scores: choose one of the pages above" in text
+    assert 'href="/"' in text and "Photo review" in text  # the way back, and the page bar
+    assert client.get("/scores?<b>", headers={"Accept": BROWSER_ACCEPT}).status_code == 404
+    assert "<script>" not in client.get("/<script>x", headers={"Accept": BROWSER_ACCEPT}).get_data(as_text=True)
+    api = client.get("/api/nothing")  # fetch() asks for */*: the one-line JSON as before
+    assert api.status_code == 404 and api.get_json()["error"]["code"] == "not_found"
+
+    def broken() -> str:
+        raise RuntimeError("the disk is gone")
+
+    monkeypatch.setitem(app.view_functions, "setup_page", broken)
+    failed = client.get("/setup", headers={"Accept": BROWSER_ACCEPT})
+    assert failed.status_code == 500 and failed.mimetype == "text/html"
+    assert "Internal error: RuntimeError: the disk is gone" in failed.get_data(as_text=True)
+    assert client.get("/setup").get_json()["error"]["code"] == "internal_error"
+
+
 # --- Equilibrix and Geometrius ------------------------------------------------------------
 
 def test_equilibrix_setup_flower_board_alert_correction_and_tile_sheet(server, browser):
