@@ -320,3 +320,47 @@ def test_a_tap_on_a_new_tile_s_field_beside_an_older_tile_waits_when_the_tile_sh
     assert [p for _, p, _ in history(s)] == ["duo-1", "mini:petal"]
     s.observe({**DUO, "P 2 0 0": "W", **FAN}, [], 3.0)
     assert history(s) == [("B", "duo-1", []), ("W", "mini:petal", []), ("B", "fan-1", [])]
+
+
+# --- session 23 (round eqrelog23) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_tile_logged_again_when_a_stray_is_lifted_from_under_it_keeps_what_was_tapped_for_it(tmp_path, restart):
+    """Black lays a stray mini-tile out of turn, then White a fan; the player taps which ring
+    tile the fan is and that the 5+1 token came with it. The stray is lifted: the camera takes
+    back the stray and the fan, and logs the fan again, still on the table. Logged afresh, the
+    fan lost the taps (the tile guessed again from its shape, the token with White again):
+    the camera sees neither. With ``restart``, the server restarts before the lift and after."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}  # fan-shaped: guessed fan-1, the one offered
+    stray = {"P 2 0 0": "B"}
+    s = start(tmp_path)
+    see(s, DUO, stray, fan)
+    s.amend({"event": s.snapshot()["history"][2]["event"], "tile": "fan-2", "token": True})
+    tapped = [("W", "fan-2", ["tile_not_offered"])]
+    assert history(s)[2:] == tapped
+    if restart:
+        s = restarted(s, tmp_path)
+    s.observe({**DUO, **fan}, [], 3.0)  # the stray lifted
+    if restart:
+        s = restarted(s, tmp_path)
+    assert history(s) == [("B", "duo-1", [])] + tapped
+    assert s.snapshot()["history"][1]["token"] is True and s.snapshot()["equilibrix"]["tokens"] == {"B": 2, "W": 0}
+    assert s.export_record()["moves"][1] == {"colour": "W", "fields": list(fan),
+                                             "tile": "fan-2", "token": True}
+
+
+def test_a_tile_logged_again_keeps_the_ring_tile_the_camera_saw_leave_the_ring(tmp_path):
+    """The same lift, where no tap named the fan's tile but the camera saw a bow leave the
+    ring as the fan-shaped fields were covered (flagged: the fields are no bow). The ring is
+    hidden when the stray is lifted: logged afresh, the tile was guessed from the shape, a
+    fan, unflagged, and the game's ring kept the bow the table had taken out of it."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    ring = [None] + [{"shape": t.rsplit("-", 1)[0], "side": "B"} for t in s.setup.ring[1:]]  # duo-1 laid
+    s.observe({"fields": DUO, "ring": ring, "origin": 0}, [], 0.0)
+    s.observe({"fields": {**DUO, "P 2 0 0": "B"}, "ring": ring, "origin": 0}, [], 1.0)  # the stray
+    ring[2] = None  # bow-1's slot
+    s.observe({"fields": {**DUO, "P 2 0 0": "B", **fan}, "ring": ring, "origin": 0}, [], 2.0)
+    assert history(s)[2] == ("W", "bow-1", ["tile_not_offered"])
+    s.observe({**DUO, **fan}, [], 3.0)  # the stray lifted, the ring hidden
+    assert history(s) == [("B", "duo-1", []), ("W", "bow-1", ["tile_not_offered"])]

@@ -23,7 +23,8 @@ from .base import Derived, Entry, GameAdapter, Item, SessionError, last_placemen
 @dataclass(frozen=True)
 class Laid:
     """A logged move on a cell board: a colour's cells, or its pass; ``extra`` holds what
-    the game adds (Equilibrix: the ring tile and the 5+1 token, entered by tap)."""
+    the game adds (Equilibrix: the ring tile and the 5+1 token, entered by tap), keyed as
+    the move's payload names it, so a piece logged again carries it (:meth:`CellAdapter.logged_as`)."""
 
     colour: str
     cells: tuple[Cell, ...] = ()
@@ -633,17 +634,27 @@ class CellAdapter(GameAdapter):
         A pass declared after one of those is logged again after it (:meth:`passes_kept`): the
         camera cannot see a pass, so taken back it was lost, and the next piece was flagged
         out of turn (Gemblo fuzz seed 872: a stray logged late, lifted after the next piece
-        and a pass)."""
+        and a pass). A piece logged again keeps what its taken-back move said beyond its
+        cells (``Laid.extra``: in Equilibrix the ring tile and the 5+1 token the player
+        tapped, or the tile the camera saw leave the ring): the camera sees neither, so
+        logged afresh the tile was guessed again from the shape and the token was lost."""
         taken_back, moves = explained
         items: list[Item] = []
         passes: dict[PieceKey, list[str]] = {}
+        said: dict[PieceKey, Mapping[str, Any]] = {}  # the extras of the taken-back pieces, by piece
         if taken_back:
             events = last_placements(derived, taken_back, lambda t: not t.move.passed)
             items.append(("take_back", {"events": events, "source": "camera", "t": t}))
             passes = self.passes_kept(derived, events, {self.payload_key(m) for m in moves})
+            gone = set(events)
+            said = {piece_key(e.move): e.move.extra for e in derived.entries
+                    if e.event_id in gone and not e.move.passed}
         for m in moves:
+            key = self.payload_key(m)
+            if key in said:  # the same piece: its logged extras replace what this board read of them
+                m = {**{k: v for k, v in m.items() if k not in self.move_of("move", m).extra}, **said[key]}
             items.append(("move", {**m, "source": "camera", "t": t}))
-            items += [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(self.payload_key(m), ())]
+            items += [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(key, ())]
         return items
 
     def passes_kept(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> dict[PieceKey, list[str]]:
