@@ -47,6 +47,11 @@ MAX_BODY_KB = 256  # a tap or a setup; a Geometrius setup carrying a table's own
 LOCK_FILE = "tableref.lock"  # in the data folder: held by the one server using it
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")  # how a browser on this computer names it
 KEEPALIVE_S = 15.0
+# What a player reads when the server fails on a request: what they can do about it. The fault
+# itself ("KeyError: 'B'") tells them nothing; it goes to the log, which is named here.
+INTERNAL_ERROR = ("the server failed on this request (a fault in tableref, not in your game); the game so far is "
+                  "saved: reload the page to carry on. The details are in the server's log, in the window where "
+                  "tableref serve runs")
 # Each variant's short name (what its select shows: a phone cut "Classic: four players" to
 # "Classic: four p...") and its description (shown in words under the select).
 VARIANT_LABELS = {
@@ -269,14 +274,6 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
             return _error("cross_origin", "refused: this request came from another site", 403)
         return None
 
-    @app.errorhandler(SessionError)
-    def session_error(e: SessionError) -> Response:
-        return _error(e.code, e.message, 400)
-
-    @app.errorhandler(StoreError)
-    def store_error(e: StoreError) -> Response:  # a damaged saved row: said, not an internal error
-        return _error(e.code, e.message, 500)
-
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(e: RequestEntityTooLarge) -> Response:
         return _error("too_large", f"the file is larger than {MAX_UPLOAD_MB} MB; "
@@ -291,6 +288,16 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
             return page("error.html", status=status, message=message), status
         return _error(code, message, status)
 
+    @app.errorhandler(SessionError)
+    def session_error(e: SessionError) -> Response | tuple[str, int]:
+        # a page link followed with no game running (the game record's, once the server came
+        # back without the game): the words on a page, never the JSON saved as the record
+        return refused_page(e.code, e.message, 400)
+
+    @app.errorhandler(StoreError)
+    def store_error(e: StoreError) -> Response | tuple[str, int]:  # a damaged saved row: said, not an internal error
+        return refused_page(e.code, e.message, 500)
+
     @app.errorhandler(HTTPException)
     def http_error(e: HTTPException) -> Response | tuple[str, int]:
         if e.code == 404:
@@ -300,8 +307,8 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
     @app.errorhandler(Exception)
     def internal_error(e: Exception) -> Response | tuple[str, int]:
-        app.logger.exception("request failed")
-        return refused_page("internal_error", f"internal error: {type(e).__name__}: {e}", 500)
+        app.logger.exception("request failed")  # the fault's type, text and traceback: for whoever mends it
+        return refused_page("internal_error", INTERNAL_ERROR, 500)
 
     # --- pages ---------------------------------------------------------------------------
 

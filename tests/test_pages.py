@@ -225,6 +225,61 @@ def test_no_page_scrolls_sideways_and_the_live_panel_fits_every_screen(server, b
         page.close()
 
 
+NAV_ON_SCREEN = """(width) => [...document.querySelectorAll(".bar nav a")].filter((a) => {
+  const r = a.getBoundingClientRect();
+  const top = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+  return r.left < 0 || r.right > width || !(top && a.contains(top));
+}).map((a) => a.textContent)"""
+
+
+@pytest.mark.parametrize("finger", [False, True])
+def test_every_page_bar_link_is_on_the_screen_of_a_phone_and_a_tablet(server, browser, finger):
+    """On a 390 px phone the bar's last link ("Tokens") lay past the right edge, in a row that
+    scrolled sideways with nothing to say so. Every link is now on the screen, uncovered, on a
+    phone, a narrower one (the links wrap) and a tablet, with a finger's taller links or not."""
+    for viewport in ({"width": 390, "height": 844}, {"width": 320, "height": 640}, {"width": 1024, "height": 768}):
+        context = browser.new_context(viewport=viewport, has_touch=finger)
+        page = context.new_page()
+        for path in ("/setup", "/review"):
+            page.goto(server.base + path)
+            page.wait_for_load_state("load")
+            assert page.locator(".bar nav a").count() == 5
+            assert page.evaluate(NAV_ON_SCREEN, viewport["width"]) == [], f"{path} at {viewport}"
+        context.close()
+
+
+def test_the_game_record_downloads_and_with_no_game_left_its_link_says_so(server, browser):
+    """The live page's export link saves the record; once the server came back without the
+    game (its saved record damaged), the same link shows a page saying no game is running,
+    where before chromium's download silently failed (other browsers saved the error JSON)."""
+    page = browser.new_page(viewport=LANDSCAPE)
+    page.set_default_timeout(8000)
+    page.request.post(server.base + "/api/session", data=json.dumps({"variant": "classic"}),
+                      headers={"Content-Type": "application/json"})
+    page.goto(server.base + "/live")
+    page.wait_for_selector("#conn[data-state=live]")
+    server.session.observe(boards()[0], [], 0.0)
+    page.wait_for_selector("#history li[data-index='0']")
+    with page.expect_download() as saved:
+        page.click("text=Game record (JSON)")
+    record = saved.value
+    assert record.suggested_filename == f"tableref-game-{server.session.id}.json"
+    assert json.loads(Path(record.path()).read_text()) == server.session.export_record()
+    server.session.observe(boards()[1], [], 1.0)  # the page was not left: it still streams
+    page.wait_for_selector("#history li[data-index='1']")
+
+    server.stop()
+    damage(server.data_dir, "UPDATE events SET payload = '{\"colour\": ' WHERE id = 1")
+    server.start()
+    assert server.session is None
+    page.click("text=Game record (JSON)")
+    page.wait_for_url("**/export/record.json")
+    assert page.locator("#page-error").inner_text() == "No game is running: start one on the setup page"
+    page.click(".bar >> text=New game")
+    page.wait_for_url("**/setup")
+    page.close()
+
+
 def setup_page(browser, base, game):
     """The setup page in landscape with ``game`` chosen."""
     page = browser.new_page(viewport=LANDSCAPE)
@@ -605,9 +660,9 @@ def test_actions_report_errors_as_json(tmp_path):
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"  # what a tab asks for
 
 
-def test_a_wrong_address_or_a_failed_page_is_a_page_with_a_way_back_not_raw_json(tmp_path, monkeypatch):
-    """A tablet opening a mistyped or old address (or a page that failed) was shown the raw JSON
-    meant for the pages' scripts, with no link on; the scripts' calls still get JSON."""
+def test_a_wrong_address_or_a_failed_page_is_a_page_with_a_way_back_not_raw_json(tmp_path):
+    """A tablet opening a mistyped or old address was shown the raw JSON meant for the pages'
+    scripts, with no link on; the scripts' calls still get JSON (a page that failed: below)."""
     app = create_app(tmp_path)
     client = app.test_client()
     missing = client.get("/scores", headers={"Accept": BROWSER_ACCEPT})
@@ -620,14 +675,47 @@ def test_a_wrong_address_or_a_failed_page_is_a_page_with_a_way_back_not_raw_json
     api = client.get("/api/nothing")  # fetch() asks for */*: the one-line JSON as before
     assert api.status_code == 404 and api.get_json()["error"]["code"] == "not_found"
 
+
+def test_a_failed_page_says_what_to_do_and_leaves_the_fault_to_the_log(tmp_path, monkeypatch, caplog):
+    """A page that failed said "Internal error: RuntimeError: the disk is gone": words for
+    whoever mends the code, and nothing a player can do. It now says the game is saved, to
+    reload, and where the log is; the fault itself is in that log. Scripts keep the code."""
+    app = create_app(tmp_path)
+    client = app.test_client()
+
     def broken() -> str:
         raise RuntimeError("the disk is gone")
 
     monkeypatch.setitem(app.view_functions, "setup_page", broken)
     failed = client.get("/setup", headers={"Accept": BROWSER_ACCEPT})
     assert failed.status_code == 500 and failed.mimetype == "text/html"
-    assert "Internal error: RuntimeError: the disk is gone" in failed.get_data(as_text=True)
-    assert client.get("/setup").get_json()["error"]["code"] == "internal_error"
+    text = failed.get_data(as_text=True)
+    assert "the game so far is saved: reload the page to carry on" in text
+    assert "The details are in the server&#39;s log, in the window where tableref serve runs" in text
+    assert "RuntimeError" not in text and "the disk is gone" not in text
+    assert "RuntimeError: the disk is gone" in caplog.text  # the traceback, for whoever mends it
+    script = client.get("/setup").get_json()["error"]
+    assert script["code"] == "internal_error" and "reload the page" in script["message"]
+    assert "the disk is gone" not in script["message"]
+
+
+def test_an_export_with_no_game_running_is_a_page_saying_so_never_a_file(tmp_path):
+    """The live page's export links carried ``download``: with no game left to export (the
+    server came back without it), the browser was handed the error JSON as the record (or,
+    in chromium, a download that silently failed). A tab now gets a page saying so; a script
+    still gets the JSON."""
+    client = create_app(tmp_path).test_client()
+    for url in ("/export/record.json", "/export/game.blksgf"):
+        tab = client.get(url, headers={"Accept": BROWSER_ACCEPT})
+        assert tab.status_code == 400 and tab.mimetype == "text/html", url
+        assert "Content-Disposition" not in tab.headers
+        text = tab.get_data(as_text=True)
+        assert "No game is running: start one on the setup page" in text and "New game" in text
+        script = client.get(url)
+        assert script.status_code == 400 and "no game is running" in script.get_json()["error"]["message"]
+    live = create_app(tmp_path / "live").test_client()
+    live.post("/api/session", json={"variant": "classic"})
+    assert " download" not in live.get("/live").get_data(as_text=True)  # the server's answer says file or page
 
 
 # --- Equilibrix and Geometrius ------------------------------------------------------------
