@@ -243,6 +243,25 @@ def test_a_pass_declared_after_a_piece_still_on_the_table_outlives_a_stray_lifte
     assert snap["to_move"] == "Y"
 
 
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_pass_declared_right_after_a_stray_out_of_turn_outlives_its_lift(tmp_path, restart):
+    """Blue and yellow lay; a yellow stray goes down out of turn (red is still to move), red
+    declares a pass, green lays; then the stray is lifted as blue lays. The stray gave red no
+    turn, so red's pass stands, before green's piece. Before, it went with the stray: red was
+    to move again and green's piece was flagged out of turn."""
+    s = new_session(tmp_path)
+    stray, blue = Move("Y", ((10, 10),)), Move("B", ((2, 2), (3, 2)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], stray)))
+    s.declare_pass("R")
+    s.observe(boards((SCRIPT[0], SCRIPT[1], stray, SCRIPT[3]))[-1], [], 8.0)
+    s = restarted(s, tmp_path) if restart else s
+    s.observe(boards((SCRIPT[0], SCRIPT[1], SCRIPT[3], blue))[-1], [], 9.0)  # the stray lifted, blue laid
+    snap = restarted(s, tmp_path).snapshot() if restart else s.snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("B", False, []), ("Y", False, []), ("R", True, ["illegal_pass"]), ("G", False, []), ("B", False, [])]
+    assert snap["to_move"] == "Y"
+
+
 def test_a_pass_declared_right_after_a_lifted_piece_goes_with_it(tmp_path):
     """Red lays a piece and green declares a pass; red's piece is then lifted. The piece gave
     green its turn, so green's pass goes with it: red is to move again, nothing flagged (as

@@ -364,3 +364,31 @@ def test_a_tile_logged_again_keeps_the_ring_tile_the_camera_saw_leave_the_ring(t
     assert history(s)[2] == ("W", "bow-1", ["tile_not_offered"])
     s.observe({**DUO, **fan}, [], 3.0)  # the stray lifted, the ring hidden
     assert history(s) == [("B", "duo-1", []), ("W", "bow-1", ["tile_not_offered"])]
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_a_tile_logged_again_takes_the_ring_seen_at_the_lift_unless_the_player_set_it_to_the_guess(tmp_path, reset):
+    """The fan was logged while the ring was hidden: its tile guessed, fan-1. The lift's board
+    reads the ring again, a bow gone and every fan there: nothing the fan's move said stands
+    against that reading, so the fan logged again is the bow (flagged), as a tile logged with
+    the ring seen is, and the game's ring lets the bow go. With ``reset`` the camera saw the
+    bow leave as the fan was laid and the player set the tile back to the guess: that word
+    wins over the same ring seen at the lift (review rev_eqrelog23)."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    ring = [None] + [{"shape": t.rsplit("-", 1)[0], "side": "B"} for t in s.setup.ring[1:]]  # duo-1 laid
+    s.observe({"fields": DUO, "ring": ring, "origin": 0}, [], 0.0)
+    s.observe({"fields": {**DUO, "P 2 0 0": "B"}, "ring": ring, "origin": 0}, [], 1.0)  # the stray
+    gone = list(ring)
+    gone[2] = None  # bow-1's slot
+    s.observe({"fields": {**DUO, "P 2 0 0": "B", **fan}, "ring": gone if reset else None, "origin": 0}, [], 2.0)
+    if reset:
+        s.amend({"event": s.snapshot()["history"][2]["event"], "tile": None})
+    assert history(s)[2] == ("W", "fan-1", [])
+    s.observe({"fields": {**DUO, **fan}, "ring": gone, "origin": 0}, [], 3.0)  # the stray lifted, the ring seen
+    s = restarted(s, tmp_path)
+    if reset:
+        assert history(s) == [("B", "duo-1", []), ("W", "fan-1", [])]
+    else:
+        assert history(s) == [("B", "duo-1", []), ("W", "bow-1", ["tile_not_offered"])]
+        assert "bow-1" not in s.snapshot()["equilibrix"]["ring"]

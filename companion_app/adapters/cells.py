@@ -634,13 +634,15 @@ class CellAdapter(GameAdapter):
         A pass declared after one of those is logged again after it (:meth:`passes_kept`): the
         camera cannot see a pass, so taken back it was lost, and the next piece was flagged
         out of turn (Gemblo fuzz seed 872: a stray logged late, lifted after the next piece
-        and a pass). A piece logged again keeps what its taken-back move said beyond its
-        cells (``Laid.extra``: in Equilibrix the ring tile and the 5+1 token the player
-        tapped, or the tile the camera saw leave the ring): the camera sees neither, so
-        logged afresh the tile was guessed again from the shape and the token was lost."""
+        and a pass; one that followed only a stray flagged out of turn, before them). A piece
+        logged again keeps what its taken-back move said beyond its cells (``Laid.extra``: in
+        Equilibrix the ring tile and the 5+1 token the player tapped, or the tile the camera
+        saw leave the ring): the camera sees neither, so logged afresh the tile was guessed
+        again from the shape and the token was lost. What the move did not say (a tile
+        guessed, the ring unseen) this board's reading may say."""
         taken_back, moves = explained
         items: list[Item] = []
-        passes: dict[PieceKey, list[str]] = {}
+        passes: dict[PieceKey | None, list[str]] = {}
         said: dict[PieceKey, Mapping[str, Any]] = {}  # the extras of the taken-back pieces, by piece
         if taken_back:
             events = last_placements(derived, taken_back, lambda t: not t.move.passed)
@@ -649,30 +651,44 @@ class CellAdapter(GameAdapter):
             gone = set(events)
             said = {piece_key(e.move): e.move.extra for e in derived.entries
                     if e.event_id in gone and not e.move.passed}
+
+        def passes_after(piece: PieceKey | None) -> list[Item]:
+            return [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(piece, ())]
+
+        items += passes_after(None)
         for m in moves:
             key = self.payload_key(m)
-            if key in said:  # the same piece: its logged extras replace what this board read of them
-                m = {**{k: v for k, v in m.items() if k not in self.move_of("move", m).extra}, **said[key]}
+            if key in said:  # the same piece: what its move said wins over what this board read
+                m = {**m, **said[key]}
             items.append(("move", {**m, "source": "camera", "t": t}))
-            items += [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(key, ())]
+            items += passes_after(key)
         return items
 
-    def passes_kept(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> dict[PieceKey, list[str]]:
+    def passes_kept(self, derived: Derived, events: Sequence[int],
+                    relaid: set[PieceKey]) -> dict[PieceKey | None, list[str]]:
         """The colours of the passes declared among the taken-back ``events`` that the table
         kept, by the piece each followed: a piece still on the table (one of ``relaid``), the
-        latest placement logged before the pass. A pass declared right after a lifted piece
-        goes with it: that piece gave the colour its turn (a piece nudged after the next
-        colour passed leaves that colour to move again, as before)."""
+        latest placement logged before the pass (None: none, the passes go before the pieces).
+        A pass declared right after a lifted piece goes with it: that piece gave the colour its
+        turn (a piece nudged after the next colour passed leaves that colour to move again, as
+        before). A stray flagged out of turn gave no colour its turn: the passes after it follow
+        what it followed (a stray laid, the colour to move passes, the stray lifted as the next
+        piece goes down: the pass stands)."""
         gone = set(events)
-        out: dict[PieceKey, list[str]] = {}
+        turns = dict(zip(derived.sources, derived.game.turns))
+        out: dict[PieceKey | None, list[str]] = {}
         after: PieceKey | None = None  # the piece still on the table the passes since follow
+        given = False  # a lifted piece since gave the colour to move its turn: its passes go with it
         for e in derived.entries:
             if e.event_id not in gone:
                 continue
-            if not e.move.passed:
-                after = piece_key(e.move) if piece_key(e.move) in relaid else None
-            elif after is not None:
-                out.setdefault(after, []).append(e.move.colour)
+            if e.move.passed:
+                if not given:
+                    out.setdefault(after, []).append(e.move.colour)
+            elif piece_key(e.move) in relaid:
+                after, given = piece_key(e.move), False
+            elif not any(v.code == "wrong_turn" for v in turns[e.event_id].violations):
+                given = True
         return out
 
     def occupied(self, board: Mapping) -> dict[Cell, str]:

@@ -100,11 +100,9 @@ class EquilibrixAdapter(CellAdapter):
         for e in entries:
             if e.event_id == payload["event"]:
                 extra = dict(e.move.extra)
-                for k in ("tile", "token"):
-                    if k in payload:
-                        extra[k] = payload[k]
-                        if payload[k] is None and k == "tile":
-                            extra.pop(k)  # back to the guess from the shape
+                # "tile": None (back to the guess from the shape) is kept, not dropped: it is the
+                # player's word, so a tile logged again guesses rather than take the ring then seen
+                extra.update((k, payload[k]) for k in ("tile", "token") if k in payload)
                 e = Entry(e.event_id, Laid(e.move.colour, e.move.cells, e.move.passed, extra))
             out.append(e)
         return out
@@ -118,7 +116,7 @@ class EquilibrixAdapter(CellAdapter):
             if laid.passed:
                 move = equilibrix.Move(laid.colour, passed=True)
             else:
-                tile = laid.extra["tile"] if "tile" in laid.extra else self.guess_tile(game, laid.colour, laid.cells)
+                tile = laid.extra.get("tile") or self.guess_tile(game, laid.colour, laid.cells)
                 move = equilibrix.Move(laid.colour, laid.cells, tile, bool(laid.extra.get("token", False)))
             game = game.play(move)
             sources.append(entry.event_id)
