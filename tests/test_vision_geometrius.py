@@ -1466,6 +1466,54 @@ def test_a_star_s_reflex_corner_split_by_blur_is_merged_whatever_the_fit_s_last_
         assert fine is not None and len(fine) == 10
 
 
+def test_no_catalogue_shape_has_a_corner_pair_the_blur_split_rule_merges() -> None:
+    """The split rule merges a side under SPLIT_SIDE_MM between a reflex corner and a convex
+    one wider than SPLIT_CONVEX_DEG, a pair only blur makes: no packaged shape may have one at
+    its printed size (farthest corner POLY_RADIUS_MM from its bounding box's middle), or every
+    photo of it would lose that corner. The widest such convex corner is a right angle."""
+    from vision.geometrius_polygon import SPLIT_CONVEX_DEG, SPLIT_SIDE_MM, _interior_angles, _next
+    from vision.geometrius_token import POLY_RADIUS_MM
+
+    widest = 0.0
+    for shape in CATALOGUE.shapes.values():
+        v = np.array(shape.vertices, float)
+        v -= (v.min(0) + v.max(0)) / 2
+        v *= POLY_RADIUS_MM / np.linalg.norm(v, axis=1).max()
+        angles = _interior_angles(v * [1, -1])
+        sides = np.linalg.norm(_next(v) - v, axis=1)
+        reflex = angles > 180
+        pair = reflex != _next(reflex)  # side i joins a reflex corner and a convex one
+        convex = np.where(reflex, _next(angles), angles)
+        widest = max(widest, float(convex[pair].max(initial=0.0)))
+        assert not (pair & (convex > SPLIT_CONVEX_DEG) & (sides < SPLIT_SIDE_MM)).any(), shape.id
+    assert widest == pytest.approx(90.0, abs=0.01)
+
+
+def test_a_user_token_s_notch_is_not_merged_away_as_a_blur_split(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's own token (``tableref calibrate tokens``) may have what no catalogue shape has:
+    a V notch in a square's side (8.5 mm wide, walls at 45 degrees, 6.0 mm long), its 135
+    degree mouth beside the 270 degree notch. The blur-split rule merged the notch away and
+    the token was stored as a plain square, with no doubt shown (a photo of it read Q01 for
+    sure). A split reflex corner belongs to a star: a polygon left with no reflex corner after
+    such a merge is not measured, so the shot is refused and the user told."""
+    import vision.synth.geometrius as synth
+
+    doc = json.loads(Path("rules/data/geometrius-catalogue.json").read_text("utf-8"))
+    doc["cards"] = [{k: v for k, v in c.items() if k != "matches"} for c in doc["cards"]]
+    notched = [[10.25, -10.25], [10.25, 10.25], [4.25, 10.25], [0.0, 6.0], [-4.25, 10.25], [-10.25, 10.25],
+               [-10.25, -10.25]]
+    doc["tokens"].append({"id": "N1", "star": True, "name_ru": "", "vertices": notched})
+    catalogue = parse_catalogue(doc)
+    monkeypatch.setattr(synth, "load_catalogue", lambda: catalogue)  # the shot draws N1
+    try:
+        entry = add_token(synth.render_token_topdown("N1", 1, 8.0), "N1", tmp_path / "mine.json")
+    except CalibrationError as e:
+        assert e.code == "no_token"
+    else:
+        assert len(entry["vertices"]) == 7
+
+
 def test_a_refinement_whose_corners_wobble_round_the_ink_s_pixels_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """Default bench photo ``perspective`` 0: one token's refinement moved its corners 0.5 px
     back and forth through all 12 passes (each fit takes the ink between its corners' trims,

@@ -60,8 +60,12 @@ SETTLED_PX = 0.25  # a refinement's corners moving less than this (top-down pixe
 WOBBLE_PX = 1.0
 # Blur splits a reflex corner into a wide convex corner and a reflex one a few millimetres
 # apart (an X04's under a 7.9 px streak: 111-155 degrees, 2.5-4.7 mm, traced pass by pass). No
-# catalogue shape has a convex corner wider than a right angle beside a reflex one (X02's,
-# H06's and X03's are right angles), nor a side under 5.4 mm (P08's).
+# shape of the packaged catalogue has a convex corner wider than a right angle beside a reflex
+# one (X02's, H06's and X03's are right angles; X02's side between them is 6.8 mm, P08's 5.4 mm
+# side lies between a reflex corner and a 45-degree one): the angle, not the side, sets them
+# apart. A user's own token (``tableref calibrate tokens``) may have one, a V notch with
+# walls under about 6-7 mm: merged, a convex token's notch leaves no reflex corner and no
+# polygon (``_star_kept``); a notch in a star-shaped user token is still merged unseen.
 SPLIT_SIDE_MM = 6.0
 SPLIT_CONVEX_DEG = 105.0
 
@@ -336,6 +340,7 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
     bits (a nudge of 1e-9 to the ink's weights: ten corners or eleven)."""
     v = _merge_short(corners.copy(), 2.0 * PPM)
     angles = _interior_angles(v)
+    split_merged = False  # a reflex corner was taken as split by blur: the polygon must stay a star
     # A rough corner this nearly straight is a tick's or an arc's bump on one side: fitting the
     # side as two short halves (less ink, a stack's clearing nearby) could turn the polygon's
     # real corner next to it into the straight one.
@@ -409,7 +414,7 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
             previous = moved
             step = new if weight == 1.0 else v + weight * (new - v)
             if weight * moved < SETTLED_PX:
-                return step  # the corners stay put (the photo then gives the sides' last fit)
+                return _star_kept(step, split_merged)  # the corners stay put (the photo gives the sides' last fit)
             v = last = step  # refit round the lines found
             continue
         if straight.any():
@@ -418,8 +423,20 @@ def _refine(ink: _InkPoints, corners: np.ndarray) -> np.ndarray | None:
             v = np.delete(new, int(np.argmin(sides)), axis=0)
         else:
             v = _merge_side(new, angles, int(np.argmin(np.where(split, sides, np.inf))))
+            split_merged = True
         angles = _interior_angles(v)
-    return last
+    return _star_kept(last, split_merged)
+
+
+def _star_kept(corners: np.ndarray | None, split_merged: bool) -> np.ndarray | None:
+    """The refinement's ``corners``, or None when a short side was merged as a reflex corner
+    split by blur and no reflex corner is left: a split reflex corner belongs to a star, so the
+    pair was the polygon's own (a user's token with a V notch, no catalogue shape), and the
+    polygon without it would be read, or measured by ``tableref calibrate tokens``, as another
+    shape for sure."""
+    if corners is None or not split_merged:
+        return corners
+    return corners if (_interior_angles(corners) > 180).any() else None
 
 
 # --- 3b. the sides again, in the photo itself ------------------------------------------------
