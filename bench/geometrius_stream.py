@@ -52,6 +52,7 @@ LATE = (0, 4)  # boards before the cards of a placement are tapped, at least and
 UNTAPPED_CHANCE = 0.3  # the cards are tapped only when the game is settled at the end
 
 Pos = tuple[int, int]
+Chip = tuple[str, int, str]  # a chip read as another colour: its token, its height in the stack, the colour read
 
 
 @dataclass(frozen=True)
@@ -97,16 +98,18 @@ class Plan:
 @dataclass(frozen=True)
 class Step:
     """One thing the session is handed: ``kind`` is ``tokens`` (a stable board: ``field``
-    and the places ``doubted``; not handed on, ``table``: the chips lying on each token, the
-    truth the fuzz checks against), ``top`` (the chip on ``token`` is ``colour``'s: the page
-    places the token), ``cards`` (the cards of turn ``turn`` on ``token``: the page shows
-    the turn; ``asked``: only where the page still asks for them, at the end), ``pass`` or
-    ``restart``."""
+    and the places ``doubted``; not handed on, the truth the fuzz checks against: ``table``,
+    the chips lying on each token by colour, and ``read_as``, those of them the camera has
+    read as another colour on this board or an earlier one, by the colour read), ``top``
+    (the chip on ``token`` is ``colour``'s: the page places the token), ``cards`` (the cards
+    of turn ``turn`` on ``token``: the page shows the turn; ``asked``: only where the page
+    still asks for them, at the end), ``pass`` or ``restart``."""
 
     kind: str
     field: tuple[dict, ...] = ()
     doubted: tuple[Pos, ...] = ()
-    table: tuple[tuple[str, int], ...] = ()
+    table: tuple[tuple[str, str, int], ...] = ()
+    read_as: tuple[tuple[str, str, int], ...] = ()
     token: str = ""
     colour: str = ""
     turn: int = 0
@@ -312,28 +315,45 @@ def camera(tokens: dict[Pos, Token], offset: Pos, misread: dict[str, str] | None
 
 
 def board_step(tokens: dict[Pos, Token], offset: Pos, misread: dict[str, str] | None = None,
-               unsure: Iterable[str] = (), doubted: Iterable[str] = ()) -> Step:
+               unsure: Iterable[str] = (), doubted: Iterable[str] = (),
+               read_as: Iterable[Chip] = ()) -> Step:
     """A stable board of ``tokens`` as the camera reports it (see :func:`camera`), with the
-    chips lying on each token."""
+    chips lying on each token by colour and those of them ``read_as`` another colour."""
+    lying = Counter((t.shape, colour) for t in tokens.values() for colour in t.stack)
     return Step("tokens", *camera(tokens, offset, misread, unsure, doubted),
-                table=tuple(sorted((t.shape, len(t.stack)) for t in tokens.values())))
+                table=tuple(sorted((shape, colour, n) for (shape, colour), n in lying.items())),
+                read_as=tuple(sorted((shape, colour, n) for (shape, colour), n in
+                                     Counter((shape, colour) for shape, _, colour in read_as).items())))
 
 
 def twice(repeated: list[tuple], shown: list[tuple], board: Step | None) -> bool:
     """Whether a move the history shows more often than the true game (``repeated``, rows as
-    :func:`judged` gives them) is in it twice: a push (each token enters the field once) or
-    chips that the history piles on a token beyond those lying there on the last ``board``.
+    :func:`judged` gives them) is in it twice: a push (each token enters the field once), or
+    a row whose colour the history gives more chips on one of its tokens than that colour has
+    laid there so far (the last ``board``'s ``table``) and the camera has read as it
+    (``read_as``), or whose tokens the history gives more chips than lie there.
 
     The rows alone do not tell: one colour may put one chip on one token in two turns (a
     capture back after another colour's), and a chip misread as the colour of an earlier turn
     on the same token is logged as such a turn until it is tapped; until their cards are
-    tapped the two rows are alike, since a row names no height in the stack."""
+    tapped the two rows are alike, since a row names no height in the stack. The count is by
+    colour, not by token: a chip whose board is held (a doubt elsewhere) lies on the table
+    but is not logged yet, and by token it would hide a duplicate of another colour's row on
+    that token for as long as the hold lasts (review of geofuzz23)."""
     logged: Counter = Counter()
     for turn in shown:
         for token, chips in turn[3]:
+            logged[token, turn[0]] += chips
             logged[token] += chips
-    table = dict(board.table) if board is not None else {}
-    return any(turn[2] is not None or any(logged[token] > table.get(token, 0) for token, _ in turn[3])
+    laid: Counter = Counter()
+    read_as: Counter = Counter()
+    if board is not None:
+        for token, colour, n in board.table:
+            laid[token, colour] += n
+            laid[token] += n
+        read_as.update({(token, colour): n for token, colour, n in board.read_as})
+    return any(turn[2] is not None or any(logged[token, turn[0]] > laid[token, turn[0]] + read_as[token, turn[0]]
+                                          or logged[token] > laid[token] for token, _ in turn[3])
                for turn in repeated)
 
 
@@ -363,10 +383,13 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
     steps = [board_step(game.tokens, plan.offset)]
     live: list[tuple[TopMisread, int]] = []  # misreads under way, with the board they started on
     cards: list[tuple[int, int | None, list[Step]]] = []  # card taps: first board of the turn, boards late, taps
+    read_as: set[Chip] = set()  # every chip the camera has misread so far, with the colour read
 
     def board(tokens: dict[Pos, Token], unsure: Iterable[str] = ()) -> None:
+        read_as.update((t.shape, len(t.stack) - 1, m.reads) for m, _ in live for t in tokens.values()
+                       if t.shape == m.token and t.stack)
         steps.append(board_step(tokens, plan.offset, {m.token: m.reads for m, _ in live}, unsure,
-                                [m.token for m, _ in live if m.doubted]))
+                                [m.token for m, _ in live if m.doubted], read_as))
 
     def settle(tokens: dict[Pos, Token], frame: int) -> None:
         nonlocal live
@@ -417,5 +440,5 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
         p += 1
     settle(dict(game.tokens), frame)
     steps += [replace(tap, kind="asked") for _, _, taps in cards for tap in taps]
-    steps += [board_step(game.tokens, plan.offset)] * 2
+    steps += [board_step(game.tokens, plan.offset, read_as=read_as)] * 2
     return steps

@@ -15,7 +15,8 @@ a failure, named by the promise):
   rings (corrected, uncertain, holding);
 - ``twice``: no move is in the history twice (Geometrius, whose rows name no height in a
   stack: a row shown more often than the game has it, where it is a push or the history puts
-  more chips on one of its tokens than lie there);
+  more chips on one of its tokens than lie there, or gives its colour more there than that
+  colour laid and the camera read as it);
 - ``flagged``: a move of the true game, in its place (the history agrees with the game up
   to it), is judged as the rules engine judges it there;
 - ``history`` / ``scores``: once every misread was tapped or read right by a later board

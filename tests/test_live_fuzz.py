@@ -65,11 +65,41 @@ def test_a_geometrius_turn_repeated_is_a_move_twice_only_beyond_the_chips_on_the
     twice where the history puts more chips on the token than lie there, or is a push."""
     red_h01 = ("red", False, None, (("H01", 1),), ())
     shown = [red_h01, ("blue", False, None, (("H01", 1),), ()), red_h01]
-    board = Step("tokens", table=(("H01", 3),))
+    board = Step("tokens", table=(("H01", "blue", 1), ("H01", "red", 2)))
     assert not geometrius_stream.twice([red_h01, red_h01], shown, board)
-    assert geometrius_stream.twice([red_h01, red_h01], shown, replace(board, table=(("H01", 2),)))
+    assert geometrius_stream.twice([red_h01, red_h01], shown,
+                                   replace(board, table=(("H01", "blue", 1), ("H01", "red", 1))))
     push = ("red", False, "X02 into row 3 from the left", (), ())
     assert geometrius_stream.twice([push, push], [push, push], board)
+
+
+def test_a_geometrius_duplicate_is_a_move_twice_while_another_colour_s_chip_on_its_token_is_held():
+    """Red's one chip on H01 logged twice while blue's capture of H01 lies on the table, its
+    board held for a doubt: by token the history's two chips matched the table's two, so the
+    duplicate passed until blue's chip was logged (review of geofuzz23, S1). By colour red has
+    laid one chip there. A true second red chip in a later turn, or blue's chip misread red,
+    is no duplicate; one chip logged as both its colour and the colour misread is."""
+    red_h01, blue_h01 = ("red", False, None, (("H01", 1),), ()), ("blue", False, None, (("H01", 1),), ())
+    h01 = geometrius.Token("H01", ("red", "blue"))
+    captured = geometrius_stream.board_step({(0, 3): h01}, (0, 0))
+    assert geometrius_stream.twice([red_h01, red_h01], [red_h01, red_h01], captured)
+    back = geometrius_stream.board_step({(0, 3): h01.with_chips("red", 1)}, (0, 0))
+    assert not geometrius_stream.twice([red_h01, red_h01], [red_h01, red_h01], back)
+    misread = geometrius_stream.board_step({(0, 3): h01}, (0, 0), {"H01": "red"}, read_as=[("H01", 1, "red")])
+    assert not geometrius_stream.twice([red_h01, red_h01], [red_h01, red_h01], misread)
+    assert geometrius_stream.twice([red_h01, red_h01], [red_h01, blue_h01, red_h01], misread)
+
+
+def test_a_geometrius_stream_s_boards_keep_every_chip_the_camera_has_misread():
+    """A misread top chip stays among a board's ``read_as`` after the camera reads it right:
+    the history may log it as the colour read until a tap or a clear board mends it."""
+    plans = [draw_any(seed, "geometrius") for seed in GEOMETRIUS_SEEDS]
+    plan = next(p for p in plans if any(isinstance(n, geometrius_stream.TopMisread) for n in p.noise))
+    boards = [s for s in kit("geometrius").render(plan) if s.kind == "tokens"]
+    assert boards[-1].read_as
+    for board, later in zip(boards, boards[1:]):
+        assert all(n <= dict(((t, c), m) for t, c, m in later.read_as).get((token, colour), 0)
+                   for token, colour, n in board.read_as)
 
 
 def test_a_geometrius_card_tap_waits_for_its_turn_to_be_listed(tmp_path):

@@ -459,8 +459,8 @@ class GeometriusAdapter(GameAdapter):
         before = self.play(derived.core, derived.entries[:-1]).game
         chips = _slots(turn)
 
-        return (self.faults(before, replace(last, slots=_joined(chips, last.slots)))
-                < self.faults(before, replace(last, slots=_joined(last.slots, chips))))
+        return self.least_wrong(before, [replace(last, slots=_joined(last.slots, chips)),
+                                         replace(last, slots=_joined(chips, last.slots))]) == 1
 
     def with_tapped_push(self, derived: Derived, turn: dict, pushed_by: tuple[str, str] | None,
                          read_at: Mapping[str, int]) -> dict:
@@ -488,15 +488,18 @@ class GeometriusAdapter(GameAdapter):
         if tapped is not None and (push_read is None or tapped_read is None or push_read >= tapped_read):
             before = self.play(derived.core, derived.entries[:-1]).game
             push = _push(turn)
-            if self.faults(before, replace(last, push=push, push_after=tapped + 1)) \
-                    < self.faults(before, replace(last, push=push, push_after=tapped)):
+            if self.least_wrong(before, [replace(last, push=push, push_after=tapped),
+                                         replace(last, push=push, push_after=tapped + 1)]) == 1:
                 doc["tapped_first"] = True
         return doc
 
-    def faults(self, game: geometrius.Game, turned: Turned) -> int:
-        """How many rules the turn ``turned`` breaks played on ``game``: the measure by which
-        actions the camera saw in no order are put in the least wrong one."""
-        return len(game.play(self.move(game, turned)).turns[-1].violations)
+    def least_wrong(self, game: geometrius.Game, orders: Sequence[Turned]) -> int:
+        """Which of ``orders`` (one turn's actions in the orders they may have gone down,
+        the camera's first) breaks the fewest rules played on ``game``: the measure by which
+        actions the camera saw in no order are put in the least wrong one. On a tie the
+        earlier order stands, so the camera's is left only for one the rules find better."""
+        return min(range(len(orders)),
+                   key=lambda i: len(game.play(self.move(game, orders[i])).turns[-1].violations))
 
     def no_push_waits(self) -> None:
         """The board the camera read shows no push that waits to be logged (no token more than
@@ -659,14 +662,13 @@ class GeometriusAdapter(GameAdapter):
         kept where no other is better, and where the board shows more tokens chipped than a
         turn may chip (G6: it is flagged whatever the order, and the orders grow as a factorial).
         """
-        def faults(order: tuple[dict | None, ...]) -> int:
-            slots = tuple(Slot(c["token"], c["count"]) for c in order if c is not None)
-            return self.faults(game, Turned(colour, push, slots, push_after=_before_push(order)))
-
         actions = ([None] if push is not None else []) + chips  # None: the push
         if len(actions) < 2 or len(chips) > geometrius.CHIPS_PER_TURN:
             return chips, 0
-        order = min(permutations(actions), key=faults)
+        orders = list(permutations(actions))
+        order = orders[self.least_wrong(game, [
+            Turned(colour, push, tuple(Slot(c["token"], c["count"]) for c in way if c is not None),
+                   push_after=_before_push(way)) for way in orders])]
         return [c for c in order if c is not None], _before_push(order)
 
     def correction(self, derived: Derived, doc: dict) -> dict:
