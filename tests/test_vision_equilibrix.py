@@ -22,6 +22,7 @@ from vision import equilibrix_edges as eq_edges
 from vision import equilibrix_fit as eq_fit
 from vision import equilibrix_guesses as eq_guesses
 from vision import equilibrix_pose as eq_pose
+from vision import equilibrix_ring as eq_ring
 from vision.equilibrix import debug_images, locate_board, read_equilibrix, read_with_pose, verify_pose
 from vision.equilibrix_complete import complete
 from vision.equilibrix_fields import _covered_samples, light_terms, fit_light
@@ -458,6 +459,46 @@ def test_the_light_follows_the_wood_not_a_hand_over_a_quarter_of_it() -> None:
     shadow = logs.copy()
     shadow[hand] += np.array([-0.5, -0.6, -0.7])
     assert np.array_equal(_covered_samples(points, shadow), np.zeros(len(points), bool))
+
+
+def test_each_fields_figures_are_its_middles_own_when_computed_a_size_group_at_a_time() -> None:
+    """The figures of the fields' middles (median colour, clipped and glared shares, the darkest
+    quarter's colour, the tenth percentile, the roughness, whether the photo shows it) are
+    computed for all fields of one pixel count at once (session 23: half the fields' reading
+    time): each must be exactly what the field's middle alone gives, on a smooth view (close
+    ranks, ties) and on noise with clipped channels."""
+    cores, _, _ = eq_fields._sampling()
+    assert min(len(c) for c in cores) > 0  # every field has a middle: no group is empty
+    rng = np.random.default_rng(23)
+    n = int(round(fg.EXTENT[0] * eq_fields.PPU))
+    smooth = cv2.GaussianBlur(rng.integers(0, 256, (n, n, 3)).astype(np.uint8), (0, 0), 3)
+    for view in (smooth, rng.integers(200, 256, (n, n, 3)).astype(np.uint8)):
+        pix = view.reshape(-1, 3).astype(np.float64)
+        gray = pix.mean(1)
+        shown = rng.random(n * n) > 0.001
+        per_field = eq_fields._per_field
+        assert np.array_equal(per_field(pix, lambda m: np.median(m, 1)), [np.median(pix[c], 0) for c in cores])
+        assert np.array_equal(per_field(pix, lambda m: np.mean(m.min(2) >= eq_fields.CLIPPED, 1)),
+                              [np.mean(pix[c].min(1) >= eq_fields.CLIPPED) for c in cores])
+        assert np.array_equal(per_field(gray, lambda m: np.percentile(m, 10, axis=1)),
+                              [np.percentile(gray[c], 10) for c in cores])
+        assert np.array_equal(per_field(gray, lambda m: np.std(m, 1)), [np.std(gray[c]) for c in cores])
+        assert np.array_equal(per_field(shown, lambda m: m.all(1)), [shown[c].all() for c in cores])
+        darkest = [np.mean(pix[c][gray[c] <= np.percentile(gray[c], 100 * eq_fields.DARK_PART)], 0) for c in cores]
+        assert np.array_equal(per_field(pix, eq_fields._darkest_part), darkest)
+
+
+def test_a_ring_tiles_overlap_with_every_shape_is_counted_exactly_by_one_product() -> None:
+    """A ring tile's silhouette against every catalogue shape's mask (session 23: one product,
+    not a pass over every mask per turn): the overlaps and unions are the masks' own pixel
+    counts."""
+    _, masks = eq_ring._shape_masks()
+    rows, areas = eq_ring._mask_rows()
+    blob = np.random.default_rng(5).random(masks.shape[1:]) > 0.6
+    blob[10:40, 20:50] = True
+    inter = rows @ blob.ravel()
+    assert np.array_equal(inter, (masks & blob).sum((1, 2)))
+    assert np.array_equal(areas + blob.sum() - inter, (masks | blob).sum((1, 2)))
 
 
 def test_a_sure_match_on_a_ring_of_tiles_does_not_hide_the_framed_printed_circle() -> None:

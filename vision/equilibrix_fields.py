@@ -78,6 +78,7 @@ white plastic's, whose drawn outline shows, is best guessed empty.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -147,6 +148,40 @@ def _sampling() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
     r1, r2, r3, r4 = WOOD_BAND
     wood = (((radius > r1) & (radius < r2)) | ((radius > r3) & (radius < r4))) & (f < 0) & (line > CORE_LINE)
     return cores, bands, np.flatnonzero(wood.ravel())
+
+
+@lru_cache(maxsize=1)
+def _middles() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The fields' middles (:func:`_sampling`) grouped by their pixel count: per group, its
+    fields and their middles' flat indices, one row a field. Every field's middle holds pixels
+    (39 to 49 at PPU), in 11 counts: a figure of every field's middle is then a numpy call a
+    group (:func:`_per_field`); a call a field (144) took half of the fields' reading time."""
+    cores, _, _ = _sampling()
+    sizes = np.array([len(c) for c in cores])
+    return tuple((np.flatnonzero(sizes == n), np.array([cores[i] for i in np.flatnonzero(sizes == n)]))
+                 for n in np.unique(sizes))
+
+
+def _per_field(values: np.ndarray, figure: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``figure`` of each field's middle: ``values`` holds one entry (a number or a colour) per
+    pixel of the PPU view, and ``figure`` reduces axis 1 of (fields, their middles' pixels, ...).
+    Each row is reduced as the field's middle alone would be, so the values are those of a call
+    per field."""
+    parts = [(fields, figure(values[middle])) for fields, middle in _middles()]
+    out = np.empty((sum(len(fields) for fields, _ in parts),) + parts[0][1].shape[1:], parts[0][1].dtype)
+    for fields, figures in parts:
+        out[fields] = figures
+    return out
+
+
+def _darkest_part(colours: np.ndarray) -> np.ndarray:
+    """The mean colour of the darkest DARK_PART of each field's middle (``colours``: fields x
+    their middles' pixels x BGR, whole grey levels): the part a highlight leaves alone. The
+    colours are whole numbers, so the sums over the part are exact and the means those of the
+    part's pixels alone."""
+    gray = colours.mean(2)
+    part = gray <= np.percentile(gray, 100 * DARK_PART, axis=1, keepdims=True)
+    return (colours * part[..., None]).sum(1) / part.sum(1)[:, None]
 
 
 def light_terms(uv: np.ndarray) -> np.ndarray:
@@ -331,20 +366,19 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     pixels of ``rect`` the photo shows; a field whose middle it does not show whole is unseen:
     empty but uncertain, and left out of every figure the photo's classes are judged by."""
     cores, bands, _ = _sampling()
-    seen = np.array([len(c) > 0 and bool(shown[c].all()) for c in cores])
+    seen = _per_field(shown, lambda middle: middle.all(1))
     if not seen.any():
         raise ReadError("no_board", "the board's fields all lie beyond the photo's edge")
     pix = rect.reshape(-1, 3).astype(np.float64)
     gray = pix.mean(1)
-    med = np.array([np.median(pix[c], 0) if len(c) else np.zeros(3) for c in cores])
-    clipped = np.array([np.mean(pix[c].min(1) >= CLIPPED) if len(c) else 1.0 for c in cores])
-    outline = np.array([1 - np.mean(gray[b]) / max(np.median(gray[c]), 1.0) if len(b) and len(c) else 0.0
-                        for b, c in zip(bands, cores)])
+    med = _per_field(pix, lambda middle: np.median(middle, 1))
+    clipped = _per_field(pix, lambda middle: np.mean(middle.min(2) >= CLIPPED, 1))
+    grey_med = np.maximum(_per_field(gray, lambda middle: np.median(middle, 1)), 1.0)
+    outline = np.array([1 - np.mean(gray[b]) / m if len(b) else 0.0 for b, m in zip(bands, grey_med)])
     # The darker part of a field's middle, which a highlight leaves alone: its colour, and how
     # much darker than the middle's it is (plastic is flat; wood keeps its grain under glare).
-    low = [np.flatnonzero(gray[c] <= np.percentile(gray[c], 100 * DARK_PART)) if len(c) else c for c in cores]
-    dark = np.array([np.mean(pix[c][k], 0) if len(c) else np.zeros(3) for c, k in zip(cores, low)])
-    grain = np.array([np.percentile(gray[c], 10) / max(np.median(gray[c]), 1.0) if len(c) else 1.0 for c in cores])
+    dark = _per_field(pix, _darkest_part)
+    grain = _per_field(gray, lambda middle: np.percentile(middle, 10, axis=1)) / grey_med
     pts, logs, wood_rough = wood
     centres = fg.centroids()
     label = np.zeros(len(cores), int)
@@ -363,7 +397,7 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # says, is far from every class and may fall to white's wider spread): empty, not surely.
     label = np.where(glared & _wood_red(feat, means), 0, label)
     # A hand or a sleeve has shading and creases; wood and plastic are smooth in a field's middle.
-    rough = np.array([np.std(gray[c]) if len(c) else 0.0 for c in cores])
+    rough = _per_field(gray, lambda middle: np.std(middle, 1))
     # The usual roughness is the board's (most fields are bare wood or plastic, whatever a hand
     # covers): a class's own median would be the hand's when the hand is most of that class.
     rough_mask = rough > max(TEXTURE_RATIO * np.median(rough[seen]), TEXTURE_FLOOR)
@@ -463,7 +497,7 @@ def read_fields(rect: np.ndarray, wood: tuple[np.ndarray, np.ndarray, np.ndarray
     # white plastic, which (like a black tile under white light) is neutral. A doubtful field
     # read white whose middle a highlight partly clips, but whose darkest part is as red as the
     # wood and nearer the wood's brightness than white's, is best guessed empty (still doubtful).
-    glared_part = np.array([np.mean(pix[c].max(1) >= CLIPPED) if len(c) else 0.0 for c in cores]) >= GLARE_PART
+    glared_part = _per_field(pix, lambda middle: np.mean(middle.max(2) >= CLIPPED, 1)) >= GLARE_PART
     washed_wood = (glared_part & (label == 2) & (conf < UNCERTAIN_BELOW) & _wood_red(dark_feat, means)
                    & (dark_rel < 0.5 * (means[LABELS.index(EMPTY), 0] + means[LABELS.index("W"), 0])))
     label = np.where(washed_wood, 0, label)

@@ -54,10 +54,21 @@ def _shape_masks() -> tuple[tuple[str, ...], np.ndarray]:
     return tuple(names), np.array(masks)
 
 
+@lru_cache(maxsize=1)
+def _mask_rows() -> tuple[np.ndarray, np.ndarray]:
+    """The masks of :func:`_shape_masks` one a row (0 or 1), and their areas in pixels: a
+    silhouette's overlap with every mask is then one product (whole numbers, exact), not a
+    pass over every mask's pixels for each turn of each tile."""
+    _, masks = _shape_masks()
+    rows = masks.reshape(len(masks), -1).astype(np.float64)
+    return rows, rows.sum(1)
+
+
 def _identify_tile(blob: np.ndarray) -> tuple[str, float, bool]:
     """The catalogue shape a ring tile's silhouette (holes filled) overlaps best, how clearly
     it beats the best other shape (0-1), and whether it is a tile's shape at all."""
     names, masks = _shape_masks()
+    rows, areas = _mask_rows()
     half = masks.shape[1] // 2
     ys, xs = np.nonzero(blob)
     cy, cx = int(round(ys.mean())), int(round(xs.mean()))
@@ -70,9 +81,9 @@ def _identify_tile(blob: np.ndarray) -> tuple[str, float, bool]:
     centre = (float(half), float(half))
     for angle in SHAPE_TURNS:  # a tile lies only roughly along the lattice's directions
         m = cv2.getRotationMatrix2D(centre, angle, 1.0)
-        turned = cv2.warpAffine(window.astype(np.uint8), m, window.shape[::-1], flags=cv2.INTER_NEAREST) > 0
-        inter = (masks & turned).sum((1, 2))
-        union = (masks | turned).sum((1, 2))
+        turned = cv2.warpAffine(window.astype(np.uint8), m, window.shape[::-1], flags=cv2.INTER_NEAREST).ravel() > 0
+        inter = rows @ turned
+        union = areas + turned.sum() - inter
         iou = np.maximum(iou, inter / np.maximum(union, 1))
     best = {}
     for name, score in zip(names, iou):
