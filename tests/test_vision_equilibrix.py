@@ -488,17 +488,57 @@ def test_each_fields_figures_are_its_middles_own_when_computed_a_size_group_at_a
         assert np.array_equal(per_field(pix, eq_fields._darkest_part), darkest)
 
 
+def _tile_by_boolean_counts(blob: np.ndarray) -> tuple[str, float, bool]:
+    """What ``_identify_tile`` said before session 23 (each mask's overlap and union counted
+    with ``&`` and ``|`` per turn): the exact answer its one product must give."""
+    names, masks = eq_ring._shape_masks()
+    half = masks.shape[1] // 2
+    ys, xs = np.nonzero(blob)
+    cy, cx = int(round(ys.mean())), int(round(xs.mean()))
+    window = np.zeros(masks.shape[1:], bool)
+    y0, x0 = cy - half, cx - half
+    crop = blob[max(0, y0):y0 + 2 * half + 1, max(0, x0):x0 + 2 * half + 1]
+    window[max(0, -y0):max(0, -y0) + crop.shape[0], max(0, -x0):max(0, -x0) + crop.shape[1]] = crop
+    iou = np.zeros(len(masks))
+    for angle in eq_ring.SHAPE_TURNS:
+        m = cv2.getRotationMatrix2D((float(half), float(half)), angle, 1.0)
+        turned = cv2.warpAffine(window.astype(np.uint8), m, window.shape[::-1], flags=cv2.INTER_NEAREST) > 0
+        iou = np.maximum(iou, (masks & turned).sum((1, 2)) / np.maximum((masks | turned).sum((1, 2)), 1))
+    best: dict[str, float] = {}
+    for name, score in zip(names, iou):
+        best[name] = max(best.get(name, 0.0), float(score))
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] < eq_ring.MIN_OVERLAP:
+        return ranked[0][0], 0.0, False
+    return ranked[0][0], float(np.clip((ranked[0][1] - ranked[1][1]) / eq_ring.SHAPE_MARGIN, 0, 1)), True
+
+
 def test_a_ring_tiles_overlap_with_every_shape_is_counted_exactly_by_one_product() -> None:
     """A ring tile's silhouette against every catalogue shape's mask (session 23: one product,
     not a pass over every mask per turn): the overlaps and unions are the masks' own pixel
-    counts."""
+    counts, and the tile named, its margin and whether it is a tile at all are what the
+    boolean counts give: for every catalogue mask, whole, frayed, cut by the view's edge,
+    and for a blob that is no tile."""
     _, masks = eq_ring._shape_masks()
     rows, areas = eq_ring._mask_rows()
-    blob = np.random.default_rng(5).random(masks.shape[1:]) > 0.6
+    rng = np.random.default_rng(5)
+    blob = rng.random(masks.shape[1:]) > 0.6
     blob[10:40, 20:50] = True
     inter = rows @ blob.ravel()
     assert np.array_equal(inter, (masks & blob).sum((1, 2)))
     assert np.array_equal(areas + blob.sum() - inter, (masks | blob).sum((1, 2)))
+    side = masks.shape[1]
+    silhouettes = [blob]
+    for k, mask in enumerate(masks[::3]):
+        view = np.zeros((2 * side, 2 * side), bool)
+        y, x = rng.integers(0, side, 2) if k % 4 else (-side // 3, side // 2)  # some cut by the view's edge
+        y0, x0 = max(0, y), max(0, x)
+        view[y0:y + side, x0:x + side] = mask[y0 - y:, x0 - x:]
+        frayed = view & (rng.random(view.shape) > 0.05)
+        silhouettes += [view, frayed] if frayed.any() else [view]
+    for silhouette in silhouettes:
+        if silhouette.any():
+            assert eq_ring._identify_tile(silhouette) == _tile_by_boolean_counts(silhouette)
 
 
 def test_a_sure_match_on_a_ring_of_tiles_does_not_hide_the_framed_printed_circle() -> None:
