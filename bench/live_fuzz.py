@@ -12,7 +12,7 @@ a failure, named by the promise):
 - ``exception``: no step raises anything but a refusal in words (a SessionError);
 - ``refused``: no tap the stream makes is refused (each is one a player may make then);
 - ``restart``: a restart keeps the history, scores, alerts, acknowledgements, the hold and the
-  rings (corrected, uncertain, holding);
+  rings (corrected, uncertain, holding), and resumes with no notice (nothing saved is lost);
 - ``twice``: no move is in the history twice (Geometrius, whose rows name no height in a
   stack: a row shown more often than the game has it, where it is a push or the history puts
   more chips on one of its tokens than lie there, or gives its colour more there than that
@@ -24,12 +24,19 @@ a failure, named by the promise):
 
 ``FUZZ_SEEDS=N`` (default 200) seeds per game, ``FUZZ_FIRST`` the first seed (default 0),
 ``FUZZ_GAMES`` the games, comma-separated (default all of ``FUZZED``).
+``FUZZ_RESTART_EVERY_STEP=1`` checks ``restart`` after every step as well, not only where the
+stream draws a restart: the data folder as a server killed right after the step leaves it (the
+SQLite file and its write-ahead log, every write being committed when the step returns) is
+copied aside and a session resumed from the copy is compared with the live one, which plays
+on. It pins the promise that what is saved equals the live state at every commit (two to four
+times the CPU time).
 The first ``FUZZ_SHRINK`` (default 5) failing seeds are shrunk (:func:`shrink`) to the fewest
 placements and noise events that still break the same promise, and printed.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import traceback
 from collections import Counter
@@ -39,7 +46,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from companion_app.session import Session, SessionError
-from companion_app.store import Store
+from companion_app.store import FILENAME, Store
 from rules import flower
 from rules.records import GAME_RULES
 
@@ -69,6 +76,38 @@ def restarted(s: Session, folder: Path) -> Session:
     """The server restarted: the session resumed from its data folder."""
     s.store.close()
     return Session.resume(Store.open(folder))
+
+
+def kept_over_restart(s: Session) -> tuple[dict, list]:
+    """What a restart must keep of ``s``: what the page shows of the game and its rings, and
+    the boards the adapter holds (with a cell game's corrections standing)."""
+    snap = s.snapshot()
+    return {key: snap[key] for key in RESTART_KEYS + RESTART_RINGS if key in snap}, s.adapter.held_boards()
+
+
+def restart_differs(before: tuple[dict, list], after: Session) -> str | None:
+    """How the session ``after`` a restart differs from what it kept (``before``:
+    :func:`kept_over_restart` just before the restart); None when it does not."""
+    page, held = kept_over_restart(after)
+    key = next((key for key, value in before[0].items() if page.get(key) != value), None)
+    if key is not None:
+        return f"{key} differs"
+    if held != before[1]:
+        return "the hold differs"
+    return None if after.notice is None else f"resumed with a notice ({after.notice})"
+
+
+def killed_now(folder: Path) -> Session:
+    """The session a server killed now would resume: the data folder's SQLite file and its
+    write-ahead log as they are on disk, copied to ``folder/killed`` (the live session's folder
+    untouched), resumed from there. The caller closes its store."""
+    copy = folder / "killed"
+    shutil.rmtree(copy, ignore_errors=True)
+    copy.mkdir()
+    for name in (FILENAME, f"{FILENAME}-wal"):  # not the shared-memory index: SQLite rebuilds it
+        if (folder / name).exists():
+            shutil.copyfile(folder / name, copy / name)
+    return Session.resume(Store.open(copy))
 
 
 def apply(s: Session, step: Step, t: float) -> None:
@@ -151,8 +190,10 @@ def draw(seed: int, game: str) -> Any:
     return geometrius_stream.draw(seed) if game == geometrius_stream.GAME else fuzz_stream.draw(seed, game)
 
 
-def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: int | None = None) -> list[tuple[str, int, str]]:
-    """The promises ``plan``'s stream breaks, as (promise, step, what), the first of each promise."""
+def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: int | None = None,
+        every_step: bool = False) -> list[tuple[str, int, str]]:
+    """The promises ``plan``'s stream breaks, as (promise, step, what), the first of each promise
+    (``every_step``: ``restart`` checked after every step, see ``FUZZ_RESTART_EVERY_STEP``)."""
     game = kit(plan.game)
     steps = game.render(plan, keep, placements)
     truth = game.true_match(plan, placements)
@@ -169,16 +210,19 @@ def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: 
         board = step if step.kind in ("board", "tokens") else board
         try:
             if step.kind == "restart":
-                before, held = s.snapshot(), s.adapter.held_boards()
+                before = kept_over_restart(s)
                 s = restarted(s, folder)
-                after = s.snapshot()
-                for key in RESTART_KEYS + tuple(k for k in RESTART_RINGS if k in before):
-                    if after[key] != before[key]:
-                        fail("restart", i, f"{key} differs")
-                if s.adapter.held_boards() != held:
-                    fail("restart", i, "the hold differs")
+                differs = restart_differs(before, s)
+                if differs is not None:
+                    fail("restart", i, differs)
                 continue
             game.apply(s, step, float(i))
+            if every_step:
+                resumed = killed_now(folder)
+                differs = restart_differs(kept_over_restart(s), resumed)
+                resumed.store.close()
+                if differs is not None:
+                    fail("restart", i, f"killed after this {step.kind} step: {differs}")
         except SessionError as e:
             fail("refused", i, f"{step.kind}: {e.message}")
             continue
@@ -206,14 +250,15 @@ def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: 
     return list(broken.values())
 
 
-def shrink(plan: Any, promise: str, scratch: Path) -> tuple[list[int], int]:
-    """The fewest placements, then noise events, with which ``plan`` still breaks ``promise``."""
+def shrink(plan: Any, promise: str, scratch: Path, every_step: bool = False) -> tuple[list[int], int]:
+    """The fewest placements, then noise events, with which ``plan`` still breaks ``promise``
+    (checked as :func:`run` checks it with ``every_step``)."""
     tries = count()
 
     def breaks(keep: list[int], placements: int) -> bool:
         folder = scratch / f"try{next(tries)}"
         folder.mkdir()
-        return any(p == promise for p, _, _ in run(plan, folder, keep, placements))
+        return any(p == promise for p, _, _ in run(plan, folder, keep, placements, every_step))
 
     placed = len([m for m in plan.moves if not m.passed])
     keep = list(range(len(plan.noise)))
@@ -239,6 +284,9 @@ def main() -> None:
     seeds = int(os.environ.get("FUZZ_SEEDS", "200"))
     first = int(os.environ.get("FUZZ_FIRST", "0"))
     games = os.environ.get("FUZZ_GAMES", ",".join(FUZZED)).split(",")
+    every_step = os.environ.get("FUZZ_RESTART_EVERY_STEP", "0")
+    if every_step not in ("0", "1"):
+        raise SystemExit(f"FUZZ_RESTART_EVERY_STEP: 1 (a restart checked after every step) or 0, not {every_step!r}")
     unknown = sorted(set(games) - set(FUZZED))
     if unknown:
         raise SystemExit(f"FUZZ_GAMES: no fuzz for {', '.join(unknown)} (games: {', '.join(FUZZED)})")
@@ -252,7 +300,7 @@ def main() -> None:
                 plan = draw(seed, game)
                 folder = Path(tmp) / f"{game}{seed}"
                 folder.mkdir()
-                broken = run(plan, folder)
+                broken = run(plan, folder, every_step=every_step == "1")
                 steps += len(kit(game).render(plan))
                 by.update(p for p, _, _ in broken)
                 if broken:
@@ -266,6 +314,6 @@ def main() -> None:
             promise, step, what = broken[0]
             scratch = Path(tmp) / f"shrink{plan.game}{plan.seed}"
             scratch.mkdir()
-            keep, placements = shrink(plan, promise, scratch)
+            keep, placements = shrink(plan, promise, scratch, every_step == "1")
             print(f"\n{promise} (step {step}: {what.strip().splitlines()[-1]}); shrunk:")
             print(describe(plan, keep, placements))

@@ -180,16 +180,18 @@ class Session:
     def _resume_hold(self) -> str | None:
         """Hold again the boards the hold kept before the restart. A saved board that no longer
         reads is camera data, not the game's record: the game resumes without the hold (the
-        boards are dropped, or every restart would stumble on them) and the notice says what a
-        player may have to do; the log, the record itself, is whole."""
+        boards are dropped, or every restart would stumble on them) and the notice says what was
+        lost and what a player may have to do: lay again what was held back, or nothing where only
+        the camera's last board was saved; the log, the record itself, is whole."""
         try:
             self._held = self.store.kept_boards(self.id)
             self.adapter.resume_hold(self._held)
             return None
         except (DamagedRecord, SessionError) as e:
+            held = self.store.holds_a_change(self.id)
             self.store.keep_boards(self.id, [])
             self._held = []
-            lost, advice = self.adapter.lost_hold
+            lost, advice = self.adapter.lost_hold if held else self.adapter.lost_camera_board
             return f"the game resumed, but {lost} could not be read ({e.message}): {advice}"
 
     @property

@@ -9,8 +9,9 @@ Photo reviews (the review page) live in the same file: what was read, the user's
 and the latest scores, with the overlay and straightened board as JPEG (never the photo).
 The camera boards a live game holds while a change waits on a doubt are saved too (``kept_boards``,
 schema 3): the game goes on at the table meanwhile, and only those boards tell its moves apart.
-Outside a hold the camera's last board is saved there alone, marked as not held (schema 4), with
-the player's corrections standing on the table as it was saved (schema 5).
+The camera's last board is saved there too, marked as not held (schema 4): alone outside a hold,
+after the held boards during one, with the player's corrections standing on the table as it was
+saved (schema 5).
 """
 from __future__ import annotations
 
@@ -329,6 +330,14 @@ class Store:
         rewritten; a board edited is rewritten with every board after it: :func:`_save_kept`)."""
         with self._lock, _transaction(self._conn) as c:
             _save_kept(c, session_id, boards)
+
+    def holds_a_change(self, session_id: int) -> bool:
+        """Whether a board the session's hold kept is saved (a row not marked plainly as the
+        camera's last board, a damaged mark too: a damaged row is not taken for one not held),
+        read without the rows' data, which may be what is damaged."""
+        with self._lock:
+            return bool(self._conn.execute("SELECT EXISTS (SELECT 1 FROM kept_boards WHERE session_id = ? "
+                                           "AND held IS NOT 0)", (session_id,)).fetchone()[0])
 
     def kept_boards(self, session_id: int) -> list[KeptBoard]:
         """The boards the session's hold kept when last saved, oldest first."""

@@ -1240,14 +1240,16 @@ def test_a_damaged_kept_board_does_not_keep_the_game_from_resuming(tmp_path, dam
     assert session.store.kept_boards(session.id) == []
 
 
-def test_a_damaged_camera_board_saved_after_a_hold_s_boards_resumes_no_part_of_the_hold(tmp_path):
-    """The camera's board is saved after the boards a hold keeps: damaged, the hold is not
-    resumed in part (the kept boards held with the notice saying they are lost)."""
+@pytest.mark.parametrize("damage", ["board = '[[[99, 0], \"B\"]]'", "corrections = '{}'"])
+def test_a_damaged_camera_board_saved_after_a_hold_s_boards_resumes_no_part_of_the_hold(tmp_path, damage):
+    """The camera's board is saved after the boards a hold keeps: damaged (its cells, or the
+    corrections standing with it), the hold is not resumed in part (the kept boards held with
+    the notice saying they are lost)."""
     s, _, _ = held_game(tmp_path, 3)
     s.store.close()
     with sqlite3.connect(tmp_path / FILENAME) as conn:
         assert conn.execute("SELECT held FROM kept_boards ORDER BY id").fetchall() == [(1,)] * 3 + [(0,)]
-        conn.execute("UPDATE kept_boards SET board = '[[[99, 0], \"B\"]]' WHERE held = 0")
+        conn.execute(f"UPDATE kept_boards SET {damage} WHERE held = 0")
     conn.close()
     session = Session.resume(Store.open(tmp_path))
     assert session.notice.startswith("the game resumed, but the camera boards held back")
@@ -2180,11 +2182,15 @@ def test_a_camera_board_saved_without_its_corrections_ends_those_it_does_not_sho
     ("'[{\"cell\": [0, 15], \"misread\": \".\", \"colour\": \"Y\", \"since\": \"soon\"}]'",
      "the corrections saved with the camera's last board are damaged"),
     ("'[[0, 15]]'", "the corrections saved with the camera's last board are damaged"),
+    ("'[{\"cell\": [0, 15], \"misread\": \".\", \"colour\": \"Y\"}, "
+     "{\"cell\": [0, 15], \"misread\": \".\", \"colour\": \"R\"}]'",
+     "the corrections saved with the camera's last board are damaged"),
 ])
 def test_damaged_corrections_saved_with_the_camera_s_board_are_not_guessed_at(tmp_path, corrections, says):
     """Corrections saved with the camera's board that no longer read (not a list, not a
-    correction on the game's board) are camera data like the board: the game resumes from its
-    whole log, with the notice, the saved boards dropped."""
+    correction on the game's board, two for one cell) are camera data like the board: the game
+    resumes from its whole log, with the notice, the saved boards dropped. Nothing was held
+    back: the notice says only the camera's last board was lost, and that nothing needs lifting."""
     s = new_session(tmp_path)
     play(s, [boards()[0], boards()[1]])
     s.correct_cell(MISSED, "Y")
@@ -2193,6 +2199,8 @@ def test_damaged_corrections_saved_with_the_camera_s_board_are_not_guessed_at(tm
         conn.execute(f"UPDATE kept_boards SET corrections = {corrections}")
     conn.close()
     s = Session.resume(Store.open(tmp_path))
-    assert s.notice.startswith("the game resumed, but the camera boards held back") and says in s.notice
+    assert s.notice.startswith("the game resumed, but the camera's last board and the corrections standing on it "
+                               "could not be read") and says in s.notice
+    assert "nothing was held back and nothing needs lifting" in s.notice and "lay them again" not in s.notice
     assert [h["colour"] for h in s.snapshot()["history"]] == ["B", "Y"]
     assert s.store.kept_boards(s.id) == []

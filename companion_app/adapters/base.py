@@ -62,6 +62,12 @@ class GameAdapter:
     # (the session's resume notice)
     lost_hold = ("the camera boards held back before the restart", "if more than two pieces were laid since "
                  "the last move in the history, lift them and lay them again one at a time")
+    # The same where nothing was held back: only the camera's last board was saved, with the
+    # corrections standing on it, so the log's corrections stand until the camera's next board
+    # (it ends those the table no longer shows)
+    lost_camera_board = ("the camera's last board and the corrections standing on it", "nothing was held back "
+                         "and nothing needs lifting; until the camera's next board a square corrected "
+                         "before may be ringed as corrected again")
 
     def __init__(self, setup: Any):
         self.setup = setup

@@ -266,9 +266,11 @@ class CellAdapter(GameAdapter):
 
     def restore(self, events: Sequence[EventRow], derived: Derived) -> None:
         """Corrections still standing after a restart: the latest per cell, if the game agrees
-        (a held tap, whose change was not logged yet, if the game has laid nothing there). Which
-        of them the camera has ended since is the camera's last board's to say, saved with the
-        corrections standing on it (:meth:`resume_hold`)."""
+        (a held tap, whose change was not logged yet, if the game has laid nothing there). The
+        log cannot say which of them the camera has ended since: :meth:`resume_hold` replaces
+        them whole with the corrections saved standing with the camera's last board (schema 5),
+        and keeps only those that stand on that board where it was saved without them (a folder
+        saved before)."""
         laid = self.laid(derived.game)
         out: dict[Cell, tuple[Override, bool]] = {}
         for event in events:
@@ -295,14 +297,14 @@ class CellAdapter(GameAdapter):
         camera's boards: :meth:`resume_hold`; during a hold too, since the player's word edits
         the kept boards). Saved when they change: once per stable board, and with a tap or a
         take-back that changes the corrections, in the transaction that logs it."""
-        held = [self.board_json(k) for k in self.kept]
+        held = [self.saved_board(k) for k in self.kept]
         if self.camera_board is None:
             return held
         standing = [self.override_json(c, self.overrides[c]) for c in sorted(self.overrides)]
-        return held + [replace(self.board_json(Kept(self.camera_board, self.uncertain, self.camera_t)),
+        return held + [replace(self.saved_board(Kept(self.camera_board, self.uncertain, self.camera_t)),
                                held=False, corrections=standing)]
 
-    def board_json(self, kept: Kept) -> KeptBoard:
+    def saved_board(self, kept: Kept) -> KeptBoard:
         """A board the camera sent, as it is saved (held)."""
         return KeptBoard([[self.cell_json(c), colour] for c, colour in sorted(kept.board.items())],
                          [self.cell_json(c) for c in kept.uncertain], kept.t)
@@ -329,8 +331,7 @@ class CellAdapter(GameAdapter):
             if standing is not None:
                 self.overrides = standing
             elif not camera.held:
-                self.overrides = {c: o for c, o in self.overrides.items()
-                                  if o.stands(c, latest.board, latest.uncertain)}
+                self.overrides = self.standing_on(latest.board, latest.uncertain)
         self.kept = kept
 
     def override_json(self, cell: Cell, override: Override) -> dict:
@@ -345,15 +346,26 @@ class CellAdapter(GameAdapter):
         return Override(doc["misread"], doc["colour"], frozenset(self.parse_cell(c) for c in doc.get("piece", ())),
                         doc.get("since"))
 
+    def standing_on(self, seen: Mapping[Cell, str], doubted: Sequence[Cell]) -> dict[Cell, Override]:
+        """The corrections standing that the camera's board ``seen`` (``doubted``: the cells it
+        could not read) still shows (:meth:`Override.stands`): the others it ended."""
+        return {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen, doubted)}
+
+    @property
+    def pickable(self) -> tuple[str, ...]:
+        """What a tap may say a cell is: a colour of the game, or empty."""
+        return self.colours + (EMPTY,)
+
     def standing_from(self, saved: list) -> dict[Cell, Override]:
         """The corrections saved standing with the camera's board; SessionError when one is not a
-        correction on this game's board (a damaged row: the corrections are not guessed at)."""
-        pickable = {*self.colours, EMPTY}
+        correction on this game's board, or two name one cell (a damaged row: the corrections are
+        not guessed at; one correction stands on a cell at a time)."""
         try:
             standing = {self.parse_cell(corrected_cell(doc)): self.override_of(doc) for doc in saved}
-            fits = all(c in self.board.index and o.piece <= self.board.index.keys()
-                       and {o.misread, o.colour} <= pickable and o.misread != o.colour
-                       and type(o.since) in (type(None), int, float) for c, o in standing.items())
+            fits = len(standing) == len(saved) and all(
+                c in self.board.index and o.piece <= self.board.index.keys()
+                and {o.misread, o.colour} <= {*self.pickable} and o.misread != o.colour
+                and type(o.since) in (type(None), int, float) for c, o in standing.items())
         except (ValueError, TypeError, KeyError, AttributeError):  # not a correction's fields, a cell no cell
             fits = False
         if not fits:
@@ -388,7 +400,7 @@ class CellAdapter(GameAdapter):
         t = max(t, self.camera_t, *(o.since for o in self.overrides.values() if o.since is not None))
         self.camera_board, self.camera_t = seen_now, t
         self.uncertain = tuple(self.parse_cell(c) for c in uncertain)
-        standing = {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen_now, self.uncertain)}
+        standing = self.standing_on(seen_now, self.uncertain)
         ended = {cell: o for cell, o in self.overrides.items() if cell not in standing}
         for k in self.kept if ended else ():  # the kept boards were read with the ended corrections: they stay so
             k.board = overridden(k.board, ended, k.uncertain, k.t)
@@ -810,9 +822,8 @@ class CellAdapter(GameAdapter):
 
     def correction(self, derived: Derived, doc: dict) -> dict:
         colour = doc.get("colour")
-        pickable = self.colours + (EMPTY,)
-        if colour not in pickable:
-            raise SessionError(f"unknown colour {colour!r} (use {' '.join(pickable)})")
+        if colour not in self.pickable:
+            raise SessionError(f"unknown colour {colour!r} (use {' '.join(self.pickable)})")
         try:
             cell = self.parse_cell(doc.get("cell"))
         except (ValueError, TypeError):
