@@ -70,7 +70,9 @@ class ReviewHooks:
     store: Store
     game: Callable[[], str]  # the table's game: the upload form's default
     page: Callable[..., str]  # renders a template with the app's common context
-    error: Callable[[str, str, int], Response]  # the app's one-line JSON error
+    # the app's refusal (its ``refused_page``): a page for a browser tab opening a URL (the
+    # "Corrected state (JSON)" link of a review no longer kept), the one-line JSON for the pages' scripts
+    error: Callable[[str, str, int], Response | tuple[str, int]]
     variants: Mapping[str, Mapping[str, tuple[str, str]]]  # {game: {variant: (short name, description)}}
     max_mb: int
 
@@ -291,9 +293,10 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
     """The review page and its API: upload and score, reopen, correct and score again."""
 
     @app.errorhandler(ReviewError)
-    def refused(e: ReviewError) -> Response:
+    def refused(e: ReviewError) -> Response | tuple[str, int]:
         response = hooks.error(e.code, e.message, e.status)
-        if isinstance(e, ReviewConflict):  # the error says what is there now, for the page to show
+        if isinstance(e, ReviewConflict) and isinstance(response, Response):  # a tap's POST, so JSON:
+            # the error says what is there now, for the page to show
             doc = response.get_json()
             doc["error"]["current"] = e.current
             response.set_data(json.dumps(doc))

@@ -281,8 +281,9 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
 
     def refused_page(code: str, message: str, status: int) -> Response | tuple[str, int]:
         """The error as a page when a browser was opening one (a mistyped or old address, a
-        page that failed): a tablet showed the raw JSON meant for the pages' scripts, with
-        no way on. The API's callers, which ask for JSON, get the usual one-line JSON."""
+        page that failed, a file link with nothing to save): a tablet showed the raw JSON meant
+        for the pages' scripts, with no way on. The API's callers, which ask for JSON, get the
+        usual one-line JSON. The review routes refuse through it too (their hooks' ``error``)."""
         if request.method == "GET" and request.accept_mimetypes.best_match(
                 ["application/json", "text/html"]) == "text/html":
             return page("error.html", status=status, message=message), status
@@ -334,7 +335,7 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
                     blokus_colours=[(c, blokus.COLOUR_NAMES[c]) for c in blokus.COLOURS],
                     chip_colours=geometrius.COLOURS, chip_name_max=geometrius.COLOUR_NAME_MAX)
 
-    review.install(app, ReviewHooks(table.store, game=lambda: table.game, page=page, error=_error,
+    review.install(app, ReviewHooks(table.store, game=lambda: table.game, page=page, error=refused_page,
                                     variants=VARIANT_LABELS, max_mb=MAX_UPLOAD_MB))
 
     # --- live state ----------------------------------------------------------------------

@@ -3,6 +3,7 @@ corrected by tap, scored again by the rules, kept across a reload and a server r
 plus the state route's refusals over plain HTTP."""
 import io
 import json
+import re
 import sys
 import threading
 from types import SimpleNamespace
@@ -14,7 +15,8 @@ import pytest
 from companion_app.server import create_app
 from rules import gemblo
 from rules.records import setup_of
-from tests.test_pages import LANDSCAPE, PORTRAIT, browser, photo_of, server, shot  # noqa: F401 (fixtures)
+from tests.test_pages import BROWSER_ACCEPT, LANDSCAPE, PORTRAIT, photo_of, shot
+from tests.test_pages import browser, server  # noqa: F401 (fixtures)
 from tests.test_session import MISSED, boards, gemblo_boards, gemblo_script
 from vision.synth import CONDITIONS
 from vision.synth.gemblo import render_photo as render_gemblo
@@ -795,3 +797,30 @@ def test_a_review_saved_with_a_number_json_has_no_word_for_opens_again(tmp_path)
     again = Store.open(tmp_path).review("00000000000000aa")
     assert again.read["tokens"] == [{"row": 0, "col": 0, "match_distance": None, "angle": None}]
     json.loads(json.dumps(again.read), parse_constant=lambda c: pytest.fail(f"{c} in the answer"))
+
+
+def test_the_corrected_state_link_of_an_unknown_review_is_a_page_saying_so_never_a_file(tmp_path, monkeypatch):
+    """The review's "Corrected state (JSON)" link carried ``download``, and its route refused a
+    review no longer kept (or never kept here) with JSON: the browser cancelled the download
+    without a word, or saved the error as the state. A tab now gets the app's error page, with
+    the message and the way back; a script still gets the one-line JSON, and a kept review's
+    state is still a file."""
+    fake_reader(monkeypatch, "gemblo", {"game": "gemblo", "cells": {"0,0": "R"}}, [])
+    client = create_app(tmp_path).test_client()
+    review = gemblo_review(client)
+    gone = "/api/review/0123456789abcdef/state.json"
+    tab = client.get(gone, headers={"Accept": BROWSER_ACCEPT})
+    assert tab.status_code == 404 and tab.mimetype == "text/html"
+    assert "Content-Disposition" not in tab.headers
+    text = tab.get_data(as_text=True)
+    assert "There is no review &#39;0123456789abcdef&#39;: it may be from another table" in text
+    assert "Back to the table" in text and "Photo review" in text
+    script = client.get(gone, headers={"Accept": "application/json"})
+    assert script.status_code == 404 and script.get_json()["error"] == {
+        "code": "no_review", "message": "there is no review '0123456789abcdef': it may be from another table"}
+    kept = client.get(review["download"], headers={"Accept": BROWSER_ACCEPT})
+    assert kept.status_code == 200 and kept.get_json()["cells"] == {"0,0": "R"}
+    assert kept.headers["Content-Disposition"] == f'attachment; filename="tableref-gemblo-review-{review["id"]}.json"'
+    # the link is named a file by the server's answer, so an error shows as a page
+    link = re.search(r'<a id="review-download"[^>]*>', client.get(f"/review/{review['id']}").get_data(as_text=True))
+    assert link is not None and " download" not in link.group(0)
