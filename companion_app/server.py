@@ -49,8 +49,8 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")  # how a browser on this comp
 KEEPALIVE_S = 15.0
 # What a player reads when the server fails on a request: what they can do about it. The fault
 # itself ("KeyError: 'B'") tells them nothing; it goes to the log, which is named here.
-INTERNAL_ERROR = ("the server failed on this request (a fault in tableref, not in your game); the game so far is "
-                  "saved: reload the page to carry on. The details are in the server's log, in the window where "
+INTERNAL_ERROR = ("the server failed on this request (a fault in tableref, not in anything you did); the game, "
+                  "the reviews and all you entered so far are saved: reload the page to carry on. The details are in the server's log, in the window where "
                   "tableref serve runs")
 # Each variant's short name (what its select shows: a phone cut "Classic: four players" to
 # "Classic: four p...") and its description (shown in words under the select).

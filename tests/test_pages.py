@@ -690,7 +690,7 @@ def test_a_failed_page_says_what_to_do_and_leaves_the_fault_to_the_log(tmp_path,
     failed = client.get("/setup", headers={"Accept": BROWSER_ACCEPT})
     assert failed.status_code == 500 and failed.mimetype == "text/html"
     text = failed.get_data(as_text=True)
-    assert "the game so far is saved: reload the page to carry on" in text
+    assert "all you entered so far are saved: reload the page to carry on" in text
     assert "The details are in the server&#39;s log, in the window where tableref serve runs" in text
     assert "RuntimeError" not in text and "the disk is gone" not in text
     assert "RuntimeError: the disk is gone" in caplog.text  # the traceback, for whoever mends it

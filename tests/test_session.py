@@ -262,6 +262,27 @@ def test_a_pass_declared_right_after_a_stray_out_of_turn_outlives_its_lift(tmp_p
     assert snap["to_move"] == "Y"
 
 
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_pass_after_a_piece_logged_short_outlives_a_lift_that_reads_the_piece_whole(tmp_path, restart):
+    """A yellow stray out of turn; red's piece logged short (a square misread empty, never
+    tapped); green passes; the stray lifted as blue lays, on a board that reads red's piece
+    whole. Red's piece logged again is the one taken back, read better: green's pass comes
+    back after it. Matched by its cells as logged, it was taken for lifted, the pass went with
+    it and blue's piece was flagged out of turn (review of session 23)."""
+    s = new_session(tmp_path)
+    stray, red, blue = Move("Y", ((10, 10),)), Move("R", ((19, 19), (18, 19), (17, 19))), Move("B", ((2, 2), (3, 2)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], stray)))
+    laid = boards((SCRIPT[0], SCRIPT[1], stray, red))[-1]
+    s.observe([row[:19] + "." if r == 17 else row for r, row in enumerate(laid)], [], 3.0)  # (17, 19) misread empty
+    s.declare_pass("G")
+    s = restarted(s, tmp_path) if restart else s
+    s.observe(boards((SCRIPT[0], SCRIPT[1], red, blue))[-1], [], 4.0)  # the stray lifted, blue laid, red whole
+    snap = restarted(s, tmp_path).snapshot() if restart else s.snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("B", False, []), ("Y", False, []), ("R", False, []), ("G", True, ["illegal_pass"]), ("B", False, [])]
+    assert len(snap["history"][2]["cells"]) == 3
+
+
 def test_a_pass_declared_right_after_a_lifted_piece_goes_with_it(tmp_path):
     """Red lays a piece and green declares a pass; red's piece is then lifted. The piece gave
     green its turn, so green's pass goes with it: red is to move again, nothing flagged (as

@@ -349,6 +349,21 @@ def test_a_tile_logged_again_when_a_stray_is_lifted_from_under_it_keeps_what_was
                                              "tile": "fan-2", "token": True}
 
 
+def test_a_tile_logged_short_keeps_its_taps_when_the_lift_reads_it_whole(tmp_path):
+    """As above, but the fan was logged with a field the camera missed (never tapped), and the
+    board of the stray's lift reads it whole: the fan logged again is the one taken back, so
+    the tile and the 5+1 token tapped for it stay. Matched by its fields as logged, they were
+    dropped: fan-1 guessed, the token back with White (review of session 23)."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    short = {f: c for f, c in fan.items() if f != "P 0 0 2"}
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "B"}, short)
+    s.amend({"event": s.snapshot()["history"][2]["event"], "tile": "fan-2", "token": True})
+    s.observe({**DUO, **fan}, [], 3.0)  # the stray lifted, the fan read whole
+    assert history(s) == [("B", "duo-1", []), ("W", "fan-2", ["tile_not_offered"])]
+    assert s.snapshot()["equilibrix"]["tokens"] == {"B": 2, "W": 0}
+
+
 def test_a_tile_logged_again_keeps_the_ring_tile_the_camera_saw_leave_the_ring(tmp_path):
     """The same lift, where no tap named the fan's tile but the camera saw a bow leave the
     ring as the fan-shaped fields were covered (flagged: the fields are no bow). The ring is

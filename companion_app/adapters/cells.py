@@ -177,6 +177,17 @@ def piece_key(move: Laid) -> PieceKey:
     return move.colour, frozenset(move.cells)
 
 
+def logged_again(taken: PieceKey, relaid: set[PieceKey]) -> PieceKey | None:
+    """The piece of ``relaid`` (logged again) that is the taken-back piece ``taken``: the same,
+    or else the one of its colour on any of its cells, if one only (the camera reads more or
+    less of it now: a square missed when it was logged, never tapped, read at the lift; two
+    pieces of one colour share no cell). None: it was lifted."""
+    if taken in relaid:
+        return taken
+    on_it = [k for k in relaid if k[0] == taken[0] and k[1] & taken[1]]
+    return on_it[0] if len(on_it) == 1 else None
+
+
 def corrected_cell(payload: dict) -> Any:
     """The cell of a correction event as logged (logs written before Gemblo name it by row and col)."""
     return payload["cell"] if "cell" in payload else (payload["row"], payload["col"])
@@ -650,8 +661,10 @@ class CellAdapter(GameAdapter):
         logged again keeps what its taken-back move said beyond its cells (``Laid.extra``: in
         Equilibrix the ring tile and the 5+1 token the player tapped, or the tile the camera
         saw leave the ring): the camera sees neither, so logged afresh the tile was guessed
-        again from the shape and the token was lost. What the move did not say (a tile
-        guessed, the ring unseen) this board's reading may say."""
+        again from the shape and the token was lost. What the move did not say (a tile guessed,
+        the ring unseen) this board's reading may say. The piece logged again is the one of its
+        colour on its cells, read whole now or not (:func:`logged_again`): matched by the cells
+        logged, a piece logged short and read whole at the lift lost its pass and its taps."""
         taken_back, moves = explained
         items: list[Item] = []
         passes: dict[PieceKey | None, list[str]] = {}
@@ -659,10 +672,11 @@ class CellAdapter(GameAdapter):
         if taken_back:
             events = last_placements(derived, taken_back, lambda t: not t.move.passed)
             items.append(("take_back", {"events": events, "source": "camera", "t": t}))
-            passes = self.passes_kept(derived, events, {self.payload_key(m) for m in moves})
+            relaid = {self.payload_key(m) for m in moves}
+            passes = self.passes_kept(derived, events, relaid)
             gone = set(events)
-            said = {piece_key(e.move): e.move.extra for e in derived.entries
-                    if e.event_id in gone and not e.move.passed}
+            said = {kept: e.move.extra for e in derived.entries if e.event_id in gone and not e.move.passed
+                    and (kept := logged_again(piece_key(e.move), relaid)) is not None}
 
         def passes_after(piece: PieceKey | None) -> list[Item]:
             return [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(piece, ())]
@@ -679,8 +693,9 @@ class CellAdapter(GameAdapter):
     def passes_kept(self, derived: Derived, events: Sequence[int],
                     relaid: set[PieceKey]) -> dict[PieceKey | None, list[str]]:
         """The colours of the passes declared among the taken-back ``events`` that the table
-        kept, by the piece each followed: a piece still on the table (one of ``relaid``), the
-        latest placement logged before the pass (None: none, the passes go before the pieces).
+        kept, by the piece each followed: a piece still on the table (as ``relaid`` logs it
+        again: :func:`logged_again`), the latest placement logged before the pass (None: none,
+        the passes go before the pieces).
         A pass declared right after a lifted piece goes with it: that piece gave the colour its
         turn (a piece nudged after the next colour passed leaves that colour to move again, as
         before). A stray flagged out of turn gave no colour its turn: the passes after it follow
@@ -697,8 +712,8 @@ class CellAdapter(GameAdapter):
             if e.move.passed:
                 if not given:
                     out.setdefault(after, []).append(e.move.colour)
-            elif piece_key(e.move) in relaid:
-                after, given = piece_key(e.move), False
+            elif (kept := logged_again(piece_key(e.move), relaid)) is not None:
+                after, given = kept, False
             elif not any(v.code == "wrong_turn" for v in turns[e.event_id].violations):
                 given = True
         return out
