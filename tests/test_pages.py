@@ -248,10 +248,9 @@ def test_every_page_bar_link_is_on_the_screen_of_a_phone_and_a_tablet(server, br
         context.close()
 
 
-def test_the_game_record_downloads_and_with_no_game_left_its_link_says_so(server, browser):
-    """The live page's export link saves the record; once the server came back without the
-    game (its saved record damaged), the same link shows a page saying no game is running,
-    where before chromium's download silently failed (other browsers saved the error JSON)."""
+def live_page_after_the_first_piece(server, browser):
+    """A classic game started from the page, the live page open and the camera's first piece
+    in its history."""
     page = browser.new_page(viewport=LANDSCAPE)
     page.set_default_timeout(8000)
     page.request.post(server.base + "/api/session", data=json.dumps({"variant": "classic"}),
@@ -260,6 +259,14 @@ def test_the_game_record_downloads_and_with_no_game_left_its_link_says_so(server
     page.wait_for_selector("#conn[data-state=live]")
     server.session.observe(boards()[0], [], 0.0)
     page.wait_for_selector("#history li[data-index='0']")
+    return page
+
+
+def test_the_game_record_downloads_and_with_no_game_left_its_link_says_so(server, browser):
+    """The live page's export link saves the record; once the server came back without the
+    game (its saved record damaged), the same link shows a page saying no game is running,
+    where before chromium's download silently failed (other browsers saved the error JSON)."""
+    page = live_page_after_the_first_piece(server, browser)
     with page.expect_download() as saved:
         page.click("text=Game record (JSON)")
     record = saved.value
@@ -424,14 +431,7 @@ def test_the_hint_says_a_move_waits_on_a_doubt_only_when_one_holds_it(server, br
 
 
 def test_live_page_reconnects_to_a_restarted_server(server, browser):
-    page = browser.new_page(viewport=LANDSCAPE)
-    page.set_default_timeout(8000)
-    page.request.post(server.base + "/api/session", data=json.dumps({"variant": "classic"}),
-                      headers={"Content-Type": "application/json"})
-    page.goto(server.base + "/live")
-    page.wait_for_selector("#conn[data-state=live]")
-    server.session.observe(boards()[0], [], 0.0)
-    page.wait_for_selector("#history li[data-index='0']")
+    page = live_page_after_the_first_piece(server, browser)
 
     server.stop()
     page.wait_for_selector("#conn[data-state=down]")

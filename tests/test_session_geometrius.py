@@ -1077,14 +1077,10 @@ def test_a_chip_fix_the_camera_ended_stays_ended_over_a_restart(tmp_path, restar
     assert [h[0] for h in history(s)] == ["red", "blue", "red"]
 
 
-@pytest.mark.parametrize("unreadable", [("H08",), ("H08", "X02")])
-def test_a_top_tapped_on_a_token_unreadable_on_the_held_board_with_its_push_is_that_colour_s_turn(tmp_path, unreadable):
-    """Found by the fuzz (seeds 128 and 110, session 22): blue's chip on H08 and push of X02 into
-    H08's row seen on one board, H08 (and, 110, X02 too) unreadable: the board is held and the
-    tap "blue" comes. The tap found only the reading before the chip (none to add, no push
-    with it), so the push, read on the next board, was red's push-only turn. The chips read on
-    an unreadable token are now kept on a board with a push too, by the one push that lays
-    the field as read (a push moves its line one step: the shift alone is one off there)."""
+def blue_chip_and_push_seen_with_unreadable(tmp_path, unreadable):
+    """Red's chip on Q03, then blue's chip on H08 and blue's push of X02 into H08's row seen on
+    one board whose ``unreadable`` tokens' shapes the camera cannot read: the session and the
+    field as pushed (seeds 110 and 128, session 23)."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q03="red")), [], 1.0)
@@ -1094,6 +1090,18 @@ def test_a_top_tapped_on_a_token_unreadable_on_the_held_board_with_its_push_is_t
         if token["shape"] in unreadable:
             token["shape"] = "unknown"
     s.observe(hand, [], 2.0)
+    return s, pushed
+
+
+@pytest.mark.parametrize("unreadable", [("H08",), ("H08", "X02")])
+def test_a_top_tapped_on_a_token_unreadable_on_the_held_board_with_its_push_is_that_colour_s_turn(tmp_path, unreadable):
+    """Found by the fuzz (seeds 128 and 110, session 22): blue's chip on H08 and push of X02 into
+    H08's row seen on one board, H08 (and, 110, X02 too) unreadable: the board is held and the
+    tap "blue" comes. The tap found only the reading before the chip (none to add, no push
+    with it), so the push, read on the next board, was red's push-only turn. The chips read on
+    an unreadable token are now kept on a board with a push too, by the one push that lays
+    the field as read (a push moves its line one step: the shift alone is one off there)."""
+    s, pushed = blue_chip_and_push_seen_with_unreadable(tmp_path, unreadable)
     s.correct({"at": [3, 2], "top": "blue"})
     s.observe(camera(pushed), [], 3.0)
     assert history(s) == [("red", "? on (0, 1)", []), ("blue", "X02 into row 3 from the left; ? on (3, 3)", [])]
@@ -1155,15 +1163,7 @@ def test_a_token_unreadable_on_the_held_board_with_its_push_is_ringed_where_the_
     """Review of geofuzz23: the page rang H08's unreadable place by the board's shift, one
     step off on the pushed row (X03, the token beside it); the tap "blue" there logged a chip
     on X03 that no one put down, unflagged."""
-    s = start(tmp_path)
-    s.observe(camera(START), [], 0.0)
-    s.observe(camera(chips(START, Q03="red")), [], 1.0)
-    pushed, _ = geometrius.pushed(chips(START, Q03="red", H08="blue"), Push("X02", "row", 3, "left"))
-    hand = camera(pushed)
-    for token in hand:
-        if token["shape"] == "H08":
-            token["shape"] = "unknown"
-    s.observe(hand, [], 2.0)
+    s, pushed = blue_chip_and_push_seen_with_unreadable(tmp_path, ("H08",))
     assert s.snapshot()["uncertain"] == [[3, 2]]  # H08's place on the page
     s.correct({"at": s.snapshot()["uncertain"][0], "top": "blue"})
     s.observe(camera(pushed), [], 3.0)
