@@ -283,6 +283,23 @@ def test_a_pass_after_a_piece_logged_short_outlives_a_lift_that_reads_the_piece_
     assert len(snap["history"][2]["cells"]) == 3
 
 
+def test_a_pass_after_a_piece_swapped_for_a_smaller_one_on_its_squares_goes_with_the_lifted_piece(tmp_path):
+    """Red lays three squares and green passes; red lifts the piece and lays two squares on
+    two of its squares instead (a change of mind). The lifted piece gave green its turn, so
+    the pass goes with it: green is to move. Taken for red's piece logged again (a red piece
+    on some of its squares), the pass came back after the new one, flagged illegal_pass, and
+    blue was to move (review of session 23's late commits)."""
+    s = new_session(tmp_path)
+    red3, red2 = Move("R", ((19, 19), (18, 19), (17, 19))), Move("R", ((19, 19), (19, 18)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], red3)))
+    s.declare_pass("G")
+    s.observe(boards((SCRIPT[0], SCRIPT[1], red2))[-1], [], 9.0)
+    snap = s.snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("B", False, []), ("Y", False, []), ("R", False, [])]
+    assert len(snap["history"][2]["cells"]) == 2 and snap["to_move"] == "G"
+
+
 def test_a_pass_declared_right_after_a_lifted_piece_goes_with_it(tmp_path):
     """Red lays a piece and green declares a pass; red's piece is then lifted. The piece gave
     green its turn, so green's pass goes with it: red is to move again, nothing flagged (as

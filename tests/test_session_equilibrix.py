@@ -364,6 +364,22 @@ def test_a_tile_logged_short_keeps_its_taps_when_the_lift_reads_it_whole(tmp_pat
     assert s.snapshot()["equilibrix"]["tokens"] == {"B": 2, "W": 0}
 
 
+@pytest.mark.parametrize("stray", [False, True])
+def test_a_tile_laid_where_a_tapped_tile_was_lifted_takes_none_of_its_taps(tmp_path, stray):
+    """White's fan, tapped as fan-2 with the 5+1 token, is lifted and a mini-tile laid on its
+    far petal instead (a change of mind; with ``stray``, as Black's stray is lifted too). The
+    mini is another tile: it is logged as the mini it is, and the token goes back to White.
+    Taken for the fan logged again (a White tile on one of its fields), it was logged as
+    fan-2 with the token, flagged tile_not_offered (review of session 23's late commits)."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    see(s, DUO, *([{"P 2 0 0": "B"}] if stray else []), fan)
+    s.amend({"event": s.snapshot()["history"][-1]["event"], "tile": "fan-2", "token": True})
+    s.observe({**DUO, "P 0 0 2": "W"}, [], 9.0)
+    assert history(s) == [("B", "duo-1", []), ("W", "mini:petal", [])]
+    assert s.snapshot()["equilibrix"]["tokens"] == {"B": 1, "W": 1}
+
+
 def test_a_tile_logged_again_keeps_the_ring_tile_the_camera_saw_leave_the_ring(tmp_path):
     """The same lift, where no tap named the fan's tile but the camera saw a bow leave the
     ring as the fan-shaped fields were covered (flagged: the fields are no bow). The ring is

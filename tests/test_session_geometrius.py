@@ -1080,7 +1080,7 @@ def test_a_chip_fix_the_camera_ended_stays_ended_over_a_restart(tmp_path, restar
 def blue_chip_and_push_seen_with_unreadable(tmp_path, unreadable):
     """Red's chip on Q03, then blue's chip on H08 and blue's push of X02 into H08's row seen on
     one board whose ``unreadable`` tokens' shapes the camera cannot read: the session and the
-    field as pushed (seeds 110 and 128, session 23)."""
+    field as pushed (seeds 110 and 128, session 22)."""
     s = start(tmp_path)
     s.observe(camera(START), [], 0.0)
     s.observe(camera(chips(START, Q03="red")), [], 1.0)

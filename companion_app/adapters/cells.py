@@ -179,12 +179,15 @@ def piece_key(move: Laid) -> PieceKey:
 
 def logged_again(taken: PieceKey, relaid: set[PieceKey]) -> PieceKey | None:
     """The piece of ``relaid`` (logged again) that is the taken-back piece ``taken``: the same,
-    or else the one of its colour on any of its cells, if one only (the camera reads more or
-    less of it now: a square missed when it was logged, never tapped, read at the lift; two
-    pieces of one colour share no cell). None: it was lifted."""
+    or else the one of its colour on all of its cells, if one only (the camera reads more of
+    it now: a square missed when it was logged, never tapped, read at the lift; two pieces of
+    one colour share no cell). None: it was lifted. A piece of its colour on only some of its
+    cells is another piece laid where it lay (a player who changed their mind): taken for it,
+    it was logged with the lifted piece's taps (an Equilibrix mini-tile as the fan tapped
+    fan-2, with its 5+1 token)."""
     if taken in relaid:
         return taken
-    on_it = [k for k in relaid if k[0] == taken[0] and k[1] & taken[1]]
+    on_it = [k for k in relaid if k[0] == taken[0] and taken[1] <= k[1]]
     return on_it[0] if len(on_it) == 1 else None
 
 
