@@ -72,7 +72,7 @@ class ReviewHooks:
     page: Callable[..., str]  # renders a template with the app's common context
     # the app's refusal (its ``refused_page``): a page for a browser tab opening a URL (the
     # "Corrected state (JSON)" link of a review no longer kept), the one-line JSON for the pages' scripts
-    error: Callable[[str, str, int], Response | tuple[str, int]]
+    error: Callable[[str, str, int], Response]
     variants: Mapping[str, Mapping[str, tuple[str, str]]]  # {game: {variant: (short name, description)}}
     max_mb: int
 
@@ -293,10 +293,9 @@ def install(app: Flask, hooks: ReviewHooks) -> None:
     """The review page and its API: upload and score, reopen, correct and score again."""
 
     @app.errorhandler(ReviewError)
-    def refused(e: ReviewError) -> Response | tuple[str, int]:
+    def refused(e: ReviewError) -> Response:
         response = hooks.error(e.code, e.message, e.status)
-        if isinstance(e, ReviewConflict) and isinstance(response, Response):  # a tap's POST, so JSON:
-            # the error says what is there now, for the page to show
+        if isinstance(e, ReviewConflict):  # a tap's POST (JSON): the error says what is there now, for the page to show
             doc = response.get_json()
             doc["error"]["current"] = e.current
             response.set_data(json.dumps(doc))

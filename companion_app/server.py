@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
+from flask import (Flask, Response, jsonify, make_response, redirect, render_template, request,
+                   stream_with_context, url_for)
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -50,8 +51,8 @@ KEEPALIVE_S = 15.0
 # What a player reads when the server fails on a request: what they can do about it. The fault
 # itself ("KeyError: 'B'") tells them nothing; it goes to the log, which is named here.
 INTERNAL_ERROR = ("the server failed on this request (a fault in tableref, not in anything you did); the game, "
-                  "the reviews and all you entered so far are saved: reload the page to carry on. The details are in the server's log, in the window where "
-                  "tableref serve runs")
+                  "the reviews and all you entered so far are saved: reload the page to carry on. The details "
+                  "are in the server's log, in the window where tableref serve runs")
 # Each variant's short name (what its select shows: a phone cut "Classic: four players" to
 # "Classic: four p...") and its description (shown in words under the select).
 VARIANT_LABELS = {
@@ -279,35 +280,35 @@ def _routes(app: Flask, table: Table, live: bool) -> None:
         return _error("too_large", f"the file is larger than {MAX_UPLOAD_MB} MB; "
                                    "take the photo at a lower resolution", 413)
 
-    def refused_page(code: str, message: str, status: int) -> Response | tuple[str, int]:
+    def refused_page(code: str, message: str, status: int) -> Response:
         """The error as a page when a browser was opening one (a mistyped or old address, a
         page that failed, a file link with nothing to save): a tablet showed the raw JSON meant
         for the pages' scripts, with no way on. The API's callers, which ask for JSON, get the
         usual one-line JSON. The review routes refuse through it too (their hooks' ``error``)."""
         if request.method == "GET" and request.accept_mimetypes.best_match(
                 ["application/json", "text/html"]) == "text/html":
-            return page("error.html", status=status, message=message), status
+            return make_response(page("error.html", status=status, message=message), status)
         return _error(code, message, status)
 
     @app.errorhandler(SessionError)
-    def session_error(e: SessionError) -> Response | tuple[str, int]:
+    def session_error(e: SessionError) -> Response:
         # a page link followed with no game running (the game record's, once the server came
         # back without the game): the words on a page, never the JSON saved as the record
         return refused_page(e.code, e.message, 400)
 
     @app.errorhandler(StoreError)
-    def store_error(e: StoreError) -> Response | tuple[str, int]:  # a damaged saved row: said, not an internal error
+    def store_error(e: StoreError) -> Response:  # a damaged saved row: said, not an internal error
         return refused_page(e.code, e.message, 500)
 
     @app.errorhandler(HTTPException)
-    def http_error(e: HTTPException) -> Response | tuple[str, int]:
+    def http_error(e: HTTPException) -> Response:
         if e.code == 404:
             return refused_page("not_found", f"there is no page at {request.path[:80]}: "
                                              "choose one of the pages above", 404)
         return refused_page(e.name.lower().replace(" ", "_"), e.description or e.name, e.code or 500)
 
     @app.errorhandler(Exception)
-    def internal_error(e: Exception) -> Response | tuple[str, int]:
+    def internal_error(e: Exception) -> Response:
         app.logger.exception("request failed")  # the fault's type, text and traceback: for whoever mends it
         return refused_page("internal_error", INTERNAL_ERROR, 500)
 

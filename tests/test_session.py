@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.live_fuzz import kept_over_restart
 from companion_app.server import open_store
 from companion_app.session import Broadcast, Session, SessionError
 from companion_app.store import FILENAME, CorruptDatabase, Store, StoreError
@@ -2136,15 +2137,6 @@ def test_a_logged_piece_read_short_on_a_held_board_then_whole_under_a_hand_is_no
 
 # --- session 23 (round corr23): the corrections standing saved with the camera's board ------------
 
-RINGS = ("cells", "history", "scores", "alerts", "to_move", "corrected", "uncertain", "holding")
-
-
-def shown(s: Session) -> dict:
-    """What the page shows of the game and its rings (what the fuzz compares over a restart)."""
-    snap = s.snapshot()
-    return {key: snap[key] for key in RINGS}
-
-
 def yellow_tapped_then_read_right(tmp_path, misread: str) -> tuple[Session, list[str]]:
     """Yellow's I5 (``SCRIPT[1]`` and ``MISSED``) seen with its square ``MISSED`` read
     ``misread`` (``.``: missed; ``R``: in red), tapped yellow; the camera's next board reads
@@ -2168,10 +2160,10 @@ def test_a_correction_the_camera_ended_stays_ended_over_a_restart_with_a_hand_ov
     another colour). The corrections standing are saved with the camera's board now."""
     s, read = yellow_tapped_then_read_right(tmp_path, misread)
     s.observe(_put(read, [MISSED], "."), [MISSED], 3.0)
-    before = shown(s)
+    before = kept_over_restart(s)[0]
     assert before["corrected"] == [] and before["holding"] == [list(MISSED)]
     s = restarted(s, tmp_path)
-    assert shown(s) == before
+    assert kept_over_restart(s)[0] == before
     s.observe(read, [], 4.0)  # the hand lifts
     assert [m[:2] for m in moves_logged(s.snapshot())] == [("B", sorted(SCRIPT[0].cells)),
                                                           ("Y", sorted((*SCRIPT[1].cells, MISSED)))]

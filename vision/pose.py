@@ -287,10 +287,13 @@ def _span(maps: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]]:
 
     Every candidate grid's top-down view asks for it: numpy's NaN-skipping reductions take
     about four times as long as the plain ones over these interleaved maps, and a NaN (a point
-    on the horizon) is rare, so they run only when one is there."""
+    on the horizon) is rare, so they run only when the plain ones meet one (their result is
+    then NaN): no pass over the maps looks for NaNs first."""
     x, y = maps[..., 0], maps[..., 1]
-    least, most = (np.nanmin, np.nanmax) if np.isnan(maps).any() else (np.min, np.max)
-    return (float(least(x)), float(least(y))), (float(most(x)), float(most(y)))
+    span = (float(x.min()), float(y.min())), (float(x.max()), float(y.max()))
+    if np.isnan(span).any():
+        span = (float(np.nanmin(x)), float(np.nanmin(y))), (float(np.nanmax(x)), float(np.nanmax(y)))
+    return span
 
 
 def _photo_maps(pose: BoardPose, px_per_unit: float, margin: float, out_w: int, out_h: int) -> np.ndarray:
