@@ -6,7 +6,7 @@ magnifier for squares too small for a finger, taps at least 44 px tall for a fin
 reached by keyboard, alerts that never push the turn line away, and variants named short."""
 from rules.placement import Move
 from tests.test_pages import (  # noqa: F401 (fixtures)
-    PAGES, boards, browser, geometrius_live, server, setup_page, shot, start_game)
+    LANDSCAPE, PAGES, boards, browser, geometrius_live, server, setup_page, shot, start_game)
 from tests.test_session import SCRIPT
 
 PHONE = {"width": 390, "height": 844}
@@ -513,4 +513,131 @@ def test_on_a_phone_the_variant_shows_its_short_name_and_its_description_under_i
         page.select_option(variant, "team")
         assert page.locator(about).inner_text() == "Blue + red against yellow + green"
     shot(page, "players-variant-phone")
+    page.close()
+
+
+# --- session 24: the four games' setups walked -------------------------------------------------
+
+# The turn line's words against the panel's right edge and the page's width: [words' right,
+# panel's right, page's sideways scroll].
+TURN_FITS = """() => [document.querySelector("#turn span:last-child").getBoundingClientRect().right,
+    document.querySelector(".panel").getBoundingClientRect().right,
+    document.documentElement.scrollWidth - document.documentElement.clientWidth]"""
+
+
+def test_a_long_turn_line_wraps_inside_the_panel_and_never_runs_off_it(server, browser):
+    """A table calling a chip by a name of 20 letters (the most allowed): "<name> to play" ran
+    past the panel's right edge, cut off on a landscape tablet ("to play" unseen) and scrolling
+    a phone's page sideways; so did "Game over: White wins" on a phone, and a verdict with a long
+    player's name on any screen. The turn line now wraps inside the panel."""
+    long_chip = "Abcdefghijklmnopqrst"  # geometrius.COLOUR_NAME_MAX letters
+    names = [long_chip, "blue", "green", "yellow", "purple", "white"]
+    page = geometrius_live(server, browser, names, [{"name": "Ann", "colours": [long_chip]},
+                                                    {"name": "Bo", "colours": ["blue"]}], LANDSCAPE)
+    page.close()
+    for viewport in (LANDSCAPE, PHONE):
+        page = browser.new_page(viewport=viewport)
+        page.set_default_timeout(20000)
+        page.goto(server.base + "/live")
+        page.wait_for_selector("#turn:has-text('to play')")
+        words, panel, sideways = page.evaluate(TURN_FITS)
+        assert words <= panel + 1 and sideways <= 0, f"the turn line runs off the panel at {viewport}"
+        page.close()
+    long_name = "Bartholomew Featherstonehaugh-Smythe"
+    server.app.extensions["tableref"].start_session(
+        {"game": "equilibrix", "variant": "tri-mety",
+         "players": [{"name": "Bo", "colours": ["B"]}, {"name": long_name, "colours": ["W"]}]})
+    duo = {"P 0 0 0": "B", "T 0 0 +": "B"}
+    server.session.observe(duo, [], 0.0)
+    server.session.observe({**duo, "P 2 0 0": "W"}, [], 1.0)  # White's petal joins its marker
+    server.session.declare_pass()
+    server.session.declare_pass()
+    for viewport in (LANDSCAPE, PHONE):
+        page = browser.new_page(viewport=viewport)
+        page.set_default_timeout(20000)
+        page.goto(server.base + "/live")
+        page.wait_for_selector("#turn:has-text('Game over')")
+        assert page.locator("#turn").inner_text().strip() == f"Game over: {long_name} wins"
+        words, panel, sideways = page.evaluate(TURN_FITS)
+        assert words <= panel + 1 and sideways <= 0, f"the verdict runs off the panel at {viewport}"
+        shot(page, f"players-long-verdict-{viewport['width']}")
+        page.close()
+
+
+def test_a_five_player_gemblo_setup_says_to_lay_the_obstacles_one_at_a_time_after_the_start(server, browser):
+    """Five-player Gemblo: the table lays the sixth colour's 15 pieces round the rim as
+    obstacles. Laid before the start (as the rulebook's setup reads), the camera's first board
+    holds them all, more pieces than a turn lays: the page ringed every obstacle's cells as "no
+    move the camera can log", with no way on. The setup now says, for five players only, to lay them one at a
+    time once the game runs; so laid, each is logged."""
+    from rules import gemblo
+
+    page = setup_page(browser, server.base, "gemblo")
+    hint = page.locator("p.hint[data-variants='5p']")
+    page.select_option("#variant", "6p")
+    assert hint.is_hidden()
+    page.select_option("#variant", "5p")
+    assert hint.is_visible() and "one at a time" in hint.inner_text()
+    start_game(page)
+    page.close()
+    setup = server.session.setup
+    board = gemblo.rules(setup).board
+    rim = [c for c in board.cells if len(board.cells_of(board.edge[board.index[c]])) < 6]
+    obstacles = []
+    for cell in rim[10::30][:3]:  # three dihexes along the rim, apart
+        pair = (cell, next(n for n in board.cells_of(board.edge[board.index[cell]]) if n in rim))
+        obstacles.append({f"{q},{r}": setup.obstacle_colour for q, r in pair})
+    together = {k: v for o in obstacles for k, v in o.items()}
+    server.session.observe(together, [], 0.0)  # all at once, as if laid before the start
+    assert server.session.snapshot()["history"] == [] and server.session.snapshot()["holding"]
+    server.session.observe({}, [], 1.0)  # lifted again, then laid one at a time
+    seen = {}
+    for t, obstacle in enumerate(obstacles, start=2):
+        seen.update(obstacle)
+        server.session.observe(dict(seen), [], float(t))
+    history = server.session.snapshot()["history"]
+    assert [(h["colour"], h["piece"]) for h in history] == [(setup.obstacle_colour, "P02")] * 3
+
+
+def test_enter_on_a_move_in_the_history_asks_before_taking_it_back(server, browser):
+    """A move in the history is reached by Tab and Enter opens its take-back sheet. The Enter's
+    own press then reached the sheet's first button, "Take it back": the move was taken back at
+    once, the sheet never seen. Enter now opens the sheet and nothing more; Escape keeps the move."""
+    page = blokus_game(browser, server.base)
+    for t, rows in enumerate(boards()[:2]):
+        server.session.observe(rows, [], float(t))
+    page.wait_for_selector("#history li[data-index='1']")
+    page.locator("#history li[data-index='1']").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#takeback[open]")
+    assert "move 2" in page.locator("#takeback h2").inner_text()
+    assert len(server.session.snapshot()["history"]) == 2
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#takeback[open]", state="detached")
+    assert page.locator("#history li").count() == 2 and len(server.session.snapshot()["history"]) == 2
+    page.close()
+
+
+def test_the_loser_s_pick_of_the_next_kombo_variant_survives_a_new_state(server, browser):
+    """KOMBO: White wins the first game (TŘI METY) and Black picks AUTONOMIE for the next. The
+    panel is drawn again for every new state, and one came before the tap on "Start the next
+    KOMBO game" (here the camera's status, as the table is cleared): the pick went back to the
+    first variant listed and the next game started as ZDRŽOVAČKA. The pick now stays."""
+    page = setup_page(browser, server.base, "equilibrix")
+    page.select_option("#variant", "tri-mety")
+    page.check("#kombo")
+    start_game(page)
+    duo = {"P 0 0 0": "B", "T 0 0 +": "B"}
+    server.session.observe(duo, [], 0.0)
+    server.session.observe({**duo, "P 2 0 0": "W"}, [], 1.0)  # White's petal joins its marker
+    server.session.declare_pass()
+    server.session.declare_pass()
+    page.wait_for_selector("#kombo-variant")
+    page.select_option("#kombo-variant", "autonomie")
+    server.session.set_camera("ok", "camera 0: the table is being cleared")
+    page.wait_for_selector("#camera:has-text('being cleared')")
+    assert page.locator("#kombo-variant").input_value() == "autonomie"
+    page.click("#kombo-next")
+    page.wait_for_selector("#extra h2:has-text('KOMBO game 2')")
+    assert server.session.setup.variant == "autonomie"
     page.close()

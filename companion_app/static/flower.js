@@ -93,8 +93,14 @@
     if (k.champion) {
       out.push(el("p", { class: "turn", text: `${colourName(k.champion)} wins KOMBO` }));
     } else if (s.game_over && k.winner_now) {
+      // The panel is drawn again for every new state (the camera's status as the table is
+      // cleared, an alert dismissed): the loser's pick is kept, or the next game would start
+      // in the first variant listed whatever was picked.
+      const picked = document.getElementById("kombo-variant");
+      const kept = picked ? picked.value : null;
       const pick = el("select", { id: "kombo-variant", "aria-label": "Next variant" },
-        Object.entries(VARIANT_NAMES).filter(([v]) => v !== s.session.variant).map(([v, n]) => el("option", { value: v, text: n })));
+        Object.entries(VARIANT_NAMES).filter(([v]) => v !== s.session.variant)
+          .map(([v, n]) => el("option", { value: v, text: n, selected: v === kept })));
       const go = el("button", { type: "button", class: "primary", id: "kombo-next", text: "Start the next KOMBO game" });
       go.addEventListener("click", () => act("/api/kombo/next", { variant: pick.value }, "Next KOMBO game started"));
       out.push(el("label", { class: "field" }, `${colourName(k.winner_now === "B" ? "W" : "B")} picks the next variant`, pick), go);

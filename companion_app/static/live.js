@@ -204,7 +204,11 @@ historyList.addEventListener("click", (event) => {
   if (item) askTakeBack(item);
 });
 historyList.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && event.target.matches("li")) askTakeBack(event.target);
+  if (event.key !== "Enter" || !event.target.matches("li")) return;
+  // The key's own press, let through, reached the sheet's first button once it had opened:
+  // Enter on a move took it back unasked, the sheet never seen.
+  event.preventDefault();
+  askTakeBack(event.target);
 });
 
 document.getElementById("takeback").addEventListener("close", (event) => {
