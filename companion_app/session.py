@@ -13,6 +13,10 @@ hold as it was. So is the camera's last board, with the player's corrections sta
 An alert belongs to a logged move and a rule it breaks; it stays until acknowledged, or
 until that move is taken back or corrected so that it breaks the rule no more (the table
 has then dealt with it). Acknowledgements are stored, so a restart does not raise them again.
+A piece lifted from under later play takes back the moves after it, and those still on the
+table are logged again as new events: each names the event it logs again, and keeps that
+event's acknowledged alerts acknowledged (the same move breaking the same rule; a rule it
+breaks anew is raised).
 
 Everything that differs between games is the game's adapter (:mod:`companion_app.adapters`):
 how a camera board becomes events, how events become judged turns, what the page draws.
@@ -368,7 +372,10 @@ class Session:
         return game.turns if game is not None else ()
 
     def _sync_alerts(self) -> None:
-        """Give every rule broken by a logged move an alert row (kept across restarts)."""
+        """Give every rule broken by a logged move an alert row (kept across restarts); a move
+        logged again after a lift (its event names the one it logs again: ``logs_again``) takes
+        the acknowledgement of the old event's alert for the same rule (see the store's
+        ``ensure_alerts``)."""
         missing = []
         for turn, event_id in zip(self._turns(), self._derived.sources):
             for v in turn.violations:
@@ -376,7 +383,9 @@ class Session:
                 if event_id is not None and key not in self._alerts:
                     missing.append((event_id, v.code, v.rule, v.message, [list(c) for c in v.cells]))
         if missing:
-            self._alerts = {(a.event_id, a.code): a for a in self.store.ensure_alerts(self.id, missing)}
+            payloads = {e.id: e.payload for e in self._events}
+            self._alerts = {(a.event_id, a.code): a for a in self.store.ensure_alerts(
+                self.id, [(*item, payloads[item[0]].get("logs_again")) for item in missing])}
 
     def _publish(self) -> None:
         if self.retired:

@@ -299,19 +299,26 @@ class Store:
                                       "WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
         return [_alert(r) for r in rows]
 
-    def ensure_alerts(self, session_id: int, items: list[tuple[int, str, str, str, list]]) -> list[AlertRow]:
-        """Insert alerts ``(event_id, code, rule, message, cells)`` not yet recorded.
+    def ensure_alerts(self, session_id: int,
+                      items: list[tuple[int, str, str, str, list, int | None]]) -> list[AlertRow]:
+        """Insert alerts ``(event_id, code, rule, message, cells, logs_again)`` not yet recorded.
 
         An alert is keyed by the move event and the reason code, so re-deriving the match
-        after a correction finds the same alert (and its acknowledgement) again.
+        after a correction finds the same alert (and its acknowledgement) again. A move logged
+        again after a lift is a new event naming the old one (``logs_again``, else None): its
+        alert for the same code is inserted acknowledged when the old event's was (the player
+        dealt with it), in the same transaction, so a restart finds it so.
         """
         now = time.time()
         with self._lock, _transaction(self._conn) as c:
-            for event_id, code, rule, message, cells in items:
-                c.execute("INSERT INTO alerts (session_id, event_id, code, rule, message, cells, created) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id, code) DO UPDATE "
+            for event_id, code, rule, message, cells, logs_again in items:
+                c.execute("INSERT INTO alerts (session_id, event_id, code, rule, message, cells, acknowledged, "
+                          "created) VALUES (?, ?, ?, ?, ?, ?, coalesce((SELECT acknowledged FROM alerts "
+                          "WHERE session_id = ? AND event_id = ? AND code = ?), 0), ?) "
+                          "ON CONFLICT (session_id, event_id, code) DO UPDATE "
                           "SET rule = excluded.rule, message = excluded.message, cells = excluded.cells",
-                          (session_id, event_id, code, rule, message, json.dumps(cells), now))
+                          (session_id, event_id, code, rule, message, json.dumps(cells),
+                           session_id, logs_again, code, now))
         return self.alerts(session_id)
 
     def acknowledge(self, session_id: int, alert_id: int) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bench.live_fuzz import kept_over_restart
-from companion_app.server import open_store
+from companion_app.server import create_app, open_store
 from companion_app.session import Broadcast, Session, SessionError
 from companion_app.store import FILENAME, CorruptDatabase, Store, StoreError
 from rules import blokus, gemblo
@@ -301,6 +301,130 @@ def test_a_pass_after_a_piece_swapped_for_a_smaller_one_on_its_squares_goes_with
     assert len(snap["history"][2]["cells"]) == 2 and snap["to_move"] == "G"
 
 
+def alerts_raised(snapshot) -> list[tuple]:
+    """The alerts the tablet raises, as (colour, pass, code)."""
+    moves = snapshot["history"]
+    return [(a["colour"], moves[a["index"]]["pass"], a["code"]) for a in snapshot["alerts"]]
+
+
+def lifted_stray_scene(s: Session) -> Move:
+    """Blue and yellow lay; a yellow stray goes down out of turn; red lays its first piece out
+    of its corner (``first_not_in_corner``) and green declares a pass with a move left
+    (``illegal_pass``). Returns the board move that lifts the stray as blue lays."""
+    stray, red = Move("Y", ((10, 10),)), Move("R", ((15, 15), (15, 16)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], stray, red)))
+    s.declare_pass("G")
+    return boards((SCRIPT[0], SCRIPT[1], red, Move("B", ((2, 2), (3, 2)))))[-1]
+
+
+@pytest.mark.parametrize("restart", ["none", "before the lift", "after the lift"])
+def test_an_acknowledged_warning_stays_acknowledged_when_a_lift_logs_its_piece_and_pass_again(tmp_path, restart):
+    """The player acknowledges red's piece out of its corner and green's pass; then the stray
+    logged before them is lifted. Red's piece and green's pass, still on the table, are logged
+    again as new events; the same move breaks the same rule, which the player dealt with, so
+    the tablet raises nothing. Before, both warnings came back (alerts were the old events')."""
+    s = new_session(tmp_path)
+    lift = lifted_stray_scene(s)
+    for a in s.snapshot()["alerts"]:
+        if a["code"] in ("first_not_in_corner", "illegal_pass"):
+            s.acknowledge(a["id"])
+    s = restarted(s, tmp_path) if restart == "before the lift" else s
+    s.observe(lift, [], 9.0)
+    snap = restarted(s, tmp_path).snapshot() if restart == "after the lift" else s.snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("B", False, []), ("Y", False, []), ("R", False, ["first_not_in_corner"]), ("G", True, ["illegal_pass"]),
+        ("B", False, [])]
+    assert alerts_raised(snap) == []
+
+
+def test_a_warning_not_acknowledged_is_raised_again_on_the_move_logged_again(tmp_path):
+    """Only what the player acknowledged carries over a lift: red's warning, acknowledged,
+    stays so; green's pass warning, not acknowledged, is raised on the pass logged again."""
+    s = new_session(tmp_path)
+    lift = lifted_stray_scene(s)
+    s.acknowledge(next(a["id"] for a in s.snapshot()["alerts"] if a["code"] == "first_not_in_corner"))
+    s.observe(lift, [], 9.0)
+    assert alerts_raised(s.snapshot()) == [("G", True, "illegal_pass")]
+
+
+def test_a_piece_logged_again_raises_a_rule_it_breaks_anew_and_a_correction_still_clears_it(tmp_path):
+    """Blue's domino along its own edge (B5) is acknowledged; a green stray logged before it is
+    lifted as yellow lays, and the domino is logged again: B5 stays acknowledged. A tap then
+    makes it a V3, which blue laid already: that rule is new to the player and raised; a tap
+    that makes it a legal domino clears both, as a correction did before."""
+    s = new_session(tmp_path)
+    play(s, boards((*SCRIPT[:4], Move("G", ((10, 10),)), SCRIPT[4])))
+    s.acknowledge(next(a["id"] for a in s.snapshot()["alerts"] if a["code"] == "edge_contact_same_colour"))
+    s.observe(boards((*SCRIPT, Move("Y", ((1, 15),))))[-1], [], 9.0)  # the stray lifted, yellow laid
+    snap = s.snapshot()
+    assert [(h["colour"], h["reasons"]) for h in snap["history"]][-2:] == [
+        ("B", ["edge_contact_same_colour"]), ("Y", [])]
+    assert alerts_raised(snap) == []
+    s.correct_cell((3, 2), "B")
+    assert alerts_raised(s.snapshot()) == [("B", False, "piece_already_used")]
+    s.correct_cell((2, 1), ".")
+    assert alerts_raised(s.snapshot()) == []
+
+
+def test_a_folder_whose_lift_was_logged_before_moves_named_what_they_log_again_resumes_as_it_was(tmp_path):
+    """A folder written before this change: the moves logged again name no old event, and their
+    alerts were raised (unacknowledged). It resumes with those alerts raised, nothing guessed
+    (the store's schema is unchanged: the link is in the move's payload), and an alert
+    acknowledged then stays so."""
+    s = new_session(tmp_path)
+    lift = lifted_stray_scene(s)
+    for a in s.snapshot()["alerts"]:
+        if a["code"] in ("first_not_in_corner", "illegal_pass"):
+            s.acknowledge(a["id"])
+    s.observe(lift, [], 9.0)
+    relogged = [h["event"] for h in s.snapshot()["history"][2:4]]  # red's piece and green's pass
+    s.store.close()
+    with sqlite3.connect(tmp_path / FILENAME) as db:  # as the code before wrote it
+        for i, payload in db.execute("SELECT id, payload FROM events").fetchall():
+            db.execute("UPDATE events SET payload = ? WHERE id = ?",
+                       (json.dumps({k: v for k, v in json.loads(payload).items() if k != "logs_again"}), i))
+        db.executemany("UPDATE alerts SET acknowledged = 0 WHERE event_id = ?", [(i,) for i in relogged])
+    s = Session.resume(Store.open(tmp_path))
+    assert alerts_raised(s.snapshot()) == [("R", False, "first_not_in_corner"), ("G", True, "illegal_pass")]
+    for a in s.snapshot()["alerts"]:
+        s.acknowledge(a["id"])
+    assert restarted(s, tmp_path).snapshot()["alerts"] == []
+
+
+def test_a_piece_swapped_for_another_on_its_squares_raises_its_warning_again(tmp_path):
+    """Red lays three squares out of its corner and the player acknowledges it; red lifts the
+    piece and lays two squares on two of them instead. That is another move (the camera sees
+    a square of the old one empty): its warning is the player's to see again."""
+    s = new_session(tmp_path)
+    red3, red2 = Move("R", ((15, 15), (15, 16), (15, 17))), Move("R", ((15, 15), (15, 16)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], red3)))
+    s.acknowledge(next(a["id"] for a in s.snapshot()["alerts"] if a["code"] == "first_not_in_corner"))
+    s.observe(boards((SCRIPT[0], SCRIPT[1], red2))[-1], [], 9.0)
+    snap = s.snapshot()
+    assert len(snap["history"][2]["cells"]) == 2
+    assert alerts_raised(snap) == [("R", False, "first_not_in_corner")]
+
+
+def test_the_tablet_keeps_an_acknowledged_warning_acknowledged_over_a_lift_and_restarts(tmp_path):
+    """The same through the tablet's API: acknowledged by POST, the lift seen after a restart,
+    /api/state after another restart lists no alert (before: red's and green's again)."""
+    s = new_session(tmp_path)
+    lift = lifted_stray_scene(s)
+    s.store.close()
+    app = create_app(tmp_path)
+    client = app.test_client()
+    for a in client.get("/api/state").get_json()["alerts"]:
+        if a["code"] in ("first_not_in_corner", "illegal_pass"):
+            assert client.post(f"/api/alerts/{a['id']}/ack").status_code == 200
+    app.extensions["tableref"].session.observe(lift, [], 9.0)
+    app.extensions["tableref"].stop()
+    app = create_app(tmp_path)
+    state = app.test_client().get("/api/state").get_json()
+    app.extensions["tableref"].stop()
+    assert [h["reasons"] for h in state["history"]][2:4] == [["first_not_in_corner"], ["illegal_pass"]]
+    assert state["alerts"] == []
+
+
 def test_a_pass_declared_right_after_a_lifted_piece_goes_with_it(tmp_path):
     """Red lays a piece and green declares a pass; red's piece is then lifted. The piece gave
     green its turn, so green's pass goes with it: red is to move again, nothing flagged (as
@@ -482,6 +606,25 @@ def test_gemblo_game_is_refereed_live(tmp_path):
     s.store.close()
     again = Session.resume(Store.open(tmp_path)).snapshot()
     assert again["cells"] == snap["cells"] and again["scores"] == snap["scores"]
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_gemblo_an_acknowledged_pass_warning_stays_acknowledged_when_a_lift_logs_the_pass_again(tmp_path, restart):
+    """Cyan and red lay, a red stray goes down out of turn, yellow lays and cyan declares a
+    pass with a move left; the player acknowledges the warning. The stray is lifted as red
+    lays: yellow's piece and cyan's pass are logged again, and the pass warning stays
+    acknowledged (before, it was raised again). With a restart before the lift and after."""
+    moves = gemblo_script()
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    play(s, gemblo_boards([*moves[:2], Move("R", ((-1, 5),)), moves[2]]))
+    s.declare_pass("C")
+    s.acknowledge(next(a["id"] for a in s.snapshot()["alerts"] if a["code"] == "illegal_pass"))
+    s = restarted(s, tmp_path) if restart else s
+    s.observe(gemblo_boards([*moves[:3], moves[4]])[-1], [], 20.0)  # the stray lifted, red laid
+    snap = restarted(s, tmp_path).snapshot() if restart else s.snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("C", False, []), ("R", False, []), ("Y", False, []), ("C", True, ["illegal_pass"]), ("R", False, [])]
+    assert snap["alerts"] == []
 
 
 def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):

@@ -191,6 +191,15 @@ def logged_again(taken: PieceKey, relaid: set[PieceKey]) -> PieceKey | None:
     return on_it[0] if len(on_it) == 1 else None
 
 
+@dataclass(frozen=True)
+class LiftKept:
+    """What a piece lifted from under later play leaves of the moves it takes back: those the
+    table still shows (:meth:`CellAdapter.lift_kept`), each logged again as the same move."""
+
+    pieces: dict[PieceKey, Entry]  # the taken-back placement each piece logged again is
+    passes: dict[PieceKey | None, list[Entry]]  # the taken-back passes that stand, by the piece each follows
+
+
 def corrected_cell(payload: dict) -> Any:
     """The cell of a correction event as logged (logs written before Gemblo name it by row and col)."""
     return payload["cell"] if "cell" in payload else (payload["row"], payload["col"])
@@ -657,7 +666,7 @@ class CellAdapter(GameAdapter):
 
         A piece lifted from under later play takes back every move logged after it, and the
         pieces still on the table are logged again (in the order that breaks the fewest rules).
-        A pass declared after one of those is logged again after it (:meth:`passes_kept`): the
+        A pass declared after one of those is logged again after it (:meth:`lift_kept`): the
         camera cannot see a pass, so taken back it was lost, and the next piece was flagged
         out of turn (Gemblo fuzz seed 872: a stray logged late, lifted after the next piece
         and a pass; one that followed only a stray flagged out of turn, before them). A piece
@@ -667,38 +676,40 @@ class CellAdapter(GameAdapter):
         again from the shape and the token was lost. What the move did not say (a tile guessed,
         the ring unseen) this board's reading may say. The piece logged again is the one of its
         colour on its cells, read whole now or not (:func:`logged_again`): matched by the cells
-        logged, a piece logged short and read whole at the lift lost its pass and its taps."""
+        logged, a piece logged short and read whole at the lift lost its pass and its taps.
+
+        A piece or pass logged again names the taken-back event it is (``logs_again``): an
+        alert is its event's, so the warnings the player acknowledged on the old event were
+        raised again on the new one; the session carries their acknowledgement over (a rule
+        the move breaks now and did not before is raised)."""
         taken_back, moves = explained
         items: list[Item] = []
-        passes: dict[PieceKey | None, list[str]] = {}
-        said: dict[PieceKey, Mapping[str, Any]] = {}  # the extras of the taken-back pieces, by piece
+        kept = LiftKept({}, {})
         if taken_back:
             events = last_placements(derived, taken_back, lambda t: not t.move.passed)
             items.append(("take_back", {"events": events, "source": "camera", "t": t}))
-            relaid = {self.payload_key(m) for m in moves}
-            passes = self.passes_kept(derived, events, relaid)
-            gone = set(events)
-            said = {kept: e.move.extra for e in derived.entries if e.event_id in gone and not e.move.passed
-                    and (kept := logged_again(piece_key(e.move), relaid)) is not None}
+            kept = self.lift_kept(derived, events, {self.payload_key(m) for m in moves})
 
         def passes_after(piece: PieceKey | None) -> list[Item]:
-            return [("pass", {"colour": colour, "source": "user"}) for colour in passes.get(piece, ())]
+            return [("pass", {"colour": e.move.colour, "source": "user", "logs_again": e.event_id})
+                    for e in kept.passes.get(piece, ())]
 
         items += passes_after(None)
         for m in moves:
             key = self.payload_key(m)
-            if key in said:  # the same piece: what its move said wins over what this board read
-                m = {**m, **said[key]}
+            old = kept.pieces.get(key)
+            if old is not None:  # the same piece: what its move said wins over what this board read
+                m = {**m, **old.move.extra, "logs_again": old.event_id}
             items.append(("move", {**m, "source": "camera", "t": t}))
             items += passes_after(key)
         return items
 
-    def passes_kept(self, derived: Derived, events: Sequence[int],
-                    relaid: set[PieceKey]) -> dict[PieceKey | None, list[str]]:
-        """The colours of the passes declared among the taken-back ``events`` that the table
-        kept, by the piece each followed: a piece still on the table (as ``relaid`` logs it
-        again: :func:`logged_again`), the latest placement logged before the pass (None: none,
-        the passes go before the pieces).
+    def lift_kept(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> LiftKept:
+        """What the table kept of the taken-back ``events``, in one walk of them in log order:
+        the taken-back placement each piece of ``relaid`` (logged again) is (:func:`logged_again`),
+        and the passes declared among them that stand, by the piece each followed: a piece still
+        on the table, the latest placement logged before the pass (None: none, the passes go
+        before the pieces).
         A pass declared right after a lifted piece goes with it: that piece gave the colour its
         turn (a piece nudged after the next colour passed leaves that colour to move again, as
         before). A stray flagged out of turn gave no colour its turn: the passes after it follow
@@ -706,7 +717,7 @@ class CellAdapter(GameAdapter):
         piece goes down: the pass stands)."""
         gone = set(events)
         turns = dict(zip(derived.sources, derived.game.turns))
-        out: dict[PieceKey | None, list[str]] = {}
+        out = LiftKept({}, {})
         after: PieceKey | None = None  # the piece still on the table the passes since follow
         given = False  # a lifted piece since gave the colour to move its turn: its passes go with it
         for e in derived.entries:
@@ -714,8 +725,9 @@ class CellAdapter(GameAdapter):
                 continue
             if e.move.passed:
                 if not given:
-                    out.setdefault(after, []).append(e.move.colour)
+                    out.passes.setdefault(after, []).append(e)
             elif (kept := logged_again(piece_key(e.move), relaid)) is not None:
+                out.pieces[kept] = e
                 after, given = kept, False
             elif not any(v.code == "wrong_turn" for v in turns[e.event_id].violations):
                 given = True
