@@ -641,3 +641,30 @@ def test_the_loser_s_pick_of_the_next_kombo_variant_survives_a_new_state(server,
     page.wait_for_selector("#extra h2:has-text('KOMBO game 2')")
     assert server.session.setup.variant == "autonomie"
     page.close()
+
+
+def test_a_held_enter_or_space_never_presses_the_opened_sheet_s_first_button(server, browser):
+    """Enter on a move, Enter or Space on a board cell, opens a sheet with its first button
+    focused. Held a moment, the key repeats, and the repeat pressed that button: the move was
+    taken back, the cell corrected to the first colour, unasked. The repeat now does nothing."""
+    page = blokus_game(browser, server.base)
+    for t, rows in enumerate(boards()[:2]):
+        server.session.observe(rows, [], float(t))
+    page.wait_for_selector("#history li[data-index='1']")
+    page.locator("#history li[data-index='1']").focus()
+    page.keyboard.down("Enter")
+    page.keyboard.down("Enter")  # the key's repeat
+    page.keyboard.up("Enter")
+    page.wait_for_selector("#takeback[open]")
+    page.keyboard.press("Escape")
+    assert len(server.session.snapshot()["history"]) == 2
+    for key in ("Enter", " "):
+        page.locator("#board .cell[tabindex='0']").first.focus()
+        page.keyboard.down(key)
+        page.keyboard.down(key)
+        page.keyboard.up(key)
+        page.wait_for_selector("#picker[open]")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#picker[open]", state="detached")
+    assert server.session.snapshot()["corrected"] == [] and len(server.session.snapshot()["history"]) == 2
+    page.close()

@@ -361,3 +361,12 @@ function cellName(cell) {
   const [a, b] = cell;
   return layout.label.replace("{a}", a + layout.label_base).replace("{b}", b + layout.label_base);
 }
+
+/* A sheet opened by Enter or Space (a move, a board cell) has its first button focused; the
+   key held a moment repeats, and the repeat pressed that button ("Take it back", the first
+   colour) unasked. A repeated Enter or Space on an open sheet's button does nothing. */
+document.addEventListener("keydown", (event) => {
+  if (event.repeat && (event.key === "Enter" || event.key === " ") && event.target.matches("dialog[open] button")) {
+    event.preventDefault();
+  }
+});
