@@ -337,6 +337,29 @@ def test_an_acknowledged_warning_stays_acknowledged_when_a_lift_logs_its_piece_a
     assert alerts_raised(snap) == []
 
 
+@pytest.mark.parametrize("restart", [False, True])
+def test_an_acknowledged_warning_stays_acknowledged_over_a_chain_of_lifts(tmp_path, restart):
+    """Two yellow strays before red's piece and green's pass, both acknowledged: the second
+    stray is lifted (red's piece and green's pass logged again), then the first as blue lays
+    (logged again once more, naming the moves the first lift logged). The acknowledgement
+    goes down the chain, over a restart between the lifts too."""
+    s = new_session(tmp_path)
+    strays, red = (Move("Y", ((10, 10),)), Move("Y", ((12, 12),))), Move("R", ((15, 15), (15, 16)))
+    play(s, boards((SCRIPT[0], SCRIPT[1], *strays, red)))
+    s.declare_pass("G")
+    for a in s.snapshot()["alerts"]:
+        if a["code"] in ("first_not_in_corner", "illegal_pass"):
+            s.acknowledge(a["id"])
+    s.observe(boards((SCRIPT[0], SCRIPT[1], strays[0], red))[-1], [], 9.0)
+    s = restarted(s, tmp_path) if restart else s
+    s.observe(boards((SCRIPT[0], SCRIPT[1], red, Move("B", ((2, 2), (3, 2)))))[-1], [], 10.0)
+    snap = restarted(s, tmp_path).snapshot()
+    assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
+        ("B", False, []), ("Y", False, []), ("R", False, ["first_not_in_corner"]), ("G", True, ["illegal_pass"]),
+        ("B", False, [])]
+    assert alerts_raised(snap) == []
+
+
 def test_a_warning_not_acknowledged_is_raised_again_on_the_move_logged_again(tmp_path):
     """Only what the player acknowledged carries over a lift: red's warning, acknowledged,
     stays so; green's pass warning, not acknowledged, is raised on the pass logged again."""
