@@ -1489,29 +1489,63 @@ def test_no_catalogue_shape_has_a_corner_pair_the_blur_split_rule_merges() -> No
     assert widest == pytest.approx(90.0, abs=0.01)
 
 
-def test_a_user_token_s_notch_is_not_merged_away_as_a_blur_split(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+# A square with a V notch in one side: (mouth's deflection from the side in degrees, notch width
+# in mm, quarter turns of the shot, corners stored or None where the shot is refused).
+NOTCHED_SHOTS = [(30.0, 6.0, 0, None), (30.0, 7.0, 0, None), (30.0, 7.5, 0, None), (30.0, 8.0, 0, None),
+                 (30.0, 8.5, 0, None), (30.0, 9.0, 0, None), (30.0, 7.5, 1, None), (45.0, 8.5, 1, None),
+                 (45.0, 9.0, 1, 7), (60.0, 7.5, 0, 7), (60.0, 9.0, 1, 7)]
+
+
+@pytest.mark.parametrize("deflection, width, turn, corners", NOTCHED_SHOTS)
+def test_a_user_token_s_notch_is_not_merged_away_as_a_blur_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 deflection: float, width: float, turn: int,
+                                                                 corners: int | None) -> None:
     """A user's own token (``tableref calibrate tokens``) may have what no catalogue shape has:
-    a V notch in a square's side (8.5 mm wide, walls at 45 degrees, 6.0 mm long), its 135
-    degree mouth beside the 270 degree notch. The blur-split rule merged the notch away and
-    the token was stored as a plain square, with no doubt shown (a photo of it read Q01 for
-    sure). A split reflex corner belongs to a star: a polygon left with no reflex corner after
-    such a merge is not measured, so the shot is refused and the user told."""
+    a V notch in a square's side, its mouth's convex corners (180 minus the deflection) beside
+    the reflex notch. Its short walls are lost two ways: merged as a blur's split reflex
+    corner (a convex polygon is then left, ``_star_kept``), or fitted as one straight side
+    with the square's (a 4-5 mm wall's fit, between its corners' arc trims, sees under a
+    millimetre of it among its arcs and three ticks: 30 degree notches 6-9 mm wide), and the
+    token was stored as a plain square, with no doubt shown (a photo of it read Q01 for
+    sure). Wide notches are measured with their seven corners; narrow ones leave the rough
+    outline's corner at the notch's tip inside the refined square (``_dent_mm``), so no
+    polygon is measured and the shot is refused, the user told. Each shot's outcome is its
+    own (on the code before, 30 degrees 6.0 and 9.0 mm turn 0 and 7.5 mm turn 1 stored a square)."""
     import vision.synth.geometrius as synth
 
     doc = json.loads(Path("rules/data/geometrius-catalogue.json").read_text("utf-8"))
     doc["cards"] = [{k: v for k, v in c.items() if k != "matches"} for c in doc["cards"]]
-    notched = [[10.25, -10.25], [10.25, 10.25], [4.25, 10.25], [0.0, 6.0], [-4.25, 10.25], [-10.25, 10.25],
-               [-10.25, -10.25]]
+    h, depth = 10.25, width / 2 * math.tan(math.radians(deflection))
+    notched = [[h, -h], [h, h], [width / 2, h], [0.0, h - depth], [-width / 2, h], [-h, h], [-h, -h]]
     doc["tokens"].append({"id": "N1", "star": True, "name_ru": "", "vertices": notched})
     catalogue = parse_catalogue(doc)
     monkeypatch.setattr(synth, "load_catalogue", lambda: catalogue)  # the shot draws N1
-    try:
-        entry = add_token(synth.render_token_topdown("N1", 1, 8.0), "N1", tmp_path / "mine.json")
-    except CalibrationError as e:
-        assert e.code == "no_token"
+    shot = synth.render_token_topdown("N1", turn, 8.0)
+    if corners is None:
+        with pytest.raises(CalibrationError) as refused:
+            add_token(shot, "N1", tmp_path / "mine.json")
+        assert refused.value.code == "no_token"
     else:
-        assert len(entry["vertices"]) == 7
+        assert len(add_token(shot, "N1", tmp_path / "mine.json")["vertices"]) == corners
+
+
+def test_a_rough_corner_inside_the_polygon_is_a_dent_unless_a_stack_cuts_its_side() -> None:
+    """``_dent_mm``: how far the outline's rough corners lie inside the refined polygon. A
+    stack's clearing that comes near a side cuts the stroke, the flood runs inside, and the
+    rough outline then says nothing of a dent (on the default bench such stacked tokens'
+    rough corners lay up to 4 mm inside polygons measured right): no dent is measured there;
+    a stack clear of every side, in the polygon's middle, changes nothing."""
+    from vision.geometrius_polygon import _dent_mm
+    from vision.geometrius_token import POLY_RADIUS_MM, PPM
+
+    half = POLY_RADIUS_MM + 2
+    px = lambda mm: (np.asarray(mm, float) + half) * PPM - 0.5  # noqa: E731  (token mm -> view pixels)
+    square = px([[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0], [-10.0, 10.0]])
+    rough = px([[-10.5, -10.5], [10.5, -10.5], [10.5, 10.5], [0.0, 8.0], [-10.5, 10.5]])  # a notch 2 mm deep
+    assert _dent_mm(rough, square, None, half) == pytest.approx(2.0, abs=0.01)
+    chip = lambda x, y: np.array([[x - 3, y - 3], [x + 3, y - 3], [x + 3, y + 3], [x - 3, y + 3]], float)  # noqa: E731
+    assert _dent_mm(rough, square, chip(0.0, 0.0), half) == pytest.approx(2.0, abs=0.01)
+    assert _dent_mm(rough, square, chip(0.0, -9.0), half) == 0.0
 
 
 def test_a_refinement_whose_corners_wobble_round_the_ink_s_pixels_ends(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -332,14 +332,15 @@ def read_geometrius(image: np.ndarray, calibration: BoardPose | Mapping | None =
     if image is not photo:  # brightened: its own grey
         gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     reading = _read_field(image, locate_field(image, gray), start, gray, one_hue=True)
+    if reading.read and image is not photo and all("shape" in t.uncertain for t in reading.read):
+        # Brightened, the photo's noise spoils every polygon (or leaves none measured); it may
+        # have hidden whole tokens too (a field found as one or two of them, numbered from
+        # there): nothing to go on.
+        raise too_dark(brightest(photo), "brightened, its noise leaves no token's polygon readable")
     if not any(t.vertices for t in reading.read):
         raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but none shows a "
                                        "polygon)")
     if all("shape" in t.uncertain for t in reading.read):
-        if image is not photo:
-            # Brightened, the photo's noise spoils every polygon; it may have hidden whole tokens
-            # too (a field found as one or two of them, numbered from there): nothing to go on.
-            raise too_dark(brightest(photo), "brightened, its noise leaves no token's polygon readable")
         raise not_a_field(image, gray, "no Geometrius tokens were found in the photo (squares, but no polygon in "
                                        "them is a catalogue shape)")
     return reading

@@ -8,8 +8,9 @@
    marks, gives the corners' first guess (Douglas-Peucker). Each side is then fitted to its ink clear of the angle
    arcs at its corners (right angles carry no arc), refitted round the line found until the
    corners settle; nearly straight corners, and a reflex corner split in two by blur, are
-   dropped and the sides refitted. Last, each side is fitted again on the photo itself
-   through the token's homography: profiles across
+   dropped and the sides refitted. A polygon with a rough corner well inside lost a dent
+   (a notch whose short walls were fitted as one side) and is not measured. Last, each
+   side is fitted again on the photo itself through the token's homography: profiles across
    it give the stroke's two edges to a fraction of a pixel, wherever no other stroke, arc,
    mark, tick or stack can reach them (near a corner, where the other side's blurred ink
    darkens the core, half way at the side's usual contrast); consecutive lines meet at the
@@ -65,9 +66,17 @@ WOBBLE_PX = 1.0
 # side lies between a reflex corner and a 45-degree one): the angle, not the side, sets them
 # apart. A user's own token (``tableref calibrate tokens``) may have one, a V notch with
 # walls under about 6-7 mm: merged, a convex token's notch leaves no reflex corner and no
-# polygon (``_star_kept``); a notch in a star-shaped user token is still merged unseen.
+# polygon (``_star_kept``); a notch lost otherwise (its walls fitted as one straight side with
+# the square's) leaves the outline's rough corner at its tip inside the polygon (``_dent_mm``).
+# A notch whose mouth corners alone are dropped (its tip, a reflex corner, kept) is still unseen.
 SPLIT_SIDE_MM = 6.0
 SPLIT_CONVEX_DEG = 105.0
+# A rough corner of the outline (on its silhouette, 0.45 mm or more outside each side) this far
+# inside the refined polygon follows a dent the refinement lost (``_dent_mm``). Measured on the
+# default bench (BENCH_PHOTOS=5, no stack near a side): 0.35 mm at the most, but for the darkest,
+# noisiest photos and a degenerate polygon with a 1-degree corner no photo fit keeps; on 30-degree
+# notches 6-9 mm wide, whose walls the refinement fits as one side with the square's, 0.69 mm or more.
+DENT_MM = 0.6
 
 
 # --- 3. the polygon -----------------------------------------------------------------------
@@ -243,6 +252,12 @@ def _next(x: np.ndarray) -> np.ndarray:
 def _prev(x: np.ndarray) -> np.ndarray:
     """``np.roll(x, 1, 0)``: each corner's (or side's) predecessor round a polygon."""
     return np.concatenate((x[-1:], x[:-1]))
+
+
+def _along_sides(v: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Points along each side of the polygon ``v`` (side i from v[i] to v[i + 1]) at the
+    fractions ``steps`` of its length: a row per point, side by side."""
+    return (v[:, None, :] + steps[None, :, None] * (_next(v) - v)[:, None, :]).reshape(-1, 2)
 
 
 def _simple(v: np.ndarray) -> bool:
@@ -737,10 +752,8 @@ def covers_polygon(outline: np.ndarray, vertices: np.ndarray | None) -> bool:
         d = cv2.pointPolygonTest(np.float32(outline), (0.0, 0.0), True)
         return d > -(POLY_RADIUS_MM + 0.5)
     v = np.asarray(vertices, np.float64) * [1, -1]
-    ends = np.roll(v, -1, 0)
-    lengths = np.linalg.norm(ends - v, axis=1)
-    steps = np.linspace(0, 1, 50, endpoint=False)
-    boundary = (v[:, None, :] + steps[None, :, None] * (ends - v)[:, None, :]).reshape(-1, 2)
+    lengths = np.linalg.norm(_next(v) - v, axis=1)
+    boundary = _along_sides(v, np.linspace(0, 1, 50, endpoint=False))
     under = _in_hidden(boundary, outline, STROKE_HALF_MM).reshape(len(v), -1)
     return float((under.mean(1) * lengths).sum()) >= HIDDEN_STRETCH_MM
 
@@ -777,10 +790,28 @@ def measure_polygon(view_red: np.ndarray, half: float, photo: tuple[np.ndarray, 
     if found is None:
         return None
     fine = _refine(_InkPoints.of(fit_ink), found)
-    if fine is None:
+    if fine is None or _dent_mm(found, fine, hide, half) > DENT_MM:
         return None
     corners = (fine + 0.5) / PPM - half
     return _photo_fit(corners, photo, hide, blurred) if _on_token(corners) else None
+
+
+def _dent_mm(rough: np.ndarray, corners: np.ndarray, hide: np.ndarray | None, half: float) -> float:
+    """How far (mm) the outline's rough corners (``_outline``, pixels) lie inside the refined
+    polygon (``corners``, pixels). They lie on the outline's silhouette, the polygon with its
+    stroke's outer half: outside every side, or on a sharp tip the opening that shaves the
+    ticks rounds. The reduction (Douglas-Peucker) keeps a corner at the point of a dent
+    farthest from the chord across its mouth when that is farther than its tolerance (0.6
+    mm), so a rough corner deep inside follows a dent the refinement lost (a user's token's
+    V notch whose short walls were fitted as one straight side). 0 where a
+    stack (``hide``, token mm) comes near a side: its clearing cuts the stroke, and the flood
+    runs inside through the cut."""
+    if hide is not None:
+        sides = _along_sides((corners + 0.5) / PPM - half, np.linspace(0, 1, 24, endpoint=False))
+        if _in_hidden(sides, hide, HIDE_CLEAR_MM + STROKE_HALF_MM).any():
+            return 0.0
+    polygon = corners.astype(np.float32)
+    return max(0.0, *(cv2.pointPolygonTest(polygon, (float(x), float(y)), True) for x, y in rough)) / PPM
 
 
 def _on_token(corners: np.ndarray) -> bool:
@@ -847,9 +878,7 @@ def _crowded_corners(v: np.ndarray, hide: np.ndarray | None) -> tuple[bool, ...]
     out at two corners; an L-hexagon's short side under a chip, 30)."""
     if hide is None:
         return ()
-    ends = np.roll(v, -1, 0)
-    steps = np.linspace(0, 1, 24)
-    points = (v[:, None, :] + steps[None, :, None] * (ends - v)[:, None, :]).reshape(-1, 2)
+    points = _along_sides(v, np.linspace(0, 1, 24))
     near = _in_hidden(points, hide, HIDE_CLEAR_MM + EDGE_SEEN_MM).reshape(len(v), -1).mean(1) >= CROWDED_SHARE
     return tuple(bool(x) for x in near | np.roll(near, 1))
 
