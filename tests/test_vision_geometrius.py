@@ -1260,6 +1260,21 @@ def test_a_token_s_own_frame_is_fitted_only_where_a_frame_may_show_beyond_the_po
     assert_placed(r, truth)
 
 
+def test_the_field_search_makes_its_dark_line_mask_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frames' quads and the tokens' ink are sought in one dark-line mask of the search
+    grey: made once a search (it was made twice, the same mask each time), and the field is
+    found as before: a place for every token."""
+    import vision.geometrius_field as geometrius_field
+
+    masks = []
+    made = geometrius_field.dark_mask
+    monkeypatch.setattr(geometrius_field, "dark_mask", lambda *args: masks.append(args[1:]) or made(*args))
+    p = photo("clean", 0)
+    located = geometrius_field.locate_field(p.image)
+    assert len(masks) == 1
+    assert len(located.places) == len(p.tokens) and not located.doubtful
+
+
 def test_the_live_numbering_is_kept_from_the_pose_and_in_doubt_when_its_first_row_is_not_seen() -> None:
     """At a pose (``origin`` its (0, 0)) rows and columns count from the pose's first ones,
     or from a token beyond them; when no token shows in the pose's first row or column the

@@ -124,22 +124,29 @@ def dark_mask(gray: np.ndarray, block: int, offset: int = 12) -> np.ndarray:
     return cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block | 1, offset)
 
 
-def _frame_quads(gray: np.ndarray, offset: int = 12) -> list[np.ndarray]:
-    """Four-sided light regions enclosed by dark lines: token frames' insides (photo pixels,
-    clockwise on screen from the top-left corner). A frame notched by a chip or a hand is
-    left out here: the grid finds it again."""
-    return [q for q, foreshortened in _four_sided(gray, offset) if foreshortened >= FLATTEST_FRAME]
+def _search_mask(gray: np.ndarray, offset: int = 12) -> np.ndarray:
+    """The dark-line mask of the search grey ``gray`` (``offset``: how much darker than its
+    surroundings a pixel must be). Made once a search and handed on: the frames' quads, the
+    tokens' ink and the flat frames all look at the same mask."""
+    return dark_mask(gray, max(15, gray.shape[1] // 60), offset)
 
 
-def _flat_frames(gray: np.ndarray) -> list[np.ndarray]:
+def _frame_quads(dark: np.ndarray) -> list[np.ndarray]:
+    """Four-sided light regions enclosed by dark lines (``dark``: the search's dark-line
+    mask): token frames' insides (photo pixels, clockwise on screen from the top-left
+    corner). A frame notched by a chip or a hand is left out here: the grid finds it again."""
+    return [q for q, foreshortened in _four_sided(dark) if foreshortened >= FLATTEST_FRAME]
+
+
+def _flat_frames(gray: np.ndarray, dark: np.ndarray) -> list[np.ndarray]:
     """Token frames too flat for :func:`_frame_quads` (their short side under FLATTEST_FRAME
     of their long one, but not under SLIVER): four-sided light regions enclosed by dark lines
     with a token's drawing inside. A square token seen more than about 60 degrees from straight
     above is that flat; asked when no token is read, to say why (:func:`_too_steep`).
     Flatter ones are strips, not tokens: an empty Gemblo board's rows of cells between a hard
-    shadow's edges, a wooden table's grain (0.10-0.19 on 122 photos of other games' boards)."""
-    dark = dark_mask(gray, max(15, gray.shape[1] // 60))
-    return [q for q, foreshortened in _four_sided(gray) if SLIVER <= foreshortened < FLATTEST_FRAME
+    shadow's edges, a wooden table's grain (0.10-0.19 on 122 photos of other games' boards).
+    ``dark``: the search's dark-line mask of ``gray``."""
+    return [q for q, foreshortened in _four_sided(dark) if SLIVER <= foreshortened < FLATTEST_FRAME
             and _token_like(gray, dark, q) > 0]
 
 
@@ -150,11 +157,12 @@ def _token_pose(quad: np.ndarray, size: tuple[int, int]) -> BoardPose:
     return make_pose(homography(unit, quad), size, 1.0, 0.0)
 
 
-def _too_steep(gray: np.ndarray, square_frames: int) -> ReadError | None:
+def _too_steep(gray: np.ndarray, dark: np.ndarray, square_frames: int) -> ReadError | None:
     """ReadError("impossible_angle") for a photo where no token could be read, when token
     frames show but at least half of them (``square_frames``: how many square ones show,
     every four-sided light region counted, a board's empty cells among them) are too flat to
-    read, and the steepest of those, as the pose of one token, is seen beyond
+    read (``dark``: the search's dark-line mask of ``gray``), and the steepest of those, as
+    the pose of one token, is seen beyond
     :data:`vision.pose.MAX_VIEW_ANGLE_DEG`: the far tokens are seen too steeply, and the
     advice is to take the photo from higher up. Else None: the refusal is "no_board".
 
@@ -164,7 +172,7 @@ def _too_steep(gray: np.ndarray, square_frames: int) -> ReadError | None:
     (fields whose middle was seen at 66-67 degrees showed frames whose middle one was seen
     at 64, the steepest at 69-72). Another game's board shows many square cells, and any
     flat region in it is outnumbered (on 103 such photos: 1-9 flat ones to 35-132 square)."""
-    flat = _flat_frames(gray)
+    flat = _flat_frames(gray, dark)
     if len(flat) < max(square_frames, 1):
         return None
     steepest = max(_token_pose(q, gray.shape[::-1]).view_angle_deg() for q in flat)
@@ -176,7 +184,8 @@ def not_a_field(image: np.ndarray, full_gray: np.ndarray, message: str) -> ReadE
     be read (``message``: why): "no_board", unless the token frames in it are seen too
     steeply to read (:func:`_too_steep`)."""
     gray = _search_gray(image, full_gray)[0]
-    return _too_steep(gray, len(_square_frames(gray))) or ReadError("no_board", message)
+    dark = _search_mask(gray)
+    return _too_steep(gray, dark, len(_square_frames(gray, dark))) or ReadError("no_board", message)
 
 
 def _field_too_steep(gray: np.ndarray, H: np.ndarray, places: Sequence[Pos]) -> None:
@@ -191,12 +200,12 @@ def _field_too_steep(gray: np.ndarray, H: np.ndarray, places: Sequence[Pos]) -> 
     check_angle(_token_pose(apply_h(H, square(INNER_MM) + middle), gray.shape[::-1]))
 
 
-def _four_sided(gray: np.ndarray, offset: int = 12) -> list[tuple[np.ndarray, float]]:
-    """Four-sided convex light regions enclosed by dark lines, of a token's size or larger
-    (photo pixels, clockwise on screen from the top-left corner), each with its shortest side
-    over its longest (how foreshortened it is)."""
-    h, w = gray.shape
-    light = cv2.bitwise_not(dark_mask(gray, max(15, w // 60), offset))
+def _four_sided(dark: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """Four-sided convex light regions enclosed by the dark lines of the mask ``dark``, of a
+    token's size or larger (photo pixels, clockwise on screen from the top-left corner), each
+    with its shortest side over its longest (how foreshortened it is)."""
+    h, w = dark.shape
+    light = cv2.bitwise_not(dark)
     light = cv2.morphologyEx(light, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(light, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     min_area = (w / 45) ** 2
@@ -623,10 +632,10 @@ def _search_gray(image: np.ndarray, full_gray: np.ndarray | None = None) -> tupl
     return gray, f
 
 
-def _square_frames(gray: np.ndarray) -> list[np.ndarray]:
-    """:func:`_frame_quads`, sought at a fainter contrast when none shows: in a blurred
-    photo the thin frames only just stand out."""
-    return _frame_quads(gray) or _frame_quads(gray, 5)
+def _square_frames(gray: np.ndarray, dark: np.ndarray) -> list[np.ndarray]:
+    """:func:`_frame_quads` in the search's dark-line mask ``dark`` of ``gray``, sought at a
+    fainter contrast when none shows: in a blurred photo the thin frames only just stand out."""
+    return _frame_quads(dark) or _frame_quads(_search_mask(gray, 5))
 
 
 def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Field:
@@ -634,14 +643,14 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
     if min(h, w) < 200:
         raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
     gray, f = _search_gray(image, full_gray)
-    quads = _square_frames(gray)
+    dark = _search_mask(gray)
+    quads = _square_frames(gray, dark)
     if not quads:
-        raise _too_steep(gray, 0) or ReadError("no_board", "no Geometrius tokens were found in the photo (no "
+        raise _too_steep(gray, dark, 0) or ReadError("no_board", "no Geometrius tokens were found in the photo (no "
                                                            "square token frames)")
     if len(quads) > 10 * MAX_TOKENS:
         raise ReadError("no_board", f"{len(quads)} squares show in the photo: that is not a Geometrius field")
     squares = len(quads)
-    dark = dark_mask(gray, max(15, gray.shape[1] // 60))
     likeness = [_token_like(gray, dark, q) for q in quads]
     quads = [q for q, v in sorted(zip(quads, likeness), key=lambda x: -x[1]) if v > 0] or quads
     local: dict[Pos, np.ndarray] = {}
@@ -653,7 +662,7 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
             if len(local) >= SURE_FIELD:
                 break
     if not local:
-        raise _too_steep(gray, squares) or ReadError("no_board", "no Geometrius tokens were found in the photo")
+        raise _too_steep(gray, dark, squares) or ReadError("no_board", "no Geometrius tokens were found in the photo")
     grid = _field_homography(local)
     _field_too_steep(gray, grid, list(local))
     up = np.array([[1 / f, 0, 0.5 / f - 0.5], [0, 1 / f, 0.5 / f - 0.5], [0, 0, 1]])
