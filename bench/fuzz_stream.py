@@ -15,9 +15,16 @@ server restarts. Every noise event is one the session promises to survive:
 - ``Hand``: a hand over a few cells for one board (read empty, doubted);
 - ``Ghost``: a shadow read as a colour on a cell left empty all game (doubted, a board or two);
 - ``Stray``: a piece laid where it does not belong, lifted again (the camera may log it and
-  then see it lifted), or taken back by tap first, lifted then or after the next piece (not
-  in Equilibrix, whose stray tile would come out of the ring);
+  then see it lifted), or taken back by tap first, lifted then or after the next piece; in
+  Equilibrix also left unnoticed and lifted as the piece after the next goes down, so the
+  camera takes back the next piece with it and logs it again (``EQUILIBRIX_STRAY_MODES``);
+- ``TileTap``: an Equilibrix player opens a tile's sheet and picks a wrong ring tile first,
+  or says "as the shape says" of a tile the shape does name;
 - ``Restart``: the server restarts after a board.
+
+What the camera cannot see of an Equilibrix move, its ring tile when the shape names another
+copy first and the 5+1 token, the player taps once the move is listed (``amend`` steps; see
+:func:`detail_taps`).
 
 The games (``GAMES``): Blokus classic, Gemblo 3p and 4p, Equilibrix AUTONOMIE and TŘI METY
 (:func:`_equilibrix_game` says which of its moves are drawn).
@@ -26,8 +33,8 @@ Pure: nothing here touches a session or a file.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Sequence, Union
 
 import numpy as np
 
@@ -45,7 +52,11 @@ PLACEMENTS = (6, 16)  # how many placements a game has, at least and below
 PASS_CHANCE = 0.05  # a colour that could place declares a pass
 FRAMES = (1, 4)  # stable boards per placement, at least and below
 STRAY_MODES = ("lift", "tap then lift", "tap, lift after the next piece")
+# Equilibrix strays may also lie unnoticed under the next tile (its session does not catch up, so
+# the stray is logged before the next tile rather than held back with it, as it rarely is elsewhere)
+EQUILIBRIX_STRAY_MODES = (*STRAY_MODES, "lift after the next piece")
 MISREAD_CHANCE, HAND_CHANCE, GHOST_CHANCE, STRAY_CHANCE, RESTART_CHANCE = 0.3, 0.15, 0.05, 0.08, 0.06
+TILE_TAP_CHANCE = 0.15  # an Equilibrix tile's sheet opened though the shape names the tile, or a wrong pick first
 
 
 @dataclass(frozen=True)
@@ -81,12 +92,21 @@ class Stray:
 
 
 @dataclass(frozen=True)
+class TileTap:
+    """An Equilibrix tile's sheet opened: ``wrong`` picked first by mistake (None: not), then
+    the true tile, or "as the shape says" when the shape names the true tile first."""
+
+    placement: int
+    wrong: str | None
+
+
+@dataclass(frozen=True)
 class Restart:
     placement: int
     frame: int
 
 
-Noise = Union[Misread, Hand, Ghost, Stray, Restart]
+Noise = Union[Misread, Hand, Ghost, Stray, TileTap, Restart]
 
 
 @dataclass(frozen=True)
@@ -101,15 +121,18 @@ class Plan:
 
 @dataclass(frozen=True)
 class Step:
-    """One thing the session is handed: ``kind`` is ``board``, ``tap``, ``take_back``, ``pass``
-    or ``restart``."""
+    """One thing the session is handed: ``kind`` is ``board``, ``tap``, ``take_back``, ``amend``,
+    ``pass`` or ``restart``."""
 
     kind: str
     board: tuple[tuple[Cell, str], ...] = ()
     doubted: tuple[Cell, ...] = ()
     cell: Cell | None = None
     colour: str = ""
-    move: Move | None = None  # take_back: the stray piece the player takes back
+    move: Any = None  # take_back: the stray piece the player takes back; amend: the tile whose sheet is tapped
+    # amend: what the sheet sends, as the page does: the token always, the tile when changed (None: "as
+    # the shape says")
+    detail: tuple[tuple[str, Any], ...] = ()
 
 
 def covered(move: Any) -> tuple[Cell, ...]:
@@ -155,13 +178,19 @@ def draw(seed: int, game: str) -> Plan:
     final = {c for m in placed for c in covered(m)}
     frames = tuple(int(rng.integers(*FRAMES)) for _ in placed)
     noise: list[Noise] = []
-    strays = game != "equilibrix"  # a stray Equilibrix tile would come out of the ring: not drawn
+    tiles = game == "equilibrix"
+    modes = EQUILIBRIX_STRAY_MODES if tiles else STRAY_MODES
     before = GAME_RULES[game].new_match(parse_setup(game, doc))  # the game a stray is laid on
     for p, move in enumerate(placed):
-        if rng.random() < STRAY_CHANCE and strays:
-            stray = _stray(rng, before, final)
+        while before.colour_to_move != move.colour:  # the passes up to this placement, forced or declared
+            before = before.play(type(move)(before.colour_to_move, passed=True))
+        if rng.random() < STRAY_CHANCE:
+            stray = (_equilibrix_stray if tiles else _stray)(rng, before, final)
             if stray is not None:
-                noise.append(Stray(p, stray, STRAY_MODES[int(rng.integers(len(STRAY_MODES)))]))
+                noise.append(Stray(p, stray, modes[int(rng.integers(len(modes)))]))
+        if tiles and move.tile is not None and rng.random() < TILE_TAP_CHANCE:
+            wrong = [t for t in before.setup.ring if t != move.tile]
+            noise.append(TileTap(p, wrong[int(rng.integers(len(wrong)))] if rng.random() < 0.5 else None))
         squares = covered(move)
         if rng.random() < MISREAD_CHANCE:
             doubted = len(squares) == 1 or bool(rng.random() < 0.6)  # a monomino missed unnoticed: no move seen
@@ -184,10 +213,7 @@ def draw(seed: int, game: str) -> Plan:
             empty = [c for c in board.cells if c not in final]
             noise.append(Ghost(p, empty[int(rng.integers(len(empty)))],
                                colours[int(rng.integers(len(colours)))], int(rng.integers(1, 3))))
-        if strays:  # the passes up to this placement, forced or declared, then the placement
-            while before.colour_to_move != move.colour:
-                before = before.play(Move(before.colour_to_move, passed=True))
-            before = before.play(move)
+        before = before.play(move)
     return Plan(seed, game, doc, tuple(moves), frames, tuple(noise))
 
 
@@ -214,23 +240,36 @@ def _placement_game(rng: np.random.Generator, match: Match, want: int) -> list[M
 def _equilibrix_game(rng: np.random.Generator, game: equilibrix.Game, want: int) -> list[equilibrix.Move]:
     """A random legal Equilibrix game of ``want`` placements (fewer if it ends first). A player
     without a legal move declares the pass (the session passes no one itself), one who has
-    one now and then. No move plays the 5+1 token, and each ring tile is the first offered of
-    its shape: the camera sees neither the token nor which copy (taps would say; not drawn)."""
+    one now and then. A tile is any offered copy of its shape, and the 5+1 token comes with a
+    move that needs it (``legal_moves``): the camera sees neither, the player taps them
+    (:func:`detail_taps`)."""
     moves: list[equilibrix.Move] = []
     while len([m for m in moves if not m.passed]) < want and not game.over:
         colour = game.colour_to_move
-        options = [m for m in game.legal_moves(colour) if not m.token]
+        options = list(game.legal_moves(colour))
         if not options or rng.random() < PASS_CHANCE:
             move = equilibrix.Move(colour, passed=True)
         else:
             move = options[int(rng.integers(len(options)))]
             if move.tile is not None:
-                shape = equilibrix.tile_shape(move.tile)
-                move = equilibrix.Move(colour, move.fields, next(
-                    t for t in game.offered(colour) if equilibrix.tile_shape(t) == shape))
+                copies = same_shape(game.offered(colour), move.tile)
+                move = replace(move, tile=copies[int(rng.integers(len(copies)))])
         game = game.play(move)
         moves.append(move)
     return moves
+
+
+def same_shape(tiles: Iterable[str], tile: str) -> list[str]:
+    """The ring tiles among ``tiles`` of ``tile``'s shape, in their order."""
+    return [t for t in tiles if equilibrix.tile_shape(t) == equilibrix.tile_shape(tile)]
+
+
+def _equilibrix_stray(rng: np.random.Generator, game: equilibrix.Game, final: set[Cell]) -> equilibrix.Move | None:
+    """A tile or mini-tile some colour could lay now, on fields the true game leaves empty to
+    its end (the camera reads no ring in the stream, so a stray ring tile shows as its fields)."""
+    colour = equilibrix.COLOURS[int(rng.integers(len(equilibrix.COLOURS)))]
+    options = [m for m in game.legal_moves(colour) if not set(m.fields) & final]
+    return options[int(rng.integers(len(options)))] if options else None
 
 
 def _ends(board: Board, cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
@@ -253,6 +292,33 @@ def _stray(rng: np.random.Generator, match: Match, final: set[Cell]) -> Move | N
     return Move(colour, tuple(rules.board.cells_of(options[int(rng.integers(len(options)))])))
 
 
+def detail_taps(plan: Plan, moves: Sequence[Any], noise: Iterable[Noise]) -> list[list[Step]]:
+    """The taps an Equilibrix player makes on each placement's sheet once the page lists it (a
+    list a placement; none in the other games): ``TileTap``'s wrong pick first, then the ring
+    tile when the shape names another copy first (the session's guess, as the true game so far
+    has it: the first offered of that shape), or "as the shape says" after a ``TileTap`` of a
+    tile the shape names; the 5+1 token sent with each, or alone when it came with the move."""
+    if plan.game != "equilibrix":
+        return [[] for m in moves if not m.passed]
+    sheets = {n.placement: n for n in noise if isinstance(n, TileTap)}
+    game = equilibrix.Game.start(parse_setup(plan.game, plan.setup_doc))
+    out: list[list[Step]] = []
+    for move in moves:
+        if not move.passed:
+            token = (("token", move.token),)
+            opened = sheets.get(len(out))
+            taps = [Step("amend", move=move, detail=(("tile", opened.wrong), *token))] if opened and opened.wrong else []
+            if move.tile is not None and same_shape(game.offered(move.colour), move.tile)[0] != move.tile:
+                taps.append(Step("amend", move=move, detail=(("tile", move.tile), *token)))
+            elif opened:
+                taps.append(Step("amend", move=move, detail=(("tile", None), *token)))
+            elif move.token:
+                taps.append(Step("amend", move=move, detail=token))
+            out.append(taps)
+        game = game.play(move)
+    return out
+
+
 def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None = None) -> list[Step]:
     """The stream of ``plan`` with the noise events numbered in ``keep`` (all by default), its
     true game cut after ``placements``. Before a declared pass and at the end, every misread
@@ -260,7 +326,9 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
     the page's rings before passing. So before each piece in a game whose session waits for
     a clearer board rather than catching up on the boards sent meanwhile (Equilibrix: the
     adapter's ``catches_up``): there a doubt on the last board of one piece and another on
-    the first of the next may leave the log three placements behind, which no board explains."""
+    the first of the next may leave the log three placements behind, which no board explains.
+    The taps on an Equilibrix tile's sheet (:func:`detail_taps`) follow that clear board: the
+    page lists the tile then."""
     kept = None if keep is None else set(keep)
     catches_up = adapter_for(plan.game, parse_setup(plan.game, plan.setup_doc), plan.setup_doc).catches_up
     noise = [n for i, n in enumerate(plan.noise) if kept is None or i in kept]
@@ -269,13 +337,15 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
     steps: list[Step] = []
     live: list[tuple[Misread, int]] = []  # misreads under way, with the board they started on
     ghosts: list[tuple[Ghost, int]] = []
-    left: Stray | None = None  # a stray taken back by tap, left on the table until the next piece is down
+    left: Stray | None = None  # a stray left on the table until the next piece is down
+    sheets = detail_taps(plan, moves, noise)
+    owed: list[Step] = []  # the sheet taps of the pieces laid since the rings were last settled
     frame = p = 0
 
-    def board_step(extra: Move | None, hand: Iterable[Cell] = ()) -> Step:
+    def board_step(extra: Any, hand: Iterable[Cell] = ()) -> Step:
         seen = dict(table)
         if extra is not None:
-            seen.update((c, extra.colour) for c in extra.cells)
+            seen.update((c, extra.colour) for c in covered(extra))
         doubted: set[Cell] = set()
         for m, start in live:
             seen[m.cell] = m.reads
@@ -294,6 +364,8 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
                      if m.tap_after is not None and frame - start <= m.tap_after)
         live, ghosts = [], []
         steps.append(board_step(left.move if left else None))
+        steps.extend(owed)
+        owed.clear()
 
     for move in moves:
         if move.passed:
@@ -306,7 +378,7 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
             left = None  # lifted once the piece laid after it is down
         for s in (n for n in noise if isinstance(n, Stray) and n.placement == p):
             steps.append(board_step(s.move))
-            if s.mode != "lift":
+            if s.mode.startswith("tap"):
                 steps.append(Step("take_back", move=s.move))
             if s.mode.endswith("next piece"):
                 left = s
@@ -330,6 +402,7 @@ def render(plan: Plan, keep: Iterable[int] | None = None, placements: int | None
             ghosts = [(g, start) for g, start in ghosts if frame - start + 1 < g.lasts]
             steps += [Step("restart") for r in noise if isinstance(r, Restart) and (r.placement, r.frame) == (p, f)]
             frame += 1
+        owed.extend(sheets[p])
         p += 1
     settle()
     left = None

@@ -3,7 +3,8 @@
 
 Each seed draws a legal Blokus, Gemblo or Equilibrix game and the noise a webcam and its
 players lay over it (misread cells doubted or not, hands, shadows, stray pieces lifted or
-taken back by tap (not in Equilibrix), late taps, declared passes, server restarts), or a
+taken back by tap, late taps, declared passes, server restarts; in Equilibrix the ring tile
+and the 5+1 token tapped on a tile's sheet, a stray left under the next tile), or a
 legal Geometrius game and its noise (top chips misread, doubted or not, tokens unreadable,
 a block's chips seen one at a time, late card taps, passes, restarts), and feeds the stream
 to a session on a fresh SQLite file. The promises checked (a broken one is
@@ -18,7 +19,8 @@ a failure, named by the promise):
   more chips on one of its tokens than lie there, or gives its colour more there than that
   colour laid and the camera read as it);
 - ``flagged``: a move of the true game, in its place (the history agrees with the game up
-  to it), is judged as the rules engine judges it there;
+  to it), is judged as the rules engine judges it there (an Equilibrix move is its ring tile
+  and 5+1 token too, as :func:`judged_tiles` shows it);
 - ``history`` / ``scores``: once every misread was tapped or read right by a later board
   (the stream ends so), the history is the true game's, and the scores the engine's.
 
@@ -40,7 +42,7 @@ import shutil
 import tempfile
 import traceback
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import count
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -70,6 +72,26 @@ def verdicts(match: Any) -> list[tuple]:
     shows a judged turn (the passes the board forces included)."""
     return [((t.move.colour, t.move.passed, sorted(map(tuple, covered(t.move)))), sorted(v.code for v in t.violations))
             for t in match.turns]
+
+
+def judged_tiles(snapshot: dict) -> list[tuple]:
+    """An Equilibrix history as (colour, pass, fields, tile, token): the tile and the 5+1
+    token the player taps are the move's too."""
+    return [(*turn, h["piece"], h.get("token", False)) for turn, h in zip(judged(snapshot), snapshot["history"])]
+
+
+def verdicts_tiles(match: Any) -> list[tuple]:
+    """The true Equilibrix game's turns as :func:`judged_tiles` shows them, with their rule codes."""
+    return [((*turn, t.piece, t.move.token), codes) for (turn, codes), t in zip(verdicts(match), match.turns)]
+
+
+def listed(s: Session, move: Any) -> tuple[int, Any] | None:
+    """Where the page lists ``move`` (a placement, by its colour and cells) and its event; None
+    while it is not listed (a hold keeps it back)."""
+    want = (move.colour, False, sorted(covered(move)))
+    snap = s.snapshot()
+    index = next((i for i, turn in enumerate(judged(snap)) if turn == want), None)
+    return None if index is None else (index, snap["history"][index]["event"])
 
 
 def restarted(s: Session, folder: Path) -> Session:
@@ -119,11 +141,13 @@ def apply(s: Session, step: Step, t: float) -> None:
     elif step.kind == "pass":
         s.declare_pass(step.colour)
     elif step.kind == "take_back":  # the player taps the stray's move in the history, if listed
-        want = (step.move.colour, False, sorted(step.move.cells))
-        snap = s.snapshot()
-        index = next((i for i, turn in enumerate(judged(snap)) if turn == want), None)
-        if index is not None:  # not listed while a hold keeps it back: the player lifts it alone
-            s.take_back(index, snap["history"][index]["event"])
+        at = listed(s, step.move)
+        if at is not None:  # not listed while a hold keeps it back: the player lifts it alone
+            s.take_back(*at)
+    elif step.kind == "amend":  # an Equilibrix tile's sheet, on the page's move (listed once the rings settle)
+        at = listed(s, step.move)
+        if at is not None:
+            s.amend({"event": at[1], **dict(step.detail)})
 
 
 def apply_geometrius(s: Session, step: geometrius_stream.Step, t: float) -> None:
@@ -159,9 +183,11 @@ class Kit:
     """What the fuzz needs of a game's streams: the stream, the true game, its turns as the
     page shows them (``verdicts``; ``judged`` the session's), the part of a turn the camera
     sees (``seen``: the Geometrius cards are tapped later), how a step reaches the session
-    and a placement in a few words (``label``, for shrunk streams), and whether the turns the
-    history shows more often than the game has them are a move twice (``twice``: given those
-    rows, every row, and the last board step)."""
+    and a placement in a few words (``label``, for shrunk streams), the part of a turn that
+    names the move when it is counted for ``twice`` (``placed``: an Equilibrix tile logged
+    again is the same move whatever tile it is judged), and whether the turns the history
+    shows more often than the game has them are a move twice (``twice``: given those rows,
+    every row, and the last board step)."""
 
     render: Callable[..., list]
     true_match: Callable[..., Any]
@@ -170,19 +196,22 @@ class Kit:
     seen: Callable[[tuple], tuple]
     apply: Callable[[Session, Any, float], None]
     label: Callable[[Any], str]
+    placed: Callable[[tuple], tuple]
     twice: Callable[[list[tuple], list[tuple], Any], bool]
 
 
 CELLS = Kit(fuzz_stream.render, fuzz_stream.true_match, verdicts, judged, lambda turn: turn, apply,
-            lambda move: str(len(covered(move))), lambda repeated, shown, board: bool(repeated))
+            lambda move: str(len(covered(move))), lambda turn: turn, lambda repeated, shown, board: bool(repeated))
+TILES = replace(CELLS, verdicts=verdicts_tiles, judged=judged_tiles, placed=lambda turn: turn[:3],
+                label=lambda move: f"{move.tile or len(move.fields)}{'+token' if move.token else ''}")
 TOKENS = Kit(geometrius_stream.render, geometrius_stream.true_match, geometrius_stream.verdicts,
              geometrius_stream.judged, lambda turn: turn[:4], apply_geometrius, lambda move: f"({move.describe()})",
-             geometrius_stream.twice)
+             lambda turn: turn, geometrius_stream.twice)
 FUZZED = (*GAMES, geometrius_stream.GAME)
 
 
 def kit(game: str) -> Kit:
-    return TOKENS if game == geometrius_stream.GAME else CELLS
+    return {geometrius_stream.GAME: TOKENS, "equilibrix": TILES}.get(game, CELLS)
 
 
 def draw(seed: int, game: str) -> Any:
@@ -198,7 +227,7 @@ def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: 
     steps = game.render(plan, keep, placements)
     truth = game.true_match(plan, placements)
     expected = game.verdicts(truth)
-    once = Counter(repr(turn) for turn, _ in expected if not turn[1])  # Geometrius may repeat a turn
+    once = Counter(repr(game.placed(turn)) for turn, _ in expected if not turn[1])  # Geometrius may repeat a turn
     broken: dict[str, tuple[str, int, str]] = {}
 
     def fail(promise: str, i: int, what: str) -> None:
@@ -231,9 +260,9 @@ def run(plan: Any, folder: Path, keep: Iterable[int] | None = None, placements: 
             break
         snap = s.snapshot()
         shown = game.judged(snap)
-        times = Counter(repr(turn) for turn in shown if not turn[1])
-        if game.twice([turn for turn in shown if not turn[1] and times[repr(turn)] > max(1, once[repr(turn)])],
-                      shown, board):
+        times = Counter(repr(game.placed(turn)) for turn in shown if not turn[1])
+        if game.twice([turn for turn in shown if not turn[1]
+                       and times[repr(game.placed(turn))] > max(1, once[repr(game.placed(turn))])], shown, board):
             fail("twice", i, "a move is in the history twice")
         for j, (turn, h) in enumerate(zip(shown, snap["history"])):
             if j >= len(expected) or game.seen(turn) != game.seen(expected[j][0]):

@@ -423,3 +423,33 @@ def test_a_tile_logged_again_takes_the_ring_seen_at_the_lift_unless_the_player_s
     else:
         assert history(s) == [("B", "duo-1", []), ("W", "bow-1", ["tile_not_offered"])]
         assert "bow-1" not in s.snapshot()["equilibrix"]["ring"]
+
+
+# --- session 24 (round eqfuzz24) ----------------------------------------------------------
+
+def test_a_tile_laid_as_a_stray_is_lifted_goes_after_the_tile_logged_again(tmp_path):
+    """Black's stray petal, laid out of turn, lies under White's fan; it is lifted as Black
+    lays a petal of its own. The camera takes back the stray and the fan and logs the fan
+    again with Black's new petal: the fan was laid first. Taken in turn order from the stray's
+    colour, Black's petal went first, flagged out of turn, and the fan after it (live fuzz,
+    session 24: 23 of Equilibrix seeds 0-199; in seed 79 the next colour's pass was then
+    refused, the log having that colour moved already)."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "B"}, fan)
+    s.observe({**DUO, **fan, "P 1 0 1": "B"}, [], 3.0)  # the stray lifted, Black's petal laid
+    assert history(s) == [("B", "duo-1", []), ("W", "fan-1", []), ("B", "mini:petal", [])]
+
+
+def test_a_tile_laid_as_a_stray_is_lifted_goes_after_the_tile_logged_again_and_its_pass(tmp_path):
+    """As above, but Black passed after White's fan and White lays the next tile, a triangle
+    beside the fan: two White pieces are logged, the fan again and then the triangle, with
+    Black's pass between them. Both White, they went in the board's order, the triangle first,
+    and the fan after it out of turn (the fault above for two pieces of one colour, read in
+    the code)."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "B"}, fan)
+    s.declare_pass("B")
+    s.observe({**DUO, **fan, "T -2 0 -": "W"}, [], 3.0)  # the stray lifted, White's triangle laid
+    assert history(s) == [("B", "duo-1", []), ("W", "fan-1", []), ("B", None, []), ("W", "mini:triangle", [])]

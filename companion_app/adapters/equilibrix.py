@@ -19,7 +19,7 @@ from rules.lattice import Cell
 
 from ..layout import flower_layout
 from .base import Derived, Entry, SessionError
-from .cells import CellAdapter, Laid
+from .cells import CellAdapter, Laid, logged_again
 
 UNKNOWN_TILE = "?"  # tiles whose shape no ring tile has: judged "not offered" (E1)
 
@@ -168,17 +168,18 @@ class EquilibrixAdapter(CellAdapter):
             count += 1
         if gone or count > 2:
             return None
+        taken = placed[len(placed) - count:]
         still = dict(laid)
-        for turn in placed[len(placed) - count:]:
+        for turn in taken:
             for f in turn.move.fields:
                 still.pop(tuple(f), None)
-        first = placed[-count].move.colour if count else game.colour_to_move
         pieces = []
-        for colour in sorted(equilibrix.COLOURS, key=lambda c: c != first):
+        for colour in equilibrix.COLOURS:
             mask = b.mask(c for c, col in seen.items() if col == colour and c not in still)
             pieces += [(colour, b.cells_of(part)) for part in b.components(mask)]
         if len(pieces) > 2:
             return None
+        pieces = self.in_play_order(game, taken, pieces)
         moves = []
         for colour, cells in pieces:
             doc = {"colour": colour, "fields": [flower.field_id(c) for c in cells]}
@@ -187,6 +188,34 @@ class EquilibrixAdapter(CellAdapter):
                 doc["tile"] = tile
             moves.append(doc)
         return count, moves
+
+    def in_play_order(self, game: equilibrix.Game, taken: Sequence[Any],
+                      pieces: list[tuple[str, tuple[Cell, ...]]]) -> list[tuple[str, tuple[Cell, ...]]]:
+        """The pieces a board shows laid since the log's last turn less the ``taken`` placements
+        (taken back), in the order they were laid: first those still on the table that are a
+        taken-back one logged again (:func:`logged_again`), in the order they were logged, then
+        the new ones in turn order from the colour to move before the first taken-back placement
+        (the colour to move now, if none taken back).
+
+        Ordered by turn from the first taken-back placement's own colour, a stray laid out of
+        turn and lifted as the next tile went down put that new tile before the tile logged
+        again, which was then flagged out of turn, and the colours' turns after them ran one
+        off (live fuzz, session 24: a pass the next colour declared was refused)."""
+        again = [kept for turn in taken if (kept := logged_again(
+            (turn.move.colour, frozenset(map(tuple, turn.move.fields))),
+            {(colour, frozenset(cells)) for colour, cells in pieces})) is not None]
+        first = self.to_move_before(game, taken[0]) if taken else game.colour_to_move
+
+        def order(piece: tuple[str, tuple[Cell, ...]]) -> tuple[int, bool]:
+            key = (piece[0], frozenset(piece[1]))
+            return (again.index(key), False) if key in again else (len(again), piece[0] != first)
+
+        return sorted(pieces, key=order)
+
+    def to_move_before(self, game: equilibrix.Game, turn: Any) -> str:
+        """The colour that was to move when ``turn`` was played (not its own colour when it was
+        laid out of turn)."""
+        return equilibrix.play_all(self.setup, [t.move for t in game.turns[:turn.index]]).colour_to_move
 
     def tile_gone_from_ring(self, game: equilibrix.Game) -> str | None:
         """The ring tile the camera no longer sees in the ring, if it read the ring: the one
