@@ -7,7 +7,10 @@ one placement. Players are quick, so two placements may fall between two stable 
 player may take a piece back (often right after the referee flags it) or nudge it (a take-back
 and a new placement). Anything else -- a piece recoloured, an old piece gone, more than two
 pieces at once -- is reported as unexplained with its cells: the referee asks the table instead
-of guessing. Pure: nothing here does I/O or changes its inputs.
+of guessing. Pieces of a colour that takes no turns (Gemblo's five-player obstacles, Blokus'
+freely laid neutral) are the table's, not a player's: any number of them may come at once (the
+15 obstacles laid before the start), and they are logged before the turn's pieces. Pure:
+nothing here does I/O or changes its inputs.
 
 Boards come in one game-neutral form, ``{cell: colour}`` of the occupied cells, so the same
 diff serves Blokus' squares and Gemblo's hexes; Blokus' 20 rows are still taken as they are.
@@ -19,6 +22,7 @@ from itertools import permutations
 from typing import Mapping, Sequence
 
 from .blokus import parse_board
+from .board import Board
 from .lattice import Cell
 from .placement import Match, Move
 
@@ -28,7 +32,8 @@ EMPTY = "."  # the colour of an empty cell, when a cell must be named one (a cor
 BoardLike = Mapping[Cell, str] | Mapping[str, str] | Sequence[str]
 
 # At most this many placements, and this many take-backs, between two stable boards.
-# More than that is far likelier a misread or a bumped table than play.
+# More than that is far likelier a misread or a bumped table than play. Pieces of a colour
+# that takes no turns are not counted: the table lays those, as many as it likes.
 MOST_PER_STEP = 2
 
 
@@ -84,18 +89,30 @@ def observe(match: Match, stable: BoardLike) -> Observed:
         return unexplained  # off the board, or a colour not in this game: not play either
     gone = board.mask(c for c in changed if c in laid)
     count = _placements_covering(match, gone)
-    if count > MOST_PER_STEP:
-        return unexplained
+    free = match.rules.unchecked
+    undone = match.position.placed[len(match.position.placed) - count:]
+    if sum(p.colour not in free for p in undone) > MOST_PER_STEP:
+        return unexplained  # obstacles laid since are taken back too, and logged again below
     before = take_back(match, count)
     still = laid_cells(before)
-    pieces = [
-        (colour, tuple(board.cells_of(part)))
-        for colour in match.rules.colours
-        for part in board.components(board.mask(c for c, col in seen.items() if col == colour and c not in still))
-    ]
+    new = {c: colour for c, colour in seen.items() if c not in still}
+    # Laid freely, pieces of one colour may touch (Blokus V4 neutral_free: "any arrangement"):
+    # such a region is logged as it lies, one unchecked move, never split by a guess.
+    laid_freely = tuple(Move(colour, cells) for colour, cells in _regions(board, new, sorted(free)))
+    pieces = _regions(board, new, match.rules.rotation)
     if len(pieces) > MOST_PER_STEP:
         return unexplained
-    return Observed(_in_play_order(before, pieces), count)
+    for move in laid_freely:
+        before = before.play(move)
+    return Observed(laid_freely + _in_play_order(before, pieces), count)
+
+
+def _regions(board: Board, cells: Mapping[Cell, str], colours: Sequence[str]) -> list[tuple[str, tuple[Cell, ...]]]:
+    """Each edge-connected region of one colour among ``cells``, colour by colour: one piece
+    each, since a colour's pieces never share an edge (B5, M5)."""
+    return [(colour, tuple(board.cells_of(part)))
+            for colour in colours
+            for part in board.components(board.mask(c for c, col in cells.items() if col == colour))]
 
 
 def _placements_covering(match: Match, gone: int) -> int:

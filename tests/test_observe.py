@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from rules import blokus, gemblo
-from rules.observe import MOST_PER_STEP, Observed, observe, passes_due, take_back
+from rules.observe import MOST_PER_STEP, Observed, laid_cells, observe, passes_due, take_back
 from rules.placement import Match, Move, legal_placements, random_playout
 
 RULES = blokus.rules()
@@ -237,3 +237,106 @@ def test_gemblo_colour_not_in_play_or_off_board_is_unexplained():
     stray = {**gemblo_after(moves), "0,0": "P"}  # purple sits out of a three-player game
     assert observe(match, stray) == Observed(unexplained_cells=((0, 0),))
     assert observe(match, {**gemblo_after(moves), "20,20": "C"}) == Observed(unexplained_cells=((20, 20),))
+
+
+# --- pieces of a colour that takes no turns: the table lays them, any number at once ---------
+
+FIVE = gemblo.rules(gemblo.Setup("5p"))  # purple's pieces lie round the rim as obstacles
+
+
+def rim_obstacles(count: int = 15) -> list[Move]:
+    """``count`` different obstacle pieces (the last ``count`` of the first 15, largest
+    first) in the board's three outer rings, none touching another along an edge and none near a start: a table's
+    layout round the rim."""
+    board = FIVE.board
+    rim = board.mask(c for i, c in enumerate(board.cells) if board.edge[i].bit_count() < 6)
+    rings = board.grow(board.grow(rim, board.edge), board.edge)
+    starts = board.grow(board.grow(sum(FIVE.starts.values()), board.edge), board.edge)
+    taken, out = 0, []
+    for piece in [p.id for p in FIVE.pieces.pieces][15 - count:15][::-1]:
+        mask = next(m for pid, m in FIVE.table.masks if pid == piece and not m & ~rings and not m & starts
+                    and not board.grow(m, board.edge) & taken)
+        taken |= mask
+        out.append(Move("P", tuple(board.cells_of(mask))))
+    return out
+
+
+def five_after(moves) -> dict:
+    match = Match(FIVE)
+    for move in moves:
+        match = match.play(move)
+    return laid_cells(match)
+
+
+def test_obstacles_laid_before_the_start_all_at_once_are_logged_and_keep_the_turn():
+    obstacles = rim_obstacles()
+    seen = observe(Match(FIVE), five_after(obstacles))
+    assert seen.taken_back == 0 and not seen.unexplained_cells
+    assert [sorted(m.cells) for m in seen.moves] == sorted(sorted(m.cells) for m in obstacles)
+    match = Match(FIVE)
+    for move in seen.moves:
+        match = match.play(move)
+    assert all(t.legal for t in match.turns) and {t.piece for t in match.turns} == {f"P{i:02}" for i in range(1, 16)}
+    assert match.colour_to_move == "C"
+    # The first colour's piece seen with them comes after them, as its turn.
+    first = Move("C", (gemblo.five_player_starts()[0],))
+    seen = observe(Match(FIVE), five_after(obstacles + [first]))
+    assert len(seen.moves) == 16 and seen.moves[-1] == first
+
+
+def test_obstacles_laid_between_turns_come_before_two_quick_placements():
+    obstacles = rim_obstacles(4)
+    match = Match(FIVE).play(obstacles[0])
+    first, second = (Move(c, (gemblo.five_player_starts()[i],)) for i, c in enumerate("CR"))
+    seen = observe(match, five_after([obstacles[0], second, *obstacles[1:], first]))
+    assert seen.taken_back == 0 and not seen.unexplained_cells
+    assert [m.colour for m in seen.moves] == ["P", "P", "P", "C", "R"]
+    after = match
+    for move in seen.moves:
+        after = after.play(move)
+    assert all(t.legal for t in after.turns) and after.colour_to_move == "Y"
+    # A take-back of the last turn's piece is still one take-back, the obstacles stay.
+    assert observe(after, five_after([*obstacles, first])) == Observed(taken_back=1)
+    # Red nudges its piece, laid before three obstacles: they are taken back with it (they
+    # count for nothing) and logged again, then red's piece where it lies now.
+    laid = Match(FIVE)
+    for move in [obstacles[0], first, second, *obstacles[1:]]:
+        laid = laid.play(move)
+    nudged = Move("R", (next(c for c in FIVE.board.cells_of(FIVE.board.edge[FIVE.board.index[second.cells[0]]])),))
+    seen = observe(laid, five_after([obstacles[0], first, nudged, *obstacles[1:]]))
+    assert seen.taken_back == 4 and [m.colour for m in seen.moves] == ["P", "P", "P", "R"]
+    assert seen.moves[-1] == nudged
+
+
+def test_obstacles_laid_touching_along_an_edge_are_logged_as_the_region_they_make():
+    # A trihex laid against a five-hex obstacle along the rim: one region of 8 purple cells,
+    # which is no piece. The rules check no obstacle's shape (and Blokus' freely laid neutral
+    # may lie in any arrangement), so the region is logged as it lies, not held and not split
+    # by a guess; the turn stays with the first colour.
+    board = FIVE.board
+    five = board.mask(rim_obstacles(1)[0].cells)
+    touching, apart = (next(m for pid, m in FIVE.table.masks if pid == "P03" and not m & five
+                            and bool(board.grow(m, board.edge) & five) == joined) for joined in (True, False))
+    region = tuple(board.cells_of(five | touching))
+    seen = observe(Match(FIVE), {c: "P" for c in region})
+    assert seen == Observed((Move("P", region),))
+    match = Match(FIVE).play(seen.moves[0])
+    assert match.turns[-1].legal and match.colour_to_move == "C"
+    # Apart, they are two obstacles.
+    seen = observe(Match(FIVE), {c: "P" for c in board.cells_of(five | apart)})
+    assert sorted(board.mask(m.cells) for m in seen.moves) == sorted([five, apart])
+
+
+def test_a_colour_that_takes_turns_still_counts_towards_the_limit():
+    # Blokus three players sharing the neutral (V4 neutral_shared): green takes turns, so blue's,
+    # yellow's and green's two new pieces are too many at once as ever; laid freely
+    # (neutral_free), green's are not counted.
+    shared, free = (blokus.rules(blokus.Setup(variant=v)) for v in ("three-player-shared", "three-player-free"))
+    assert "G" in shared.rotation and "G" not in free.rotation
+    corners = {"B": (0, 0), "Y": (0, 19), "R": (19, 19), "G": (19, 0)}
+    rows = with_cells(["." * 20] * 20, [corners["B"]], "B")
+    rows = with_cells(with_cells(rows, [corners["Y"]], "Y"), [corners["G"], (18, 0), (17, 0)], "G")
+    rows = with_cells(rows, [(10, 10)], "G")
+    assert observe(Match(shared), rows).unexplained_cells
+    seen = observe(Match(free), rows)
+    assert not seen.unexplained_cells and [m.colour for m in seen.moves] == ["G", "G", "B", "Y"]

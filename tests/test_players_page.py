@@ -564,39 +564,44 @@ def test_a_long_turn_line_wraps_inside_the_panel_and_never_runs_off_it(server, b
         page.close()
 
 
-def test_a_five_player_gemblo_setup_says_to_lay_the_obstacles_one_at_a_time_after_the_start(server, browser):
+def test_five_player_gemblo_obstacles_laid_all_at_once_before_the_start_are_logged(server, browser):
     """Five-player Gemblo: the table lays the sixth colour's 15 pieces round the rim as
     obstacles. Laid before the start (as the rulebook's setup reads), the camera's first board
-    holds them all, more pieces than a turn lays: the page ringed every obstacle's cells as "no
-    move the camera can log", with no way on. The setup now says, for five players only, to lay them one at a
-    time once the game runs; so laid, each is logged."""
+    held them all, more pieces than a turn lays: the page ringed every obstacle's cells as "no
+    move the camera can log", and no later move was logged either (a setup hint told the table
+    to lay them one at a time once the game ran). Pieces of a colour that takes no turns are now
+    not counted: all 15 at once are logged as obstacles, listed without a move number, the turn
+    stays with the first colour, and its move is logged after them."""
     from rules import gemblo
+    from tests.test_observe import rim_obstacles
 
     page = setup_page(browser, server.base, "gemblo")
     hint = page.locator("p.hint[data-variants='5p']")
     page.select_option("#variant", "6p")
     assert hint.is_hidden()
     page.select_option("#variant", "5p")
-    assert hint.is_visible() and "one at a time" in hint.inner_text()
+    assert hint.is_visible() and "before the start" in hint.inner_text()
     start_game(page)
-    page.close()
     setup = server.session.setup
-    board = gemblo.rules(setup).board
-    rim = [c for c in board.cells if len(board.cells_of(board.edge[board.index[c]])) < 6]
-    obstacles = []
-    for cell in rim[10::30][:3]:  # three dihexes along the rim, apart
-        pair = (cell, next(n for n in board.cells_of(board.edge[board.index[cell]]) if n in rim))
-        obstacles.append({f"{q},{r}": setup.obstacle_colour for q, r in pair})
-    together = {k: v for o in obstacles for k, v in o.items()}
-    server.session.observe(together, [], 0.0)  # all at once, as if laid before the start
-    assert server.session.snapshot()["history"] == [] and server.session.snapshot()["holding"]
-    server.session.observe({}, [], 1.0)  # lifted again, then laid one at a time
-    seen = {}
-    for t, obstacle in enumerate(obstacles, start=2):
-        seen.update(obstacle)
-        server.session.observe(dict(seen), [], float(t))
-    history = server.session.snapshot()["history"]
-    assert [(h["colour"], h["piece"]) for h in history] == [(setup.obstacle_colour, "P02")] * 3
+    assert setup.start_cells == gemblo.Setup("5p").start_cells  # the starts rim_obstacles keeps clear of
+    first = setup.turn_order[0]
+    board = {f"{q},{r}": setup.obstacle_colour for move in rim_obstacles() for q, r in move.cells}
+    server.session.observe(board, [], 0.0)  # all 15 at once, as laid before the start
+    snapshot = server.session.snapshot()
+    assert not snapshot["holding"] and snapshot["to_move"] == first
+    assert [(h["colour"], h["legal"], h.get("obstacle")) for h in snapshot["history"]] == \
+        [(setup.obstacle_colour, True, True)] * 15
+    q, r = setup.start_cells[first]
+    server.session.observe({**board, f"{q},{r}": first}, [], 1.0)  # the first colour's monohex on its start
+    snapshot = server.session.snapshot()
+    assert [(h["colour"], h["piece"], h.get("obstacle")) for h in snapshot["history"][15:]] == [(first, "P01", None)]
+    assert snapshot["to_move"] == setup.turn_order[1]
+    page.wait_for_selector("#history li[data-index='15']")
+    obstacle = page.locator("#history li[data-index='0']")
+    assert obstacle.get_attribute("value") is None and "obstacle" in obstacle.inner_text()
+    assert page.locator("#history li[data-index='15']").get_attribute("value") == "16"
+    page.close()
+
 
 
 def test_enter_on_a_move_in_the_history_asks_before_taking_it_back(server, browser):

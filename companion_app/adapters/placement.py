@@ -55,6 +55,11 @@ class PlacementAdapter(CellAdapter):
         return seen_moves.taken_back, [{"colour": m.colour, "cells": [list(c) for c in m.cells]}
                                        for m in seen_moves.moves]
 
+    def turn_details(self, turn: Any) -> dict:
+        """An obstacle (a piece of a colour that takes no turns: Gemblo's five-player rim, Blokus'
+        freely laid neutral) is the table's, not a player's move: the page lists it unnumbered."""
+        return {"obstacle": True} if turn.move.colour in self.fresh.rules.unchecked else {}
+
     def play(self, entries: Sequence[Entry], before: Derived | None = None,
              added: Sequence[Entry] = ()) -> Derived:
         """Play the entries, with the passes the board makes due in between and at the end

@@ -20,7 +20,8 @@ function pieceName(piece) {
 
 function moveName(turn) {
   const who = colourName(turn.colour);
-  return turn.pass ? `${who} passes` : `${who} · ${pieceName(turn.piece)}`;
+  if (turn.pass) return `${who} passes`;
+  return turn.obstacle ? `${who} obstacle · ${pieceName(turn.piece)}` : `${who} · ${pieceName(turn.piece)}`;
 }
 
 /* The alerts, newest first; two or more in a list of bounded height that scrolls inside
@@ -85,12 +86,15 @@ function drawTiebreak(s) {
   list.hidden = !list.children.length;
 }
 
+/* An obstacle (``obstacle``: laid by the table, a colour that takes no turns) is listed without
+   a move number: it is no player's move, and the turn stays where it was. */
 function drawHistory(s) {
   const list = document.getElementById("history");
   const items = s.history.slice().reverse().map((t) => {
     const verdict = t.auto ? null : t.legal ? el("span", { class: "ok", text: "✓" })
       : el("span", { class: "bad", text: "⚠ " + t.details.map((d) => d.rule).join(" ") });
-    return el("li", { class: t.auto ? "auto" : "", "data-index": t.index, value: t.index + 1, tabindex: t.auto ? null : 0 },
+    return el("li", { class: t.auto ? "auto" : "", "data-index": t.index, value: t.obstacle ? null : t.index + 1,
+                      tabindex: t.auto ? null : 0 },
       chip(t.colour), el("span", { class: "what", text: moveName(t) }), verdict);
   });
   list.replaceChildren(...items);
@@ -190,7 +194,8 @@ function askTakeBack(item) {
   if (!turn || turn.auto) return;
   pickedTurn = index;
   pickedEvent = turn.event;
-  document.getElementById("takeback-what").textContent = `move ${index + 1}: ${moveName(turn)}`;
+  document.getElementById("takeback-what").textContent = turn.obstacle ? moveName(turn)
+    : `move ${index + 1}: ${moveName(turn)}`;
   document.getElementById("takeback-hint").textContent = TAKEBACK_HINTS[turn.pass ? "pass" : "move"];
   const custom = BOARDS[layout.shape];
   const details = document.getElementById("move-details");
