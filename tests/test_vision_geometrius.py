@@ -1508,7 +1508,8 @@ def test_no_catalogue_shape_has_a_corner_pair_the_blur_split_rule_merges() -> No
 # in mm, quarter turns of the shot, corners stored or None where the shot is refused).
 NOTCHED_SHOTS = [(30.0, 6.0, 0, None), (30.0, 7.0, 0, None), (30.0, 7.5, 0, None), (30.0, 8.0, 0, None),
                  (30.0, 8.5, 0, None), (30.0, 9.0, 0, None), (30.0, 7.5, 1, None), (45.0, 8.5, 1, None),
-                 (45.0, 9.0, 1, 7), (60.0, 7.5, 0, 7), (60.0, 9.0, 1, 7)]
+                 (45.0, 9.0, 1, 7), (60.0, 7.5, 0, 7), (60.0, 9.0, 1, 7),
+                 (30.0, 8.5, 1, None), (30.0, 9.0, 2, None), (30.0, 9.0, 3, None)]
 
 
 @pytest.mark.parametrize("deflection, width, turn, corners", NOTCHED_SHOTS)
