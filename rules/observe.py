@@ -42,12 +42,16 @@ class Observed:
     """The explanation of a board change: undo ``taken_back`` placements, then play ``moves``.
 
     When ``unexplained_cells`` is not empty the change is not explained at all (no moves, no
-    take-back): those are the cells that differ from the match.
+    take-back): those are the cells that differ from the match. ``joined_cells`` are those of
+    them that are pieces of a colour taking no turns laid touching along an edge where the rules
+    block bridges: one region that is no piece, and which pieces lie there decides the bridges
+    beside it (M6), so the table is asked to lay them apart.
     """
 
     moves: tuple[Move, ...] = ()
     taken_back: int = 0
     unexplained_cells: tuple[Cell, ...] = ()
+    joined_cells: tuple[Cell, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -97,8 +101,14 @@ def observe(match: Match, stable: BoardLike) -> Observed:
     still = laid_cells(before)
     new = {c: colour for c, colour in seen.items() if c not in still}
     # Laid freely, pieces of one colour may touch (Blokus V4 neutral_free: "any arrangement"):
-    # such a region is logged as it lies, one unchecked move, never split by a guess.
+    # such a region is logged as it lies, one unchecked move, never split by a guess. Where
+    # bridges can be blocked (Gemblo's M6), which pieces make it decides whether a bridge beside
+    # it is open, and the board cannot say: held, so the table lays them apart.
     laid_freely = tuple(Move(colour, cells) for colour, cells in _regions(board, new, sorted(free)))
+    if match.rules.blockable:
+        joined = tuple(sorted(c for m in laid_freely if match.rules.pieces.identify(m.cells) is None for c in m.cells))
+        if joined:
+            return Observed(unexplained_cells=tuple(changed), joined_cells=joined)
     pieces = _regions(board, new, match.rules.rotation)
     if len(pieces) > MOST_PER_STEP:
         return unexplained

@@ -308,23 +308,40 @@ def test_obstacles_laid_between_turns_come_before_two_quick_placements():
     assert seen.moves[-1] == nudged
 
 
-def test_obstacles_laid_touching_along_an_edge_are_logged_as_the_region_they_make():
+def test_obstacles_laid_touching_along_an_edge_are_no_piece_and_held():
     # A trihex laid against a five-hex obstacle along the rim: one region of 8 purple cells,
-    # which is no piece. The rules check no obstacle's shape (and Blokus' freely laid neutral
-    # may lie in any arrangement), so the region is logged as it lies, not held and not split
-    # by a guess; the turn stays with the first colour.
+    # larger than any piece. Which pieces made it decides whether a bridge beside it is blocked
+    # (M6: blocked only when ONE piece covers both cells), and that is not on the board: held,
+    # also among other obstacles laid apart on the same board.
     board = FIVE.board
     five = board.mask(rim_obstacles(1)[0].cells)
     touching, apart = (next(m for pid, m in FIVE.table.masks if pid == "P03" and not m & five
                             and bool(board.grow(m, board.edge) & five) == joined) for joined in (True, False))
     region = tuple(board.cells_of(five | touching))
-    seen = observe(Match(FIVE), {c: "P" for c in region})
-    assert seen == Observed((Move("P", region),))
-    match = Match(FIVE).play(seen.moves[0])
-    assert match.turns[-1].legal and match.colour_to_move == "C"
-    # Apart, they are two obstacles.
+    assert observe(Match(FIVE), {c: "P" for c in region}) == Observed(unexplained_cells=region, joined_cells=region)
+    others = [board.mask(m.cells) for m in rim_obstacles(3)[1:]]
+    assert not any(board.grow(m, board.edge) & (five | touching) for m in others)
+    seen = observe(Match(FIVE), {c: "P" for c in board.cells_of(five | touching | others[0] | others[1])})
+    assert seen.joined_cells == region and not seen.moves
+    # Apart, they are two obstacles; laid one after the other, each is seen alone and logged.
     seen = observe(Match(FIVE), {c: "P" for c in board.cells_of(five | apart)})
     assert sorted(board.mask(m.cells) for m in seen.moves) == sorted([five, apart])
+    first = Match(FIVE).play(Move("P", tuple(board.cells_of(five))))
+    assert observe(first, {c: "P" for c in region}) == Observed((Move("P", tuple(board.cells_of(touching))),))
+
+
+def test_blokus_neutral_laid_freely_touching_is_logged_as_the_region_it_makes():
+    # Blokus V4 neutral_free: the neutral is "laid out in any arrangement" and Blokus has no
+    # bridges, so two neutral pieces laid touching are logged as the region they make, the
+    # turn unmoved, among three other pieces laid at once.
+    free = blokus.rules(blokus.Setup(variant="three-player-free"))
+    rows = with_cells(["." * 20] * 20, [(9, 2), (9, 3), (10, 3), (10, 4), (10, 5)], "G")  # a pentomino
+    rows = with_cells(rows, [(9, 9), (9, 10), (9, 11), (10, 11), (11, 11), (11, 12)], "G")  # six squares: two pieces
+    rows = with_cells(rows, [(0, 0)], "B")
+    seen = observe(Match(free), rows)
+    assert not seen.unexplained_cells and not seen.joined_cells
+    assert [(m.colour, len(m.cells)) for m in seen.moves] == [("G", 5), ("G", 6), ("B", 1)]
+    assert all(t.legal for t in Match(free).play(seen.moves[0]).turns)
 
 
 def test_a_colour_that_takes_turns_still_counts_towards_the_limit():

@@ -604,6 +604,27 @@ def test_five_player_gemblo_obstacles_laid_all_at_once_before_the_start_are_logg
 
 
 
+def test_obstacles_laid_touching_along_an_edge_are_held_with_words_that_say_so(server, browser):
+    """Two obstacles laid at once touching along an edge are one region of one colour that is
+    no piece: which pieces lie there is not on the board, so the change is held (ringed), and
+    the page says why and what to do, not only that it is no move."""
+    from tests.test_observe import FIVE, rim_obstacles
+
+    page = setup_page(browser, server.base, "gemblo")
+    page.select_option("#variant", "5p")
+    start_game(page)
+    setup, cells = server.session.setup, FIVE.board
+    five = cells.mask(rim_obstacles(1)[0].cells)
+    touching = next(m for pid, m in FIVE.table.masks if pid == "P03" and not m & five
+                    and cells.grow(m, cells.edge) & five)
+    server.session.observe({f"{q},{r}": setup.obstacle_colour for q, r in cells.cells_of(five | touching)}, [], 0.0)
+    snapshot = server.session.snapshot()
+    assert snapshot["history"] == [] and len(snapshot["holding_joined"]) == 8
+    page.wait_for_selector("#holding-hint:not([hidden])")
+    assert "touch along an edge" in page.locator("#holding-hint").inner_text()
+    page.close()
+
+
 def test_enter_on_a_move_in_the_history_asks_before_taking_it_back(server, browser):
     """A move in the history is reached by Tab and Enter opens its take-back sheet. The Enter's
     own press then reached the sheet's first button, "Take it back": the move was taken back at

@@ -60,6 +60,18 @@ class PlacementAdapter(CellAdapter):
         freely laid neutral) is the table's, not a player's move: the page lists it unnumbered."""
         return {"obstacle": True} if turn.move.colour in self.fresh.rules.unchecked else {}
 
+    def view(self, derived: Derived) -> dict:
+        """Adds ``holding_joined``: of the cells held back, obstacle pieces laid touching along an
+        edge where bridges can be blocked (:attr:`rules.observe.Observed.joined_cells`). No tap
+        can say which pieces lie there; the page asks the table to lay them apart."""
+        doc = super().view(derived)
+        joined: tuple[Cell, ...] = ()
+        if doc["holding"] and not doc["holding_doubts"]:
+            seen = self.with_overrides(self.camera_board, self.uncertain, self.camera_t)
+            joined = explain_board(derived.game, seen).joined_cells
+        doc["holding_joined"] = [self.cell_json(c) for c in joined]
+        return doc
+
     def play(self, entries: Sequence[Entry], before: Derived | None = None,
              added: Sequence[Entry] = ()) -> Derived:
         """Play the entries, with the passes the board makes due in between and at the end

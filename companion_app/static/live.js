@@ -67,7 +67,9 @@ function drawTurn(s) {
    the new piece and the doubts beside it, and a tap or two on the doubts is often enough.
    With no doubt among them (``holding_doubts``) nothing waits to be read: the camera reads
    the change clearly and it is no move (a piece turned another colour, more pieces at once
-   than a turn lays), so the table is asked to set it right. */
+   than a turn lays), so the table is asked to set it right; obstacles laid touching where bridges
+   can be blocked (``holding_joined``) are one shape no tap can split, so the table is asked to lay
+   them apart. */
 function drawHoldingHint(s) {
   const hint = document.getElementById("holding-hint");
   const n = (s.holding || []).length;
@@ -75,6 +77,8 @@ function drawHoldingHint(s) {
   hint.dataset.count = n;
   hint.textContent = (s.holding_doubts || []).length
     ? "A move waits on the strong rings: tap a doubtful one to say what it holds"
+    : (s.holding_joined || []).length
+    ? "The ringed obstacles touch along an edge, so the camera cannot tell which pieces they are: lay them apart"
     : "The ringed change is no move the camera can log: tap a ring to say what it holds, or set the pieces right";
 }
 
