@@ -453,3 +453,17 @@ def test_a_tile_laid_as_a_stray_is_lifted_goes_after_the_tile_logged_again_and_i
     s.declare_pass("B")
     s.observe({**DUO, **fan, "T -2 0 -": "W"}, [], 3.0)  # the stray lifted, White's triangle laid
     assert history(s) == [("B", "duo-1", []), ("W", "fan-1", []), ("B", None, []), ("W", "mini:triangle", [])]
+
+
+def test_two_tiles_laid_as_a_stray_is_lifted_go_in_turn_after_the_pass_that_stands(tmp_path):
+    """Black's stray petal goes down out of turn and White passes (the stray gave White no
+    turn: the pass stands); then one board shows the stray lifted, Black's petal and White's
+    fan. The pass is logged again first, so Black is to move: the petal, then the fan. Ordered
+    from the colour to move before the stray (White, the passer), the fan went first, flagged
+    out of turn, and the petal after it (review of round eqfuzz24)."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "B"})
+    s.declare_pass("W")
+    s.observe({**DUO, "P 1 0 1": "B", **fan}, [], 3.0)  # the stray lifted, Black's petal and White's fan laid
+    assert history(s) == [("B", "duo-1", []), ("W", None, []), ("B", "mini:petal", []), ("W", "fan-1", [])]

@@ -19,7 +19,8 @@ from rules.lattice import Cell
 
 from ..layout import flower_layout
 from .base import Derived, Entry, SessionError
-from .cells import CellAdapter, Laid, logged_again
+from .base import last_placements
+from .cells import CellAdapter, Laid
 
 UNKNOWN_TILE = "?"  # tiles whose shape no ring tile has: judged "not offered" (E1)
 
@@ -168,9 +169,8 @@ class EquilibrixAdapter(CellAdapter):
             count += 1
         if gone or count > 2:
             return None
-        taken = placed[len(placed) - count:]
         still = dict(laid)
-        for turn in taken:
+        for turn in placed[len(placed) - count:]:
             for f in turn.move.fields:
                 still.pop(tuple(f), None)
         pieces = []
@@ -179,7 +179,7 @@ class EquilibrixAdapter(CellAdapter):
             pieces += [(colour, b.cells_of(part)) for part in b.components(mask)]
         if len(pieces) > 2:
             return None
-        pieces = self.in_play_order(game, taken, pieces)
+        pieces = self.in_play_order(derived, count, pieces)
         moves = []
         for colour, cells in pieces:
             doc = {"colour": colour, "fields": [flower.field_id(c) for c in cells]}
@@ -189,22 +189,34 @@ class EquilibrixAdapter(CellAdapter):
             moves.append(doc)
         return count, moves
 
-    def in_play_order(self, game: equilibrix.Game, taken: Sequence[Any],
+    def in_play_order(self, derived: Derived, count: int,
                       pieces: list[tuple[str, tuple[Cell, ...]]]) -> list[tuple[str, tuple[Cell, ...]]]:
-        """The pieces a board shows laid since the log's last turn less the ``taken`` placements
-        (taken back), in the order they were laid: first those still on the table that are a
-        taken-back one logged again (:func:`logged_again`), in the order they were logged, then
-        the new ones in turn order from the colour to move before the first taken-back placement
-        (the colour to move now, if none taken back).
+        """The pieces a board shows laid since the log's last turn less its last ``count``
+        placements (taken back), in the order they were laid: first those still on the table
+        that are a taken-back one logged again (:meth:`lift_kept`), in the order they were
+        logged, then the new ones in turn order from the colour to move after what is logged
+        again before them (those pieces and the passes that stand: :meth:`logged_as`), else
+        from the colour to move before the first taken-back placement (the colour to move now,
+        if none taken back).
 
         Ordered by turn from the first taken-back placement's own colour, a stray laid out of
         turn and lifted as the next tile went down put that new tile before the tile logged
         again, which was then flagged out of turn, and the colours' turns after them ran one
-        off (live fuzz, session 24: a pass the next colour declared was refused)."""
-        again = [kept for turn in taken if (kept := logged_again(
-            (turn.move.colour, frozenset(map(tuple, turn.move.fields))),
-            {(colour, frozenset(cells)) for colour, cells in pieces})) is not None]
-        first = self.to_move_before(game, taken[0]) if taken else game.colour_to_move
+        off (live fuzz, session 24: a pass the next colour declared was refused). Ordered from
+        the colour to move before the stray, two new tiles after a pass that stands (declared
+        after a stray out of turn) went the passer's first, out of turn."""
+        game = derived.game
+        if not count:
+            return sorted(pieces, key=lambda piece: piece[0] != game.colour_to_move)
+        events = last_placements(derived, count, lambda t: not t.move.passed)
+        kept = self.lift_kept(derived, events, {(colour, frozenset(cells)) for colour, cells in pieces})
+        again = list(kept.pieces)  # in the order they were logged
+        before = [*kept.passes.get(None, ()), *(e for key in again for e in (kept.pieces[key], *kept.passes.get(key, ())))]
+        if before:
+            first = self.after(before[-1].move.colour)
+        else:
+            turn = derived.sources.index(events[0])
+            first = self.after(game.turns[turn - 1].move.colour) if turn else game.setup.turn_order[0]
 
         def order(piece: tuple[str, tuple[Cell, ...]]) -> tuple[int, bool]:
             key = (piece[0], frozenset(piece[1]))
@@ -212,10 +224,10 @@ class EquilibrixAdapter(CellAdapter):
 
         return sorted(pieces, key=order)
 
-    def to_move_before(self, game: equilibrix.Game, turn: Any) -> str:
-        """The colour that was to move when ``turn`` was played (not its own colour when it was
-        laid out of turn)."""
-        return equilibrix.play_all(self.setup, [t.move for t in game.turns[:turn.index]]).colour_to_move
+    def after(self, colour: str) -> str:
+        """The colour to move after ``colour``'s turn (a turn out of turn too: :meth:`equilibrix.Game.play`)."""
+        order = self.setup.turn_order
+        return order[(order.index(colour) + 1) % len(order)]
 
     def tile_gone_from_ring(self, game: equilibrix.Game) -> str | None:
         """The ring tile the camera no longer sees in the ring, if it read the ring: the one
