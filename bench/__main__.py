@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHES = ("rules_bench", "vision_bench", "gemblo_bench", "equilibrix_bench", "geometrius_bench", "heldout", "framing", "standing_mug", "live", "kept_boards", "live_games", "live_fuzz", "latency", "calibration_bench")
+BENCHES = ("rules_bench", "vision_bench", "gemblo_bench", "equilibrix_bench", "geometrius_bench", "heldout", "framing", "standing_mug", "nudged", "live", "kept_boards", "live_games", "live_fuzz", "latency", "calibration_bench")
 
 
 def main(names: list[str]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Iterator
 
 import cv2
 import numpy as np
@@ -24,6 +24,7 @@ from .conditions import Conditions
 from .draw import smoothstep
 from .scene import (BoardGeometry, BoardTexture, CameraSetup, SceneRender, Sprite, View, save_photo,
                     upright_size)
+from .slop import Slop
 
 N = 20
 COLOURS = "BYRG"
@@ -190,8 +191,9 @@ def _tiles(style: BlokusStyle, p: int, on_board: bool = True) -> np.ndarray:
     return np.stack(empty + pieces).astype(np.float32)
 
 
-def _tile_index(codes: np.ndarray) -> np.ndarray:
-    """Tile number per cell from a grid of colour codes (0 empty, 1..4 = B, Y, R, G)."""
+def _neighbour_bits(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the sides (bits N, E, S, W) where a square of the same piece lies, and those
+    where any piece lies."""
     rows, cols = codes.shape
     padded = np.pad(codes, 1)
     same = np.zeros_like(codes)
@@ -200,6 +202,12 @@ def _tile_index(codes: np.ndarray) -> np.ndarray:
         nb = padded[1 + dr:1 + dr + rows, 1 + dc:1 + dc + cols]
         same |= ((nb == codes) & (codes > 0)).astype(codes.dtype) << bit
         filled |= (nb > 0).astype(codes.dtype) << bit
+    return same, filled
+
+
+def _tile_index(codes: np.ndarray) -> np.ndarray:
+    """Tile number per cell from a grid of colour codes (0 empty, 1..4 = B, Y, R, G)."""
+    same, filled = _neighbour_bits(codes)
     return np.where(codes > 0, 16 + (codes - 1) * 16 + same, filled)
 
 
@@ -264,12 +272,17 @@ def _codes(state: list[str] | np.ndarray) -> np.ndarray:
     return codes
 
 
-def board_texture(state: list[str], px_per_cell: int, style: BlokusStyle) -> BoardTexture:
-    """The board seen from straight above at `px_per_cell` (rounded up to a multiple of 4)."""
+def board_texture(state: list[str], px_per_cell: int, style: BlokusStyle,
+                  slop: Slop | None = None) -> BoardTexture:
+    """The board seen from straight above at `px_per_cell` (rounded up to a multiple of 4);
+    with `slop` each piece lies a little off its cells (`_lay_nudged`)."""
     p = max(8, int(math.ceil(px_per_cell / 4)) * 4)
     codes = _codes(state)
     tex = _board_base(style, p).copy()
     f = int(FRAME_CELLS * p)
+    if slop is not None:
+        _lay_nudged(tex, codes, style, p, slop)
+        return BoardTexture(tex, style.geometry)
     grid = _assemble(_tiles(style, p), _tile_index(codes), tex[f:f + N * p, f:f + N * p])
     # Each physical piece is a slightly different shade (moulding batches, wear, angle).
     g = _piece_gains(codes, style.seed)
@@ -279,10 +292,71 @@ def board_texture(state: list[str], px_per_cell: int, style: BlokusStyle) -> Boa
     return BoardTexture(tex, style.geometry)
 
 
-def _piece_gains(codes: np.ndarray, seed: int) -> np.ndarray:
-    gains = np.ones(codes.shape, np.float32)
+def _piece_labels(codes: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Per colour code c: (c, n, labels), its pieces labelled 1 .. n - 1 (0: not c's). Pieces
+    of one colour never share a side, so a piece is a side-connected patch of one colour."""
     for c in range(1, 5):
         n, labels = cv2.connectedComponents((codes == c).astype(np.uint8), connectivity=4)
+        yield c, n, labels
+
+
+def _pieces(codes: np.ndarray) -> list[np.ndarray]:
+    """Each piece's cells as a boolean mask."""
+    return [labels == k for _, n, labels in _piece_labels(codes) for k in range(1, n)]
+
+
+def _blocked(piece: np.ndarray, codes: np.ndarray) -> list[tuple[float, float]]:
+    """Unit directions (x, y) in which `piece` touches another piece or the raised rim."""
+    padded = np.pad(codes > 0, 1, constant_values=True)  # the rim stops a piece like a neighbour
+    mine = np.pad(piece, 1)
+    rows, cols = piece.shape
+    sides = []
+    for dr, dc in _NEIGHBOURS:
+        shifted = np.s_[1 + dr:1 + dr + rows, 1 + dc:1 + dc + cols]
+        if np.any(piece & padded[shifted] & ~mine[shifted]):
+            sides.append((float(dc), float(dr)))
+    return sides
+
+
+def _lay_nudged(tex: np.ndarray, codes: np.ndarray, style: BlokusStyle, p: int, slop: Slop) -> None:
+    """The grid into `tex` (the board's layers) with every piece where a hand left it: the
+    empty board first (with the shadows pieces cast beside them), then each piece drawn
+    alone, shifted and turned about its centre by its nudge, over the board. The board shows
+    where a piece moved off its cells; a turned piece may press a neighbour's bevel."""
+    f = int(FRAME_CELLS * p)
+    _, filled = _neighbour_bits(codes)
+    tiles = _tiles(style, p)
+    _assemble(tiles, filled, tex[f:f + N * p, f:f + N * p])
+    pieces = _pieces(codes)
+    gains = _piece_gains(codes, style.seed)
+    own = np.concatenate([tiles, np.zeros((1, *tiles.shape[1:]), np.float32)])  # last: nothing
+    for piece, nudge in zip(pieces, slop.nudges(1.0, [_blocked(m, codes) for m in pieces])):
+        rows, cols = np.nonzero(piece)
+        r0, c0 = rows.min() - 1, cols.min() - 1  # one cell of room around the piece to turn in
+        window = np.full((rows.max() - r0 + 2, cols.max() - c0 + 2), len(own) - 1)
+        index = _tile_index(np.where(piece, codes, 0))
+        window[rows - r0, cols - c0] = index[rows, cols]
+        patch = _assemble(own, window)
+        patch[..., :3] *= gains[rows[0], cols[0]]
+        origin = np.array([f + c0 * p, f + r0 * p], np.float64)  # texture px of the patch's (0, 0)
+        centre = origin + (np.array([cols.mean(), rows.mean()]) - [c0, r0] + 0.5) * p - 0.5
+        to_tex = nudge.affine(tuple(centre), p)
+        to_tex[:, 2] += to_tex[:, :2] @ origin  # patch px -> texture px
+        x0, y0 = (max(0, int(v)) for v in origin)
+        x1 = min(tex.shape[1], int(origin[0]) + patch.shape[1])
+        y1 = min(tex.shape[0], int(origin[1]) + patch.shape[0])
+        to_tex[:, 2] -= (x0, y0)
+        laid = cv2.warpAffine(patch, to_tex, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        under = tex[y0:y1, x0:x1]
+        cover = laid[..., 3:4]
+        under[..., :3] = under[..., :3] * (1 - cover) + laid[..., :3]  # the patch is zero off the piece
+        under[..., 4:] = under[..., 4:] * (1 - cover) + laid[..., 4:]
+
+
+def _piece_gains(codes: np.ndarray, seed: int) -> np.ndarray:
+    gains = np.ones(codes.shape, np.float32)
+    for c, n, labels in _piece_labels(codes):
         table = np.random.default_rng([seed, c]).uniform(0.95, 1.05, n).astype(np.float32)
         gains = np.where(labels > 0, table[labels], gains)
     return gains
@@ -373,7 +447,7 @@ def render_photo(state: list[str], conditions: Conditions, rng: np.random.Genera
     setup = CameraSetup.random(rng, conditions)
     style = _style_for(setup)
     view = setup.view(upright_size(size, conditions), style.geometry, _stray_pieces(style))
-    tex = board_texture(state, round(view.px_per_mm * CELL_MM), style)
+    tex = board_texture(state, round(view.px_per_mm * CELL_MM), style, Slop.of(conditions, setup.seed))
     hand = None
     if conditions.hand:
         at = rng.uniform(-1.0, N, 2)

@@ -45,6 +45,10 @@ class Conditions:
     hand: bool = False  # a hand/arm reaching in from a frame edge
     cup: bool = False  # a mug standing at (or on) the board's edge
     cup_on_board: bool = False  # the mug stands wholly on the board instead
+    # Placement slop (`slop`): each piece shifted up to this share of the cell pitch off its
+    # cells and turned up to `nudge_deg` either way; 0 lays every piece exactly.
+    nudge_cells: float = 0.0
+    nudge_deg: float = 0.0
     # Light.
     exposure: float = 1.0  # overall brightness after the phone's auto exposure
     white_balance: float = 0.0  # residual colour cast, -1 cool (blue) .. +1 warm (orange)
@@ -164,6 +168,9 @@ _PRESETS: dict[str, dict[str, _Range | _Choice]] = {
     },
 }
 
+# Pieces as a player's hand leaves them (see `slop`): the shift and turn limits of bench.nudged.
+_NUDGED: dict[str, _Range | _Choice] = {"nudge_cells": _Choice((0.2,), 0.2), "nudge_deg": _Choice((3.0,), 3.0)}
+
 # Presets the default sweep (CONDITIONS) leaves out: a bench of their own draws them.
 _OWN_BENCH_PRESETS: dict[str, dict[str, _Range | _Choice]] = {
     # bench.standing_mug: the `cup` photo with the mug standing wholly on the board. A one-option
@@ -171,6 +178,12 @@ _OWN_BENCH_PRESETS: dict[str, dict[str, _Range | _Choice]] = {
     # the same rng), the mug set in; setting it in takes one more draw, so every draw after it
     # (a hand's place, the sensor's noise) differs.
     "standing_mug": {**_PRESETS["cup"], "cup_on_board": _Choice((True,), True)},
+    # bench.nudged: the `clean` and `perspective` photos with every piece off its cells by up to
+    # a fifth of the pitch and 3 degrees (vision.synth.slop says why these figures). The one-option
+    # choices draw nothing and the slop has an rng of its own, so a photo is its un-nudged twin
+    # but for where the pieces lie.
+    "nudged": {**_PRESETS["clean"], **_NUDGED},
+    "nudged_perspective": {**_PRESETS["perspective"], **_NUDGED},
 }
 
 

@@ -34,6 +34,7 @@ from .conditions import Conditions
 from .draw import smoothstep
 from .scene import (BoardGeometry, BoardTexture, CameraSetup, Hand, SceneRender, Sprite, View, save_photo,
                     upright_size)
+from .slop import Slop
 
 CELL_MM = 6.7  # circumradius: 11.6 mm between cell centres, as on the original edition
 THICKNESS_MM = 5.0
@@ -153,8 +154,26 @@ def _shade(h: np.ndarray, p: float, light_deg: float) -> np.ndarray:
     return 1 + np.clip(np.float32(0.5) * (gx * np.float32(-lx) - gy * np.float32(ly)), -0.4, 0.4)
 
 
-def board_texture(state: Mapping[str, str], px_per_mm: float, style: GembloStyle) -> BoardTexture:
-    """The board seen from straight above (RGB, alpha, gloss), `px_per_mm` texture pixels."""
+def _lattice(x: np.ndarray, y: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per texture pixel at board point (x, y) (R units): its cell (q, r), the distance to
+    the cell's nearest side, the cell's colour code in `grid` and that of the neighbour
+    across that side."""
+    q, r = axial_round(x, y)
+    dx = x - np.float32(1.5) * q
+    dy = y - np.float32(SQRT3 / 2) * (q + 2 * r)
+    e, side = edge_distance(dx, dy)
+    qi, ri = np.clip(q + 15, 0, 30), np.clip(r + 22, 0, 44)
+    code = grid[qi, ri]
+    nq = np.array([n[0] for n in NEIGHBOURS], np.int32)[side]
+    nr = np.array([n[1] for n in NEIGHBOURS], np.int32)[side]
+    nb = grid[np.clip(qi + nq, 0, 30), np.clip(ri + nr, 0, 44)]
+    return q, r, e, code, nb
+
+
+def board_texture(state: Mapping[str, str], px_per_mm: float, style: GembloStyle,
+                  slop: Slop | None = None) -> BoardTexture:
+    """The board seen from straight above (RGB, alpha, gloss), `px_per_mm` texture pixels;
+    with `slop` each piece lies a little off its cells (`_lay_nudged`)."""
     w = int(math.ceil(EXTENT[0] * px_per_mm * CELL_MM))
     p = w / EXTENT[0]  # texture px per R, exact so the scene's px_per_mm agrees
     h = int(math.ceil(EXTENT[1] * p))
@@ -162,17 +181,8 @@ def board_texture(state: Mapping[str, str], px_per_mm: float, style: GembloStyle
     x = (xs + 0.5) / np.float32(p) - np.float32(EXTENT[0] / 2)
     y = (ys + 0.5) / np.float32(p) - np.float32(EXTENT[1] / 2)
     del xs, ys
-    q, r = axial_round(x, y)
-    dx = x - np.float32(1.5) * q
-    dy = y - np.float32(SQRT3 / 2) * (q + 2 * r)
-    e, side = edge_distance(dx, dy)
     grid = _code_grid(state)
-    qi, ri = np.clip(q + 15, 0, 30), np.clip(r + 22, 0, 44)
-    code = grid[qi, ri]
-    nq = np.array([n[0] for n in NEIGHBOURS], np.int32)[side]
-    nr = np.array([n[1] for n in NEIGHBOURS], np.int32)[side]
-    nb = grid[np.clip(qi + nq, 0, 30), np.clip(ri + nr, 0, 44)]
-    del dx, dy, side, nq, nr
+    q, r, e, code, nb = _lattice(x, y, grid)
 
     # Board: raised ridges around recessed cells, a flat rim, the embossing, a bevelled edge.
     plate_e, _ = edge_distance(x / np.float32(PLATE_RADIUS), y / np.float32(PLATE_RADIUS))
@@ -188,7 +198,23 @@ def board_texture(state: Mapping[str, str], px_per_mm: float, style: GembloStyle
         * (1 - 0.1 * smoothstep(0.25, 0.08, e) * (code >= 0)) * (1 - 0.06 * style.mark_depth * marks)
     rgb = tone[..., None] * np.array(style.board_rgb, np.float32)
 
-    # Pieces: the board seen through tinted plastic, with bevels, grooves and highlights.
+    alpha = np.clip(plate_e * np.float32(p) + 0.5, 0, 1)
+    if slop is not None:
+        gloss = np.full((h, w), 0.35, np.float32)
+        _lay_nudged(rgb, gloss, grid, style, p, slop)
+    else:
+        piece = _lay_pieces(rgb, x, y, (q, r, e, code, nb), style, p)
+        gloss = np.where(piece, 0.9, 0.35).astype(np.float32)
+    layers = np.dstack([np.clip(rgb, 0, 1), alpha, gloss]).astype(np.float32)
+    return BoardTexture(layers, style.geometry)
+
+
+def _lay_pieces(rgb: np.ndarray, x: np.ndarray, y: np.ndarray, lattice: tuple[np.ndarray, ...],
+                style: GembloStyle, p: float) -> np.ndarray:
+    """The pieces over the board `rgb` (in place): the board seen through tinted plastic,
+    with bevels, grooves and highlights. `lattice` is `_lattice` of the pieces' own frame at
+    the pixels' board points (x, y); returns where a piece lies."""
+    q, r, e, code, nb = lattice
     piece = code > 0
     same = nb == code
     cover = piece * np.where(same, 0.55 + 0.45 * smoothstep(0.015, 0.04, e), smoothstep(0.05, 0.07, e))
@@ -202,11 +228,69 @@ def board_texture(state: Mapping[str, str], px_per_mm: float, style: GembloStyle
     seen = rgb * tints * lift[..., None]
     seen += (0.03 + 0.22 * clear * rim + 0.12 * glint * piece)[..., None]
     rgb += (seen - rgb) * cover[..., None].astype(np.float32)
+    return piece
 
-    alpha = np.clip(plate_e * np.float32(p) + 0.5, 0, 1)
-    gloss = np.where(piece, 0.9, 0.35).astype(np.float32)
-    layers = np.dstack([np.clip(rgb, 0, 1), alpha, gloss]).astype(np.float32)
-    return BoardTexture(layers, style.geometry)
+
+def _pieces(grid: np.ndarray) -> list[list[tuple[int, int]]]:
+    """Each piece's cells: pieces of one colour never share a side, so a piece is a
+    side-connected patch of one colour."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for q, r in cells():
+        if grid[q + 15, r + 22] <= 0 or (q, r) in seen:
+            continue
+        piece, todo = [], [(q, r)]
+        seen.add((q, r))
+        while todo:
+            cell = todo.pop()
+            piece.append(cell)
+            for dq, dr in NEIGHBOURS:
+                nb = (cell[0] + dq, cell[1] + dr)
+                if on_board(nb) and nb not in seen and grid[nb[0] + 15, nb[1] + 22] == grid[q + 15, r + 22]:
+                    seen.add(nb)
+                    todo.append(nb)
+        out.append(piece)
+    return out
+
+
+def _blocked(piece: list[tuple[int, int]], grid: np.ndarray) -> list[tuple[float, float]]:
+    """Unit directions (x, y) in which `piece` touches another piece (the plate is flat: its
+    edge stops nothing)."""
+    mine = set(piece)
+    sides = []
+    for dq, dr in NEIGHBOURS:
+        if any(on_board(nb) and nb not in mine and grid[nb[0] + 15, nb[1] + 22] > 0
+               for nb in ((q + dq, r + dr) for q, r in piece)):
+            x, y = screen((dq, dr))
+            sides.append((x / SQRT3, y / SQRT3))
+    return sides
+
+
+def _lay_nudged(rgb: np.ndarray, gloss: np.ndarray, grid: np.ndarray, style: GembloStyle, p: float,
+                slop: Slop) -> None:
+    """Each piece over the board `rgb` and `gloss` (in place) where a hand left it: drawn in
+    its own frame, shifted and turned about its centre by its nudge. The board (its ridges and
+    marks) shows through the plastic where the piece now lies."""
+    h, w = gloss.shape
+    pieces = _pieces(grid)
+    for piece, nudge in zip(pieces, slop.nudges(SQRT3, [_blocked(c, grid) for c in pieces])):
+        centres = np.array([screen(c) for c in piece])
+        centre = centres.mean(axis=0)
+        to_board = nudge.affine(tuple(centre), 1.0)  # R units: laid exactly -> where it lies
+        x0, y0 = ((centres.min(axis=0) - 2 + np.array(EXTENT) / 2) * p).astype(int)
+        x1, y1 = ((centres.max(axis=0) + 2 + np.array(EXTENT) / 2) * p).astype(int)
+        x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+        ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+        x = (xs + 0.5) / np.float32(p) - np.float32(EXTENT[0] / 2)
+        y = (ys + 0.5) / np.float32(p) - np.float32(EXTENT[1] / 2)
+        inverse = cv2.invertAffineTransform(to_board)
+        own_x = (inverse[0, 0] * x + inverse[0, 1] * y + inverse[0, 2]).astype(np.float32)
+        own_y = (inverse[1, 0] * x + inverse[1, 1] * y + inverse[1, 2]).astype(np.float32)
+        alone = np.zeros_like(grid)
+        for q, r in piece:
+            alone[q + 15, r + 22] = grid[q + 15, r + 22]
+        lying = _lay_pieces(rgb[y0:y1, x0:x1], own_x, own_y, _lattice(own_x, own_y, alone), style, p)
+        gloss[y0:y1, x0:x1][lying] = 0.9
 
 
 # --------------------------------------------------------------------------- photos
@@ -245,7 +329,7 @@ def render_photo(state: Mapping[str, str], conditions: Conditions, rng: np.rando
     setup = CameraSetup.random(rng, conditions)
     style = _style_for(setup)
     view: View = setup.view(upright_size(size, conditions), style.geometry)
-    tex = board_texture(state, view.px_per_mm, style)
+    tex = board_texture(state, view.px_per_mm, style, Slop.of(conditions, setup.seed))
     hand = view.random_hand(rng, conditions, tuple(0.4 * np.array(style.geometry.size_mm)))
     out = view.render(tex, rng, hand)
     cells_turned, corners, occluded = _truth(state, out, tex)
