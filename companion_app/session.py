@@ -14,9 +14,10 @@ An alert belongs to a logged move and a rule it breaks; it stays until acknowled
 until that move is taken back or corrected so that it breaks the rule no more (the table
 has then dealt with it). Acknowledgements are stored, so a restart does not raise them again.
 A piece lifted from under later play takes back the moves after it, and those still on the
-table are logged again as new events: each names the event it logs again, and keeps that
-event's acknowledged alerts acknowledged (the same move breaking the same rule; a rule it
-breaks anew is raised).
+table are logged again as new events: each names the event it logs again, and keeps the
+alerts acknowledged on any move of that chain acknowledged (the same move breaking the same
+rule; a rule it breaks anew is raised); an acknowledgement of the old move's alert, tapped on
+a page drawn before the lift, acknowledges the new move's too.
 
 Everything that differs between games is the game's adapter (:mod:`companion_app.adapters`):
 how a camera board becomes events, how events become judged turns, what the page draws.
@@ -39,6 +40,25 @@ from .adapters import LIVE_GAMES, Derived, GameAdapter, SessionError, adapter_fo
 from .store import AlertRow, DamagedRecord, EventRow, KeptBoard, SessionRow, Store
 
 __all__ = ["LIVE_GAMES", "Broadcast", "Camera", "Mailbox", "Session", "SessionError", "parse_setup"]
+
+
+def logged_earlier_as(relogs: dict[int, int], event_id: int) -> list[int]:
+    """The events a move logged again after lifts logs again (``relogs``: each such event and
+    the one it names), nearest first; none for a move logged once."""
+    chain = []
+    while (event_id := relogs.get(event_id)) is not None:
+        chain.append(event_id)
+    return chain
+
+
+def logged_again_as(relogs: dict[int, int], event_id: int) -> list[int]:
+    """The events that log the move ``event_id`` again after lifts, in log order (a chain: each
+    names the one before it); none when no lift took it back and logged it again."""
+    chain = {event_id}
+    for later, earlier in sorted(relogs.items()):
+        if earlier in chain:
+            chain.add(later)
+    return sorted(chain - {event_id})
 
 
 # --- pub/sub -----------------------------------------------------------------------------
@@ -277,9 +297,14 @@ class Session:
             self._record([("pass", payload)])
 
     def acknowledge(self, alert_id: int) -> None:
+        """The player dealt with an alert. Its move's alert for the same code on each move that
+        logs it again after a lift is acknowledged with it: a tap on a page drawn before the
+        lift names the old move's alert, and the warning would be raised again on the new one."""
         with self._lock:
             # an id past SQLite's integers (a hand-typed URL) names no alert either
-            if alert_id >= 2 ** 63 or not self.store.acknowledge(self.id, alert_id):
+            alert = next((a for a in self._alerts.values() if a.id == alert_id), None)
+            later = logged_again_as(self._relogs(), alert.event_id) if alert is not None else []
+            if alert_id >= 2 ** 63 or not self.store.acknowledge(self.id, alert_id, later):
                 raise SessionError(f"there is no alert {alert_id}")
             self._alerts = {(a.event_id, a.code): a for a in self.store.alerts(self.id)}
             self._publish()
@@ -340,7 +365,8 @@ class Session:
     def _catch_up(self) -> None:
         """Log, one after another, the camera boards kept while a change was held back that
         now explain (the adapter's ``catch_up``): each is explained against the log as the
-        one before left it, so no board explains more than ``MOST_PER_STEP`` placements."""
+        one before left it, so no board explains more than ``MOST_PER_STEP`` placements of the
+        colours taking turns."""
         while items := self.adapter.catch_up(self._derived):
             self._record(items)
 
@@ -373,9 +399,9 @@ class Session:
 
     def _sync_alerts(self) -> None:
         """Give every rule broken by a logged move an alert row (kept across restarts); a move
-        logged again after a lift (its event names the one it logs again: ``logs_again``) takes
-        the acknowledgement of the old event's alert for the same rule (see the store's
-        ``ensure_alerts``)."""
+        logged again after lifts (its event names the one it logs again: ``logs_again``) takes
+        the acknowledgement of an alert for the same rule on any move of that chain (see the
+        store's ``ensure_alerts``)."""
         missing = []
         for turn, event_id in zip(self._turns(), self._derived.sources):
             for v in turn.violations:
@@ -383,9 +409,16 @@ class Session:
                 if event_id is not None and key not in self._alerts:
                     missing.append((event_id, v.code, v.rule, v.message, [list(c) for c in v.cells]))
         if missing:
-            payloads = {e.id: e.payload for e in self._events}
+            relogs = self._relogs()
             self._alerts = {(a.event_id, a.code): a for a in self.store.ensure_alerts(
-                self.id, [(*item, payloads[item[0]].get("logs_again")) for item in missing])}
+                self.id, [(*item, logged_earlier_as(relogs, item[0])) for item in missing])}
+
+    def _relogs(self) -> dict[int, int]:
+        """Each move logged again after a lift, and the event it logs again (``logs_again``).
+        A link is to an earlier event; one naming anything else (a damaged payload) is no link,
+        so following links always ends."""
+        return {e.id: e.payload["logs_again"] for e in self._events
+                if type(e.payload.get("logs_again")) is int and e.payload["logs_again"] < e.id}
 
     def _publish(self) -> None:
         if self.retired:

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from rules.errors import InputError, parse_json
 
@@ -300,31 +300,41 @@ class Store:
         return [_alert(r) for r in rows]
 
     def ensure_alerts(self, session_id: int,
-                      items: list[tuple[int, str, str, str, list, int | None]]) -> list[AlertRow]:
+                      items: list[tuple[int, str, str, str, list, Sequence[int]]]) -> list[AlertRow]:
         """Insert alerts ``(event_id, code, rule, message, cells, logs_again)`` not yet recorded.
 
         An alert is keyed by the move event and the reason code, so re-deriving the match
         after a correction finds the same alert (and its acknowledgement) again. A move logged
-        again after a lift is a new event naming the old one (``logs_again``, else None): its
-        alert for the same code is inserted acknowledged when the old event's was (the player
-        dealt with it), in the same transaction, so a restart finds it so.
+        again after lifts is a new event naming the ones it logs again (``logs_again``: the
+        chain of links back, nearest first; none for any other move): its alert for a code is
+        inserted acknowledged when the player acknowledged that code on any of them (the same
+        warning on the same move: a re-log between that did not break the rule, so had no
+        alert for it, breaks no chain), in the same transaction, so a restart finds it so.
         """
         now = time.time()
         with self._lock, _transaction(self._conn) as c:
             for event_id, code, rule, message, cells, logs_again in items:
                 c.execute("INSERT INTO alerts (session_id, event_id, code, rule, message, cells, acknowledged, "
-                          "created) VALUES (?, ?, ?, ?, ?, ?, coalesce((SELECT acknowledged FROM alerts "
-                          "WHERE session_id = ? AND event_id = ? AND code = ?), 0), ?) "
+                          "created) VALUES (?, ?, ?, ?, ?, ?, coalesce((SELECT max(acknowledged) FROM alerts "
+                          "WHERE session_id = ? AND code = ? AND event_id IN (SELECT value FROM json_each(?))), 0), ?) "
                           "ON CONFLICT (session_id, event_id, code) DO UPDATE "
                           "SET rule = excluded.rule, message = excluded.message, cells = excluded.cells",
                           (session_id, event_id, code, rule, message, json.dumps(cells),
-                           session_id, logs_again, code, now))
+                           session_id, code, json.dumps(list(logs_again)), now))
         return self.alerts(session_id)
 
-    def acknowledge(self, session_id: int, alert_id: int) -> bool:
+    def acknowledge(self, session_id: int, alert_id: int, logged_again_as: Sequence[int] = ()) -> bool:
+        """Acknowledge an alert (False: the session has no such alert), and in the same
+        transaction that code's alerts of ``logged_again_as``, the events that log its move
+        again after lifts: a tap on a page drawn before the lift names the old move's alert,
+        while the move logged again had its own raised already."""
         with self._lock, _transaction(self._conn) as c:
             cur = c.execute("UPDATE alerts SET acknowledged = 1 WHERE id = ? AND session_id = ?",
                             (alert_id, session_id))
+            if cur.rowcount and logged_again_as:
+                c.execute("UPDATE alerts SET acknowledged = 1 WHERE session_id = ? AND code = (SELECT code FROM "
+                          "alerts WHERE id = ?) AND event_id IN (SELECT value FROM json_each(?))",
+                          (session_id, alert_id, json.dumps(list(logged_again_as))))
             return cur.rowcount > 0
 
     # --- the boards a hold keeps ---------------------------------------------------------

@@ -349,6 +349,31 @@ def test_a_tile_logged_again_when_a_stray_is_lifted_from_under_it_keeps_what_was
                                              "tile": "fan-2", "token": True}
 
 
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("tapped", ["before the lift", "on the page drawn before the lift"])
+def test_an_acknowledged_tile_not_offered_stays_acknowledged_when_a_lift_logs_the_tile_again(
+        tmp_path, tapped, restart):
+    """White's fan, tapped as fan-2 (not the tile offered), and the player acknowledges the
+    warning; a stray Black laid before it is lifted, and the fan, still on the table, is logged
+    again with its taps: the same tile breaking the same rule, so nothing is raised, over
+    restarts too. The acknowledgement may also come after the lift from a page drawn before it
+    (naming the old move's alert): it reaches the fan logged again."""
+    fan = {"T -1 0 -": "W", "P 0 0 1": "W", "P 0 0 2": "W"}
+    s = start(tmp_path)
+    see(s, DUO, {"P 2 0 0": "B"}, fan)
+    s.amend({"event": s.snapshot()["history"][2]["event"], "tile": "fan-2", "token": True})
+    shown = next(a["id"] for a in s.snapshot()["alerts"] if a["code"] == "tile_not_offered")
+    if tapped == "before the lift":
+        s.acknowledge(shown)
+    s = restarted(s, tmp_path) if restart else s
+    s.observe({**DUO, **fan}, [], 3.0)  # the stray lifted
+    assert history(s) == [("B", "duo-1", []), ("W", "fan-2", ["tile_not_offered"])]
+    if tapped != "before the lift":
+        assert codes(s) == ["tile_not_offered"]  # the fan logged again: its own alert, raised
+        s.acknowledge(shown)
+    assert codes(s) == [] and codes(restarted(s, tmp_path)) == []
+
+
 def test_a_tile_logged_short_keeps_its_taps_when_the_lift_reads_it_whole(tmp_path):
     """As above, but the fan was logged with a field the camera missed (never tapped), and the
     board of the stray's lift reads it whole: the fan logged again is the one taken back, so

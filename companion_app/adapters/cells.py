@@ -192,9 +192,9 @@ def logged_again(taken: PieceKey, relaid: set[PieceKey]) -> PieceKey | None:
 
 
 @dataclass(frozen=True)
-class LiftKept:
+class Relogged:
     """What a piece lifted from under later play leaves of the moves it takes back: those the
-    table still shows (:meth:`CellAdapter.lift_kept`), each logged again as the same move."""
+    table still shows (:meth:`CellAdapter.relogged`), each logged again as the same move."""
 
     pieces: dict[PieceKey, Entry]  # the taken-back placement each piece logged again is
     passes: dict[PieceKey | None, list[Entry]]  # the taken-back passes that stand, by the piece each follows
@@ -562,7 +562,8 @@ class CellAdapter(GameAdapter):
         While a change is held back by a doubt the game goes on at the table, and each board
         the camera sends is held too (the change is still on it). Once the hold is released
         (a tap, or a board that reads the doubt clearly), the latest board may be several
-        placements ahead of the log, more than one board may explain (``MOST_PER_STEP``). So
+        placements ahead of the log, more than one board may explain (``MOST_PER_STEP`` of the
+        colours taking turns; the table's obstacles are not counted). So
         the boards are kept and explained one after another, each as :meth:`observe` would
         (against the log as it then is, the player's corrections standing): this returns the
         events of the first that changes the game (the session logs them and asks again),
@@ -665,8 +666,12 @@ class CellAdapter(GameAdapter):
         """The events of an explained board change (see :meth:`explain`).
 
         A piece lifted from under later play takes back every move logged after it, and the
-        pieces still on the table are logged again (in the order that breaks the fewest rules).
-        A pass declared after one of those is logged again after it (:meth:`lift_kept`): the
+        pieces still on the table are logged again, in the order the game's :meth:`explain`
+        gives them with the new ones: in Blokus and Gemblo the order that breaks the fewest
+        rules (:mod:`rules.observe`); in Equilibrix those logged again first, in the order they
+        were logged, then the new ones by turn from the colour to move after them and after the
+        passes that stand (``EquilibrixAdapter.in_play_order``).
+        A pass declared after one of those is logged again after it (:meth:`relogged`): the
         camera cannot see a pass, so taken back it was lost, and the next piece was flagged
         out of turn (Gemblo fuzz seed 872: a stray logged late, lifted after the next piece
         and a pass; one that followed only a stray flagged out of turn, before them). A piece
@@ -684,27 +689,27 @@ class CellAdapter(GameAdapter):
         the move breaks now and did not before is raised)."""
         taken_back, moves = explained
         items: list[Item] = []
-        kept = LiftKept({}, {})
+        relogged = Relogged({}, {})
         if taken_back:
             events = last_placements(derived, taken_back, lambda t: not t.move.passed)
             items.append(("take_back", {"events": events, "source": "camera", "t": t}))
-            kept = self.lift_kept(derived, events, {self.payload_key(m) for m in moves})
+            relogged = self.relogged(derived, events, {self.payload_key(m) for m in moves})
 
         def passes_after(piece: PieceKey | None) -> list[Item]:
             return [("pass", {"colour": e.move.colour, "source": "user", "logs_again": e.event_id})
-                    for e in kept.passes.get(piece, ())]
+                    for e in relogged.passes.get(piece, ())]
 
         items += passes_after(None)
         for m in moves:
             key = self.payload_key(m)
-            old = kept.pieces.get(key)
+            old = relogged.pieces.get(key)
             if old is not None:  # the same piece: what its move said wins over what this board read
                 m = {**m, **old.move.extra, "logs_again": old.event_id}
             items.append(("move", {**m, "source": "camera", "t": t}))
             items += passes_after(key)
         return items
 
-    def lift_kept(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> LiftKept:
+    def relogged(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> Relogged:
         """What the table kept of the taken-back ``events``, in one walk of them in log order:
         the taken-back placement each piece of ``relaid`` (logged again) is (:func:`logged_again`),
         and the passes declared among them that stand, by the piece each followed: a piece still
@@ -717,7 +722,8 @@ class CellAdapter(GameAdapter):
         piece goes down: the pass stands)."""
         gone = set(events)
         turns = dict(zip(derived.sources, derived.game.turns))
-        out = LiftKept({}, {})
+        pieces: dict[PieceKey, Entry] = {}
+        passes: dict[PieceKey | None, list[Entry]] = {}
         after: PieceKey | None = None  # the piece still on the table the passes since follow
         given = False  # a lifted piece since gave the colour to move its turn: its passes go with it
         for e in derived.entries:
@@ -725,13 +731,13 @@ class CellAdapter(GameAdapter):
                 continue
             if e.move.passed:
                 if not given:
-                    out.passes.setdefault(after, []).append(e)
-            elif (kept := logged_again(piece_key(e.move), relaid)) is not None:
-                out.pieces[kept] = e
-                after, given = kept, False
+                    passes.setdefault(after, []).append(e)
+            elif (again := logged_again(piece_key(e.move), relaid)) is not None:
+                pieces[again] = e
+                after, given = again, False
             elif not any(v.code == "wrong_turn" for v in turns[e.event_id].violations):
                 given = True
-        return out
+        return Relogged(pieces, passes)
 
     def occupied(self, board: Mapping) -> dict[Cell, str]:
         """The camera's board as ``{cell: colour}`` of the occupied cells."""

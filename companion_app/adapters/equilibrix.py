@@ -193,7 +193,7 @@ class EquilibrixAdapter(CellAdapter):
                       pieces: list[tuple[str, tuple[Cell, ...]]]) -> list[tuple[str, tuple[Cell, ...]]]:
         """The pieces a board shows laid since the log's last turn less its last ``count``
         placements (taken back), in the order they were laid: first those still on the table
-        that are a taken-back one logged again (:meth:`lift_kept`), in the order they were
+        that are a taken-back one logged again (:meth:`relogged`), in the order they were
         logged, then the new ones in turn order from the colour to move after what is logged
         again before them (those pieces and the passes that stand: :meth:`logged_as`), else
         from the colour to move before the first taken-back placement (the colour to move now,
@@ -209,9 +209,9 @@ class EquilibrixAdapter(CellAdapter):
         if not count:
             return sorted(pieces, key=lambda piece: piece[0] != game.colour_to_move)
         events = last_placements(derived, count, lambda t: not t.move.passed)
-        kept = self.lift_kept(derived, events, {(colour, frozenset(cells)) for colour, cells in pieces})
-        again = list(kept.pieces)  # in the order they were logged
-        before = [*kept.passes.get(None, ()), *(e for key in again for e in (kept.pieces[key], *kept.passes.get(key, ())))]
+        relog = self.relogged(derived, events, {(colour, frozenset(cells)) for colour, cells in pieces})
+        again = list(relog.pieces)  # in the order they were logged
+        before = [*relog.passes.get(None, ()), *(e for key in again for e in (relog.pieces[key], *relog.passes.get(key, ())))]
         if before:
             first = self.after(before[-1].move.colour)
         else:
