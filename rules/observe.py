@@ -45,7 +45,9 @@ class Observed:
     take-back): those are the cells that differ from the match. ``joined_cells`` are those of
     them that are pieces of a colour taking no turns laid touching along an edge where the rules
     block bridges: one region that is no piece, and which pieces lie there decides the bridges
-    beside it (M6), so the table is asked to lay them apart.
+    beside it (M6), so the table is asked to lay them apart. A touching region that makes a
+    piece's shape (a monohex against a dihex: a trihex) cannot be told from that one piece on
+    the board: it is logged as that piece, and M6 then blocks a bridge between the two.
     """
 
     moves: tuple[Move, ...] = ()
@@ -119,7 +121,8 @@ def observe(match: Match, stable: BoardLike) -> Observed:
 
 def _regions(board: Board, cells: Mapping[Cell, str], colours: Sequence[str]) -> list[tuple[str, tuple[Cell, ...]]]:
     """Each edge-connected region of one colour among ``cells``, colour by colour: one piece
-    each, since a colour's pieces never share an edge (B5, M5)."""
+    each of a colour taking turns, since its pieces never share an edge (B5, M4); of a colour
+    laid freely, the region as it lies, which may be pieces laid touching."""
     return [(colour, tuple(board.cells_of(part)))
             for colour in colours
             for part in board.components(board.mask(c for c, col in cells.items() if col == colour))]
