@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.geometrius import UNKNOWN_SHAPE, parse_catalogue
+from rules.geometrius import parse_catalogue
 from rules.polygon import Shape
 from vision.errors import ReadError
 from vision.geometrius import read_single_token
@@ -63,11 +63,6 @@ def add_token(image: np.ndarray, token_id: str, catalogue_path: str | Path) -> d
     if not token.vertices:
         raise CalibrationError("no_token", "the token's polygon could not be measured: show it flat, whole and "
                                "well lit, nothing on it")
-    if token.shape != UNKNOWN_SHAPE and "shape" in token.uncertain:
-        # Near a catalogue shape but not surely it: a corner the reading lost (a notch's short
-        # walls fitted as one side with the square's) would be stored as the token's shape.
-        raise CalibrationError("no_token", f"the token's polygon was measured close to {token.shape} but not "
-                               "surely: show it flat, whole and well lit, nothing on it, and try again")
     vertices = [[round(x, 3), round(y, 3)] for x, y in token.vertices]
     shape = Shape(token_id, tuple((x, y) for x, y in vertices), False, measured=True)
     try:

@@ -37,7 +37,8 @@ def test_nudges_stay_within_the_slop_and_never_push_into_a_neighbour() -> None:
     assert np.hypot(*shifts.T).max() > 0.15 and np.abs(turns).max() > 2.5  # the limits are reached
     east_north = [(1.0, 0.0), (0.0, -1.0)]
     hexes = [(0.5, math.sqrt(3) / 2), (-0.5, math.sqrt(3) / 2), (-1.0, 0.0)]  # sides 60 and 120 degrees apart
-    for sides in (east_north, hexes):
+    apart_120 = [(math.sqrt(3) / 2, 0.5), (-math.sqrt(3) / 2, 0.5)]  # a Gemblo piece in a V of two neighbours
+    for sides in (east_north, hexes, apart_120):
         blocked = SLOP.nudges(1.0, [sides] * 200)
         # a neighbour takes away the shift towards it, never the turn nor the other draws
         assert [n.turn_deg for n in blocked] == [n.turn_deg for n in free]

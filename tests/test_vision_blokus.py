@@ -210,7 +210,8 @@ def test_a_mug_standing_inside_the_board_is_never_read(seed: int, k: int) -> Non
 
 def test_pieces_a_hand_left_off_their_cells_are_read_right_or_marked() -> None:
     # bench.nudged's photo: every piece shifted up to a fifth of a cell and turned up to 3 degrees
-    # off its cells (vision.synth.slop), seen at a slant; its one misread cell is in doubt.
+    # off its cells (vision.synth.slop), seen at a slant; its one misread cell is in doubt (a guard: the reader
+    # reads the same photo laid exactly with no cell wrong).
     from bench.nudged import photo
     from bench.photo_accuracy import sweep
     from bench.vision_bench import BENCH
