@@ -116,7 +116,7 @@ def observe(match: Match, stable: BoardLike) -> Observed:
         return unexplained
     for move in laid_freely:
         before = before.play(move)
-    return Observed(laid_freely + _in_play_order(before, pieces), count)
+    return Observed(laid_freely + in_play_order(before, pieces), count)
 
 
 def _regions(board: Board, cells: Mapping[Cell, str], colours: Sequence[str]) -> list[tuple[str, tuple[Cell, ...]]]:
@@ -139,11 +139,13 @@ def _placements_covering(match: Match, gone: int) -> int:
     return count
 
 
-def _in_play_order(match: Match, pieces: list[tuple[str, tuple[Cell, ...]]]) -> tuple[Move, ...]:
+def in_play_order(match: Match, pieces: Sequence[tuple[str, tuple[Cell, ...]]]) -> tuple[Move, ...]:
     """The pieces as moves, in the order that breaks the fewest rules.
 
     Two quick placements leave no trace of their order; the kindest reading is the one a
     referee would accept, and among equally good ones the turn order from the colour to move.
+    Only for pieces first seen together: a piece the live referee logs again after a lift keeps
+    the place its log gives it (``CellAdapter.in_play_order``).
     """
     colours = match.rules.colours
     first = colours.index(match.colour_to_move)

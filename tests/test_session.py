@@ -244,6 +244,26 @@ def test_a_pass_declared_after_a_piece_still_on_the_table_outlives_a_stray_lifte
     assert snap["to_move"] == "Y"
 
 
+def test_a_piece_laid_out_of_turn_and_logged_again_by_a_lift_keeps_its_place_and_its_flag(tmp_path):
+    """Blue and yellow lay; a yellow stray goes down out of turn; green lays out of turn (red
+    is to move); then the stray is lifted as red lays. Green's piece, logged before red's was
+    on the table, is logged again first and still out of turn, as on the same table without
+    the stray. Before, the order breaking the fewest rules of all the pieces put red first
+    and green lost its flag."""
+    s = new_session(tmp_path)
+    stray = Move("Y", ((10, 10),))
+    play(s, boards((SCRIPT[0], SCRIPT[1], stray, SCRIPT[3])))
+    s.observe(boards((SCRIPT[0], SCRIPT[1], SCRIPT[3], SCRIPT[2]))[-1], [], 9.0)  # the stray lifted, red laid
+    lifted = s.snapshot()
+    no_stray = new_session(tmp_path / "no stray")
+    play(no_stray, boards((SCRIPT[0], SCRIPT[1], SCRIPT[3], SCRIPT[2])))
+    assert [(h["colour"], h["reasons"]) for h in lifted["history"]] == [
+        ("B", []), ("Y", []), ("G", ["wrong_turn"]), ("R", ["wrong_turn"])]
+    def judged(snap: dict) -> list[dict]:
+        return [{k: v for k, v in h.items() if k != "event"} for h in snap["history"]]
+    assert judged(lifted) == judged(no_stray.snapshot()) and lifted["to_move"] == no_stray.snapshot()["to_move"] == "G"
+
+
 @pytest.mark.parametrize("restart", [False, True])
 def test_a_pass_declared_right_after_a_stray_out_of_turn_outlives_its_lift(tmp_path, restart):
     """Blue and yellow lay; a yellow stray goes down out of turn (red is still to move), red
@@ -692,6 +712,20 @@ def test_gemblo_an_acknowledged_pass_warning_stays_acknowledged_when_a_lift_logs
     assert [(h["colour"], h["pass"], h["reasons"]) for h in snap["history"]] == [
         ("C", False, []), ("R", False, []), ("Y", False, []), ("C", True, ["illegal_pass"]), ("R", False, [])]
     assert snap["alerts"] == []
+
+
+def test_gemblo_a_piece_laid_out_of_turn_and_logged_again_by_a_lift_keeps_its_place_and_its_flag(tmp_path):
+    """Cyan and red lay; a red stray goes down out of turn; cyan lays out of turn (yellow is
+    to move); then the stray is lifted as yellow lays. Cyan's piece is logged again first,
+    still out of turn, as on the same table without the stray (before: yellow first, and
+    cyan's flag gone)."""
+    moves = gemblo_script()
+    s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")
+    play(s, gemblo_boards([*moves[:2], Move("R", ((-1, 5),)), moves[3]]))
+    s.observe(gemblo_boards([*moves[:2], moves[3], moves[2]])[-1], [], 20.0)  # the stray lifted, yellow laid
+    assert [(h["colour"], h["reasons"]) for h in s.snapshot()["history"]] == [
+        ("C", []), ("R", []), ("C", ["wrong_turn"]), ("Y", ["wrong_turn"])]
+    assert s.snapshot()["to_move"] == "C"
 
 
 def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):

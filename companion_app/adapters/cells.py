@@ -170,6 +170,7 @@ def misread_out_of(entries: Sequence[Entry], cell: Cell, colour: str, near: Call
 
 
 PieceKey = tuple[str, frozenset[Cell]]
+Piece = tuple[str, tuple[Cell, ...]]  # a piece a board shows: its colour and its cells
 
 
 def piece_key(move: Laid) -> PieceKey:
@@ -252,6 +253,13 @@ class CellAdapter(GameAdapter):
 
     def amend(self, entries: list[Entry], payload: dict) -> list[Entry]:
         return entries
+
+    def new_in_play_order(self, derived: Derived, count: int, before: Sequence[Laid],
+                          new: Sequence[Piece]) -> list[Piece]:
+        """The pieces ``new`` (first seen on this board) in the order the game reads them laid,
+        after the log less its last ``count`` placements (taken back) and then ``before`` (the
+        moves logged ahead of them: :meth:`in_play_order`)."""
+        raise NotImplementedError
 
     def play(self, entries: Sequence[Entry], before: Derived | None = None,
              added: Sequence[Entry] = ()) -> Derived:
@@ -666,11 +674,10 @@ class CellAdapter(GameAdapter):
         """The events of an explained board change (see :meth:`explain`).
 
         A piece lifted from under later play takes back every move logged after it, and the
-        pieces still on the table are logged again, in the order the game's :meth:`explain`
-        gives them with the new ones: in Blokus and Gemblo the order that breaks the fewest
-        rules (:mod:`rules.observe`); in Equilibrix those logged again first, in the order they
-        were logged, then the new ones by turn from the colour to move after them and after the
-        passes that stand (``EquilibrixAdapter.in_play_order``).
+        pieces still on the table are logged again, first, in the order they were logged, then
+        the new ones in the game's order from the colour to move after them and after the passes
+        that stand (:meth:`in_play_order`: in Blokus and Gemblo the order that breaks the fewest
+        rules, in Equilibrix by turn).
         A pass declared after one of those is logged again after it (:meth:`relogged`): the
         camera cannot see a pass, so taken back it was lost, and the next piece was flagged
         out of turn (Gemblo fuzz seed 872: a stray logged late, lifted after the next piece
@@ -708,6 +715,40 @@ class CellAdapter(GameAdapter):
             items.append(("move", {**m, "source": "camera", "t": t}))
             items += passes_after(key)
         return items
+
+    def in_play_order(self, derived: Derived, count: int, pieces: Sequence[Piece],
+                      laid_before: Sequence[Piece] = ()) -> list[Piece]:
+        """The turn pieces a board shows laid since the log's last turn less its last ``count``
+        placements (taken back), in the order they were laid: first those that are a taken-back
+        placement logged again (:meth:`relogged`), in the order they were logged, then the new
+        ones as the game orders them (:meth:`new_in_play_order`) from the position after what
+        :meth:`logged_as` logs before them: the passes that stand, ``laid_before`` (pieces of a
+        colour taking no turns, logged ahead of the turn's pieces) and the pieces logged again,
+        each with the passes that follow it.
+
+        The log is evidence of the order of the pieces logged again (each was logged before the
+        new ones were on the table); a game's rule for pieces seen together (fewest rules broken,
+        turn order) is a guess that only pieces first seen together need. Ordered with the new
+        ones by fewest rules broken, a piece logged again that was laid out of turn went after a
+        new one and lost its ``wrong_turn`` flag (Blokus, session 24 review); ordered with them by
+        turn from the first taken-back placement's colour, a stray laid out of turn and lifted as
+        the next tile went down put that tile before the tile logged again, flagged out of turn
+        (Equilibrix live fuzz, session 24)."""
+        def key(piece: Piece) -> PieceKey:
+            return piece[0], frozenset(piece[1])
+
+        relog = Relogged({}, {})
+        if count:
+            events = last_placements(derived, count, lambda t: not t.move.passed)
+            relog = self.relogged(derived, events, {key(p) for p in (*laid_before, *pieces)})
+        shown = {key(p) for p in pieces}
+        again = [k for k in relog.pieces if k in shown]  # in the order they were logged
+        relaid = sorted((p for p in pieces if key(p) in again), key=lambda p: again.index(key(p)))
+        before = [e.move for e in relog.passes.get(None, ())]
+        for piece in (*laid_before, *relaid):
+            before += [Laid(piece[0], tuple(piece[1])), *(e.move for e in relog.passes.get(key(piece), ()))]
+        new = [p for p in pieces if key(p) not in again]
+        return relaid + self.new_in_play_order(derived, count, before, new)
 
     def relogged(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> Relogged:
         """What the table kept of the taken-back ``events``, in one walk of them in log order:

@@ -20,7 +20,7 @@ from rules.lattice import Cell
 from ..layout import flower_layout
 from .base import Derived, Entry, SessionError
 from .base import last_placements
-from .cells import CellAdapter, Laid
+from .cells import CellAdapter, Laid, Piece
 
 UNKNOWN_TILE = "?"  # tiles whose shape no ring tile has: judged "not offered" (E1)
 
@@ -189,40 +189,26 @@ class EquilibrixAdapter(CellAdapter):
             moves.append(doc)
         return count, moves
 
-    def in_play_order(self, derived: Derived, count: int,
-                      pieces: list[tuple[str, tuple[Cell, ...]]]) -> list[tuple[str, tuple[Cell, ...]]]:
-        """The pieces a board shows laid since the log's last turn less its last ``count``
-        placements (taken back), in the order they were laid: first those still on the table
-        that are a taken-back one logged again (:meth:`relogged`), in the order they were
-        logged, then the new ones in turn order from the colour to move after what is logged
-        again before them (those pieces and the passes that stand: :meth:`logged_as`), else
-        from the colour to move before the first taken-back placement (the colour to move now,
-        if none taken back).
+    def new_in_play_order(self, derived: Derived, count: int, before: Sequence[Laid],
+                          new: Sequence[Piece]) -> list[Piece]:
+        """By turn from the colour to move after ``before`` (the pieces logged again and the
+        passes that stand), else from the colour to move before the first taken-back placement
+        (the colour to move now, if none taken back): two tiles first seen together leave no
+        trace of their order, and the turn order is the reading the referee accepts.
 
-        Ordered by turn from the first taken-back placement's own colour, a stray laid out of
-        turn and lifted as the next tile went down put that new tile before the tile logged
-        again, which was then flagged out of turn, and the colours' turns after them ran one
-        off (live fuzz, session 24: a pass the next colour declared was refused). Ordered from
-        the colour to move before the stray, two new tiles after a pass that stands (declared
-        after a stray out of turn) went the passer's first, out of turn."""
+        Ordered from the colour to move before the stray, two new tiles after a pass that
+        stands (declared after a stray out of turn) went the passer's first, out of turn
+        (session 24 review)."""
         game = derived.game
-        if not count:
-            return sorted(pieces, key=lambda piece: piece[0] != game.colour_to_move)
-        events = last_placements(derived, count, lambda t: not t.move.passed)
-        relog = self.relogged(derived, events, {(colour, frozenset(cells)) for colour, cells in pieces})
-        again = list(relog.pieces)  # in the order they were logged
-        before = [*relog.passes.get(None, ()), *(e for key in again for e in (relog.pieces[key], *relog.passes.get(key, ())))]
         if before:
-            first = self.after(before[-1].move.colour)
-        else:
+            first = self.after(before[-1].colour)
+        elif count:
+            events = last_placements(derived, count, lambda t: not t.move.passed)
             turn = derived.sources.index(events[0])
             first = self.after(game.turns[turn - 1].move.colour) if turn else game.setup.turn_order[0]
-
-        def order(piece: tuple[str, tuple[Cell, ...]]) -> tuple[int, bool]:
-            key = (piece[0], frozenset(piece[1]))
-            return (again.index(key), False) if key in again else (len(again), piece[0] != first)
-
-        return sorted(pieces, key=order)
+        else:
+            first = game.colour_to_move
+        return sorted(new, key=lambda piece: piece[0] != first)
 
     def after(self, colour: str) -> str:
         """The colour to move after ``colour``'s turn (a turn out of turn too: :meth:`equilibrix.Game.play`)."""

@@ -9,13 +9,13 @@ from typing import Any, Sequence
 
 from rules.board import Board
 from rules.lattice import Cell
-from rules.observe import as_cell, laid_cells, occupied, observe as explain_board, passes_due
+from rules.observe import as_cell, in_play_order, laid_cells, occupied, observe as explain_board, passes_due, take_back
 from rules.placement import Match, Move
 from rules.records import record_json
 
 from ..layout import layout_json
 from .base import Derived, Entry
-from .cells import CellAdapter, Laid
+from .cells import CellAdapter, Laid, Piece
 
 
 class PlacementAdapter(CellAdapter):
@@ -52,8 +52,21 @@ class PlacementAdapter(CellAdapter):
         seen_moves = explain_board(derived.game, seen)
         if seen_moves.unexplained_cells:
             return None
-        return seen_moves.taken_back, [{"colour": m.colour, "cells": [list(c) for c in m.cells]}
-                                       for m in seen_moves.moves]
+        free = self.fresh.rules.unchecked
+        obstacles = [(m.colour, m.cells) for m in seen_moves.moves if m.colour in free]
+        turns = [(m.colour, m.cells) for m in seen_moves.moves if m.colour not in free]
+        pieces = obstacles + self.in_play_order(derived, seen_moves.taken_back, turns, obstacles)
+        return seen_moves.taken_back, [{"colour": colour, "cells": [list(c) for c in cells]}
+                                       for colour, cells in pieces]
+
+    def new_in_play_order(self, derived: Derived, count: int, before: Sequence[Laid],
+                          new: Sequence[Piece]) -> list[Piece]:
+        """The order that breaks the fewest rules (:func:`rules.observe.in_play_order`), played
+        after the match less its last ``count`` placements and then ``before``."""
+        match = take_back(derived.game, count)
+        for m in before:
+            match = match.play(Move(m.colour, passed=True) if m.passed else Move(m.colour, m.cells))
+        return [(m.colour, m.cells) for m in in_play_order(match, new)]
 
     def turn_details(self, turn: Any) -> dict:
         """An obstacle (a piece of a colour that takes no turns: Gemblo's five-player rim, Blokus'
