@@ -625,15 +625,21 @@ def test_obstacles_laid_touching_along_an_edge_are_held_with_words_that_say_so(s
     page.close()
 
 
-def test_enter_on_a_move_in_the_history_asks_before_taking_it_back(server, browser):
-    """A move in the history is reached by Tab and Enter opens its take-back sheet. The Enter's
-    own press then reached the sheet's first button, "Take it back": the move was taken back at
-    once, the sheet never seen. Enter now opens the sheet and nothing more; Escape keeps the move."""
+def second_move_focused(server, browser):
+    """A Blokus game two moves in, its second move in the history focused (as Tab reaches it)."""
     page = blokus_game(browser, server.base)
     for t, rows in enumerate(boards()[:2]):
         server.session.observe(rows, [], float(t))
     page.wait_for_selector("#history li[data-index='1']")
     page.locator("#history li[data-index='1']").focus()
+    return page
+
+
+def test_enter_on_a_move_in_the_history_asks_before_taking_it_back(server, browser):
+    """A move in the history is reached by Tab and Enter opens its take-back sheet. The Enter's
+    own press then reached the sheet's first button, "Take it back": the move was taken back at
+    once, the sheet never seen. Enter now opens the sheet and nothing more; Escape keeps the move."""
+    page = second_move_focused(server, browser)
     page.keyboard.press("Enter")
     page.wait_for_selector("#takeback[open]")
     assert "move 2" in page.locator("#takeback h2").inner_text()
@@ -673,11 +679,7 @@ def test_a_held_enter_or_space_never_presses_the_opened_sheet_s_first_button(ser
     """Enter on a move, Enter or Space on a board cell, opens a sheet with its first button
     focused. Held a moment, the key repeats, and the repeat pressed that button: the move was
     taken back, the cell corrected to the first colour, unasked. The repeat now does nothing."""
-    page = blokus_game(browser, server.base)
-    for t, rows in enumerate(boards()[:2]):
-        server.session.observe(rows, [], float(t))
-    page.wait_for_selector("#history li[data-index='1']")
-    page.locator("#history li[data-index='1']").focus()
+    page = second_move_focused(server, browser)
     page.keyboard.down("Enter")
     page.keyboard.down("Enter")  # the key's repeat
     page.keyboard.up("Enter")
