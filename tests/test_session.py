@@ -728,6 +728,43 @@ def test_gemblo_a_piece_laid_out_of_turn_and_logged_again_by_a_lift_keeps_its_pl
     assert s.snapshot()["to_move"] == "C"
 
 
+def five_player_lift(tmp_path, first: list[Move], passer: str, after: list[Move]) -> list[tuple]:
+    """A Gemblo 5p session shown ``first`` board by board, ``passer`` passing, then ``after``."""
+    s = Session.start(Store.open(tmp_path), {"variant": "5p"}, game="gemblo")
+    for t, board in enumerate(gemblo_boards(first)):
+        s.observe(board, [], float(t))
+    s.declare_pass(passer)
+    s.observe(gemblo_boards(after)[-1], [], 50.0)
+    return [(h["colour"], h["pass"], h["reasons"]) for h in s.snapshot()["history"]]
+
+
+def test_gemblo_an_obstacle_logged_again_by_a_lift_keeps_its_place_and_the_pass_after_it(tmp_path):
+    """Five players: cyan and red lay; a red stray out of turn; yellow lays; an obstacle goes
+    down; green passes; the stray is lifted as blue lays. The obstacle and the pass after it
+    are logged again where they were, after yellow's piece, as on the same table without the
+    stray. Before, the obstacle went first and took the pass ahead of yellow: the pass, yellow
+    and blue were flagged out of turn."""
+    from tests.test_observe import rim_obstacles
+    c, r, y, _, b = (Move(colour, (start,)) for colour, start in zip("CRYGB", gemblo.five_player_starts()))
+    obstacle = rim_obstacles(1)[0]
+    table = [c, r, y, obstacle, b]
+    lifted = five_player_lift(tmp_path / "lift", [c, r, Move("R", ((0, 0),)), y, obstacle], "G", table)
+    assert lifted == five_player_lift(tmp_path / "no stray", [c, r, y, obstacle], "G", table) == [
+        ("C", False, []), ("R", False, []), ("Y", False, []), ("P", False, []), ("G", True, ["illegal_pass"]), ("B", False, [])]
+
+
+def test_gemblo_a_pass_after_a_stray_and_an_obstacle_outlives_the_lift_of_both(tmp_path):
+    """Five players: cyan and red lay; a red stray out of turn; an obstacle; yellow passes; the
+    stray and the obstacle are lifted as green lays. Neither gave yellow a turn, so its pass
+    stands. Before, the lifted obstacle counted as a turn given: the pass went with it and
+    green was flagged out of turn."""
+    from tests.test_observe import rim_obstacles
+    c, r, _, g, _ = (Move(colour, (start,)) for colour, start in zip("CRYGB", gemblo.five_player_starts()))
+    obstacle = rim_obstacles(1)[0]
+    assert five_player_lift(tmp_path, [c, r, Move("R", ((0, 0),)), obstacle], "Y", [c, r, g]) == [
+        ("C", False, []), ("R", False, []), ("Y", True, ["illegal_pass"]), ("G", False, [])]
+
+
 def test_gemblo_change_beside_an_unreadable_hex_waits(tmp_path):
     moves = gemblo_script()
     s = Session.start(Store.open(tmp_path), {"variant": "3p"}, game="gemblo")

@@ -718,13 +718,16 @@ class CellAdapter(GameAdapter):
 
     def in_play_order(self, derived: Derived, count: int, pieces: Sequence[Piece],
                       laid_before: Sequence[Piece] = ()) -> list[Piece]:
-        """The turn pieces a board shows laid since the log's last turn less its last ``count``
+        """The pieces a board shows laid since the log's last turn less its last ``count``
         placements (taken back), in the order they were laid: first those that are a taken-back
-        placement logged again (:meth:`relogged`), in the order they were logged, then the new
-        ones as the game orders them (:meth:`new_in_play_order`) from the position after what
-        :meth:`logged_as` logs before them: the passes that stand, ``laid_before`` (pieces of a
-        colour taking no turns, logged ahead of the turn's pieces) and the pieces logged again,
-        each with the passes that follow it.
+        placement logged again (:meth:`relogged`), turn pieces and ``laid_before`` (pieces of a
+        colour taking no turns) alike, in the order they were logged, then the new pieces of
+        ``laid_before``, then the new turn pieces as the game orders them
+        (:meth:`new_in_play_order`) from the position after what is logged before them: the
+        passes that stand, and each piece before them with the passes that follow it. An
+        obstacle logged again keeps its place too: a pass declared after it is logged again
+        after it (Gemblo 5p, session 24 review: put first, it took the pass ahead of the turn
+        pieces logged before it, and they, the pass and the next piece were flagged out of turn).
 
         The log is evidence of the order of the pieces logged again (each was logged before the
         new ones were on the table); a game's rule for pieces seen together (fewest rules broken,
@@ -741,14 +744,16 @@ class CellAdapter(GameAdapter):
         if count:
             events = last_placements(derived, count, lambda t: not t.move.passed)
             relog = self.relogged(derived, events, {key(p) for p in (*laid_before, *pieces)})
-        shown = {key(p) for p in pieces}
-        again = [k for k in relog.pieces if k in shown]  # in the order they were logged
-        relaid = sorted((p for p in pieces if key(p) in again), key=lambda p: again.index(key(p)))
+        again = list(relog.pieces)  # in the order they were logged
+        relaid = sorted((p for p in (*laid_before, *pieces) if key(p) in relog.pieces),
+                        key=lambda p: again.index(key(p)))
+        laid_now = [p for p in laid_before if key(p) not in relog.pieces]
         before = [e.move for e in relog.passes.get(None, ())]
-        for piece in (*laid_before, *relaid):
+        for piece in relaid:
             before += [Laid(piece[0], tuple(piece[1])), *(e.move for e in relog.passes.get(key(piece), ()))]
-        new = [p for p in pieces if key(p) not in again]
-        return relaid + self.new_in_play_order(derived, count, before, new)
+        before += [Laid(colour, tuple(cells)) for colour, cells in laid_now]
+        new = [p for p in pieces if key(p) not in relog.pieces]
+        return relaid + laid_now + self.new_in_play_order(derived, count, before, new)
 
     def relogged(self, derived: Derived, events: Sequence[int], relaid: set[PieceKey]) -> Relogged:
         """What the table kept of the taken-back ``events``, in one walk of them in log order:
@@ -776,7 +781,8 @@ class CellAdapter(GameAdapter):
             elif (again := logged_again(piece_key(e.move), relaid)) is not None:
                 pieces[again] = e
                 after, given = again, False
-            elif not any(v.code == "wrong_turn" for v in turns[e.event_id].violations):
+            elif not (self.turn_details(turns[e.event_id]).get("obstacle")
+                      or any(v.code == "wrong_turn" for v in turns[e.event_id].violations)):
                 given = True
         return Relogged(pieces, passes)
 

@@ -55,7 +55,7 @@ class PlacementAdapter(CellAdapter):
         free = self.fresh.rules.unchecked
         obstacles = [(m.colour, m.cells) for m in seen_moves.moves if m.colour in free]
         turns = [(m.colour, m.cells) for m in seen_moves.moves if m.colour not in free]
-        pieces = obstacles + self.in_play_order(derived, seen_moves.taken_back, turns, obstacles)
+        pieces = self.in_play_order(derived, seen_moves.taken_back, turns, obstacles)
         return seen_moves.taken_back, [{"colour": colour, "cells": [list(c) for c in cells]}
                                        for colour, cells in pieces]
 
