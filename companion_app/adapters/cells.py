@@ -763,9 +763,9 @@ class CellAdapter(GameAdapter):
         before the pieces).
         A pass declared right after a lifted piece goes with it: that piece gave the colour its
         turn (a piece nudged after the next colour passed leaves that colour to move again, as
-        before). A stray flagged out of turn gave no colour its turn: the passes after it follow
-        what it followed (a stray laid, the colour to move passes, the stray lifted as the next
-        piece goes down: the pass stands)."""
+        before). A stray flagged out of turn gave no colour its turn, nor did an obstacle (a
+        colour taking no turns): the passes after it follow what it followed (a stray laid, the
+        colour to move passes, the stray lifted as the next piece goes down: the pass stands)."""
         gone = set(events)
         turns = dict(zip(derived.sources, derived.game.turns))
         pieces: dict[PieceKey, Entry] = {}
