@@ -95,6 +95,10 @@ class Setup(OneColourEach):
     markers: Mapping[flower.Node, str] = field(default_factory=lambda: dict(DEFAULT_MARKERS))
     territory: str = "arc"  # empty regions grow through arc-sharing ("arc") or node-sharing ("node")
 
+    def after(self, colour: str) -> str:
+        """The colour to move after ``colour``'s turn, a turn out of turn too (:meth:`Game.play`)."""
+        return self.turn_order[(self.turn_order.index(colour) + 1) % len(self.turn_order)]
+
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown Equilibrix variant {self.variant!r} (one of {', '.join(VARIANTS)})")
@@ -297,7 +301,7 @@ class Game:
             tile, problems = self.check(move)
             out.extend(problems)
             game = game._lay(move, tile)
-        to_move = (self.setup.turn_order.index(move.colour) + 1) % 2
+        to_move = self.setup.turn_order.index(self.setup.after(move.colour))
         return replace(game, to_move=to_move, turns=self.turns + (Turn(len(self.turns), move, tile, tuple(out)),))
 
     def _lay(self, move: Move, tile: str | None) -> "Game":

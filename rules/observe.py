@@ -106,12 +106,12 @@ def observe(match: Match, stable: BoardLike) -> Observed:
     # such a region is logged as it lies, one unchecked move, never split by a guess. Where
     # bridges can be blocked (Gemblo's M6), which pieces make it decides whether a bridge beside
     # it is open, and the board cannot say: held, so the table lays them apart.
-    laid_freely = tuple(Move(colour, cells) for colour, cells in _regions(board, new, sorted(free)))
+    laid_freely = tuple(Move(colour, cells) for colour, cells in regions(board, new, sorted(free)))
     if match.rules.blockable:
         joined = tuple(sorted(c for m in laid_freely if match.rules.pieces.identify(m.cells) is None for c in m.cells))
         if joined:
             return Observed(unexplained_cells=tuple(changed), joined_cells=joined)
-    pieces = _regions(board, new, match.rules.rotation)
+    pieces = regions(board, new, match.rules.rotation)
     if len(pieces) > MOST_PER_STEP:
         return unexplained
     for move in laid_freely:
@@ -119,10 +119,11 @@ def observe(match: Match, stable: BoardLike) -> Observed:
     return Observed(laid_freely + in_play_order(before, pieces), count)
 
 
-def _regions(board: Board, cells: Mapping[Cell, str], colours: Sequence[str]) -> list[tuple[str, tuple[Cell, ...]]]:
-    """Each edge-connected region of one colour among ``cells``, colour by colour: one piece
-    each of a colour taking turns, since its pieces never share an edge (B5, M4); of a colour
-    laid freely, the region as it lies, which may be pieces laid touching."""
+def regions(board: Board, cells: Mapping[Cell, str], colours: Sequence[str]) -> list[tuple[str, tuple[Cell, ...]]]:
+    """Each edge-connected region of one colour among ``cells``, colour by colour: in Blokus and
+    Gemblo one piece each of a colour taking turns, since its pieces never share an edge (B5,
+    M4); of a colour laid freely, or in Equilibrix (whose tiles of a colour may touch: its
+    adapter logs at most two new regions a board), the region as it lies."""
     return [(colour, tuple(board.cells_of(part)))
             for colour in colours
             for part in board.components(board.mask(c for c, col in cells.items() if col == colour))]

@@ -33,8 +33,8 @@ from rules.polygon import Polygon, Shape
 from .errors import ReadError
 from .exposure import brightest, too_dark
 from .geometrius_blur import heavy_blur, photo_blur, px_per_mm, unblurred
-from .geometrius_field import (Field, dark_mask, doubtful_places, exposed, fit_frame, locate_field, not_a_field,
-                               numbered, orient, pose_evidence, pose_places, token_frame)
+from .geometrius_field import (Field, doubtful_places, exposed, fit_frame, locate_field, not_a_field,
+                               numbered, orient, pose_evidence, pose_places, search_mask, token_frame)
 from .geometrius_polygon import (MATCH_LIMIT, PolygonFit, ShapeMatch, centred_on_polygon, covers_polygon,
                                  measure_polygon, shortest_side_dropped, match_shape)
 from .geometrius_stack import (CARD_HALF_MM, CARD_PPM, classify_chip, field_camera, find_stack, focal_from_stacks,
@@ -384,7 +384,7 @@ def read_with_pose(frame: np.ndarray, pose: BoardPose) -> GeometriusReading:
     tokens, partial = pose_places(gray, pose)
     if not tokens:
         raise ReadError("no_board", "no Geometrius token shows where the field was")
-    doubtful = doubtful_places(gray, dark_mask(gray, max(15, frame.shape[1] // 60)), tokens, partial)
+    doubtful = doubtful_places(gray, search_mask(gray), tokens, partial)
     # Grid mm with token (0, 0) at the origin, rows down: the contract frame itself.
     H = np.linalg.inv(pose.homography) @ np.array([[1 / PITCH_MM, 0, 0.5], [0, 1 / PITCH_MM, 0.5], [0, 0, 1]])
     located = Field(H, tuple(sorted(tokens | doubtful)), doubtful=frozenset(doubtful), origin=(0, 0))

@@ -124,7 +124,7 @@ def dark_mask(gray: np.ndarray, block: int, offset: int = 12) -> np.ndarray:
     return cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block | 1, offset)
 
 
-def _search_mask(gray: np.ndarray, offset: int = 12) -> np.ndarray:
+def search_mask(gray: np.ndarray, offset: int = 12) -> np.ndarray:
     """The dark-line mask of the search grey ``gray`` (``offset``: how much darker than its
     surroundings a pixel must be). Made once a search and handed on: the frames' quads, the
     tokens' ink and the flat frames all look at the same mask."""
@@ -184,7 +184,7 @@ def not_a_field(image: np.ndarray, full_gray: np.ndarray, message: str) -> ReadE
     be read (``message``: why): "no_board", unless the token frames in it are seen too
     steeply to read (:func:`_too_steep`)."""
     gray = _search_gray(image, full_gray)[0]
-    dark = _search_mask(gray)
+    dark = search_mask(gray)
     return _too_steep(gray, dark, len(_square_frames(gray, dark))) or ReadError("no_board", message)
 
 
@@ -635,7 +635,7 @@ def _search_gray(image: np.ndarray, full_gray: np.ndarray | None = None) -> tupl
 def _square_frames(gray: np.ndarray, dark: np.ndarray) -> list[np.ndarray]:
     """:func:`_frame_quads` in the search's dark-line mask ``dark`` of ``gray``, sought at a
     fainter contrast when none shows: in a blurred photo the thin frames only just stand out."""
-    return _frame_quads(dark) or _frame_quads(_search_mask(gray, 5))
+    return _frame_quads(dark) or _frame_quads(search_mask(gray, 5))
 
 
 def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Field:
@@ -643,7 +643,7 @@ def locate_field(image: np.ndarray, full_gray: np.ndarray | None = None) -> Fiel
     if min(h, w) < 200:
         raise ReadError("image_too_small", f"the image is {w}x{h}; a photo of the field needs at least 200 pixels")
     gray, f = _search_gray(image, full_gray)
-    dark = _search_mask(gray)
+    dark = search_mask(gray)
     quads = _square_frames(gray, dark)
     if not quads:
         raise _too_steep(gray, dark, 0) or ReadError("no_board", "no Geometrius tokens were found in the photo (no "

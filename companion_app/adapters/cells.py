@@ -383,6 +383,11 @@ class CellAdapter(GameAdapter):
         return {cell: o for cell, o in self.overrides.items() if o.stands(cell, seen, doubted)}
 
     @property
+    def free_colours(self) -> frozenset[str]:
+        """The colours that take no turns (the table's obstacles): none unless the game has them."""
+        return frozenset()
+
+    @property
     def pickable(self) -> tuple[str, ...]:
         """What a tap may say a cell is: a colour of the game, or empty."""
         return self.colours + (EMPTY,)
@@ -781,7 +786,7 @@ class CellAdapter(GameAdapter):
             elif (again := logged_again(piece_key(e.move), relaid)) is not None:
                 pieces[again] = e
                 after, given = again, False
-            elif not (self.turn_details(turns[e.event_id]).get("obstacle")
+            elif not (e.move.colour in self.free_colours
                       or any(v.code == "wrong_turn" for v in turns[e.event_id].violations)):
                 given = True
         return Relogged(pieces, passes)

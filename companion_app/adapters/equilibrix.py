@@ -16,10 +16,10 @@ from typing import Any, Mapping, Sequence
 from rules import equilibrix, flower
 from rules.board import Board, bits
 from rules.lattice import Cell
+from rules.observe import regions
 
 from ..layout import flower_layout
-from .base import Derived, Entry, SessionError
-from .base import last_placements
+from .base import Derived, Entry, SessionError, last_placements
 from .cells import CellAdapter, Laid, Piece
 
 UNKNOWN_TILE = "?"  # tiles whose shape no ring tile has: judged "not offered" (E1)
@@ -173,10 +173,7 @@ class EquilibrixAdapter(CellAdapter):
         for turn in placed[len(placed) - count:]:
             for f in turn.move.fields:
                 still.pop(tuple(f), None)
-        pieces = []
-        for colour in equilibrix.COLOURS:
-            mask = b.mask(c for c, col in seen.items() if col == colour and c not in still)
-            pieces += [(colour, b.cells_of(part)) for part in b.components(mask)]
+        pieces = regions(b, {c: col for c, col in seen.items() if c not in still}, equilibrix.COLOURS)
         if len(pieces) > 2:
             return None
         pieces = self.in_play_order(derived, count, pieces)
@@ -201,19 +198,14 @@ class EquilibrixAdapter(CellAdapter):
         (session 24 review)."""
         game = derived.game
         if before:
-            first = self.after(before[-1].colour)
+            first = self.setup.after(before[-1].colour)
         elif count:
             events = last_placements(derived, count, lambda t: not t.move.passed)
             turn = derived.sources.index(events[0])
-            first = self.after(game.turns[turn - 1].move.colour) if turn else game.setup.turn_order[0]
+            first = self.setup.after(game.turns[turn - 1].move.colour) if turn else game.setup.turn_order[0]
         else:
             first = game.colour_to_move
         return sorted(new, key=lambda piece: piece[0] != first)
-
-    def after(self, colour: str) -> str:
-        """The colour to move after ``colour``'s turn (a turn out of turn too: :meth:`equilibrix.Game.play`)."""
-        order = self.setup.turn_order
-        return order[(order.index(colour) + 1) % len(order)]
 
     def tile_gone_from_ring(self, game: equilibrix.Game) -> str | None:
         """The ring tile the camera no longer sees in the ring, if it read the ring: the one

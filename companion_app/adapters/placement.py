@@ -52,10 +52,11 @@ class PlacementAdapter(CellAdapter):
         seen_moves = explain_board(derived.game, seen)
         if seen_moves.unexplained_cells:
             return None
-        free = self.fresh.rules.unchecked
-        obstacles = [(m.colour, m.cells) for m in seen_moves.moves if m.colour in free]
-        turns = [(m.colour, m.cells) for m in seen_moves.moves if m.colour not in free]
-        pieces = self.in_play_order(derived, seen_moves.taken_back, turns, obstacles)
+        pieces = [(m.colour, m.cells) for m in seen_moves.moves]
+        if seen_moves.taken_back:  # pieces logged again keep their logged places (in_play_order)
+            free = self.free_colours
+            pieces = self.in_play_order(derived, seen_moves.taken_back, [p for p in pieces if p[0] not in free],
+                                        [p for p in pieces if p[0] in free])
         return seen_moves.taken_back, [{"colour": colour, "cells": [list(c) for c in cells]}
                                        for colour, cells in pieces]
 
@@ -71,7 +72,12 @@ class PlacementAdapter(CellAdapter):
     def turn_details(self, turn: Any) -> dict:
         """An obstacle (a piece of a colour that takes no turns: Gemblo's five-player rim, Blokus'
         freely laid neutral) is the table's, not a player's move: the page lists it unnumbered."""
-        return {"obstacle": True} if turn.move.colour in self.fresh.rules.unchecked else {}
+        return {"obstacle": True} if turn.move.colour in self.free_colours else {}
+
+    @property
+    def free_colours(self) -> frozenset[str]:
+        """Gemblo's five-player obstacle colour, Blokus V4's freely laid neutral."""
+        return self.fresh.rules.unchecked
 
     def view(self, derived: Derived) -> dict:
         """Adds ``holding_joined``: of the cells held back, obstacle pieces laid touching along an

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 import cv2
 import numpy as np
 
-from rules.gemblo import CORNERS, FOUR_STARTS, SHAPES, THREE_STARTS, on_board, row2, screen
+from rules.gemblo import CORNERS, FOUR_STARTS, SHAPES, THREE_STARTS, board, on_board, row2, screen
 from rules.lattice import Cell
 
 from ..hexgrid import (CORNERS_CW, EXTENT, NEIGHBOURS, PLATE_RADIUS, SQRT3, axial_round, cells, edge_distance,
@@ -232,25 +232,13 @@ def _lay_pieces(rgb: np.ndarray, x: np.ndarray, y: np.ndarray, lattice: tuple[np
 
 
 def _pieces(grid: np.ndarray) -> list[list[tuple[int, int]]]:
-    """Each piece's cells: pieces of one colour never share a side, so a piece is a
-    side-connected patch of one colour."""
-    seen: set[tuple[int, int]] = set()
-    out = []
-    for q, r in cells():
-        if grid[q + 15, r + 22] <= 0 or (q, r) in seen:
-            continue
-        piece, todo = [], [(q, r)]
-        seen.add((q, r))
-        while todo:
-            cell = todo.pop()
-            piece.append(cell)
-            for dq, dr in NEIGHBOURS:
-                nb = (cell[0] + dq, cell[1] + dr)
-                if on_board(nb) and nb not in seen and grid[nb[0] + 15, nb[1] + 22] == grid[q + 15, r + 22]:
-                    seen.add(nb)
-                    todo.append(nb)
-        out.append(piece)
-    return out
+    """Each piece's cells (the rules' edge-connected regions of one colour: pieces of one colour
+    never share a side), in the order of their first cell."""
+    b = board()
+    codes = {c: grid[c[0] + 15, c[1] + 22] for c in b.cells}
+    parts = [part for code in {v for v in codes.values() if v > 0}
+             for part in b.components(b.mask(c for c, v in codes.items() if v == code))]
+    return [b.cells_of(part) for part in sorted(parts, key=lambda m: m & -m)]
 
 
 def _blocked(piece: list[tuple[int, int]], grid: np.ndarray) -> list[tuple[float, float]]:
